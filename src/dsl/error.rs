@@ -1,0 +1,77 @@
+//! What a primitive raises. Where the reference throws a Python exception, the port returns a
+//! [`DslError`]: a value the interpreter and the batt engine carry in place of a result, so one
+//! failing program (or one failing lane) never stops the others.
+
+use super::value::Value;
+
+pub type DslResult<T> = Result<T, DslError>;
+
+/// An error raised by a primitive, named after the Python exception the reference raises.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DslError {
+    /// Python's `TypeError`: an argument of the wrong kind, or a call with the wrong arity.
+    #[error("TypeError: expected {expected}, got {got}")]
+    Type { expected: String, got: String },
+    /// Python's `ValueError` (e.g. `max()` of an empty sequence, unpacking the wrong length).
+    #[error("ValueError: {0}")]
+    Value(String),
+    /// Python's `IndexError` (e.g. `tuple[0]` of an empty tuple).
+    #[error("IndexError: {0}")]
+    Index(String),
+    /// Python's `ZeroDivisionError`.
+    #[error("ZeroDivisionError: {0}")]
+    ZeroDivision(String),
+    /// Python's `StopIteration` (`next(iter(x))` of an empty container).
+    #[error("StopIteration: {0}")]
+    StopIteration(String),
+    /// Python's `RecursionError` (`power(f, n)` with `n < 1` never terminates in the reference).
+    #[error("RecursionError: {0}")]
+    Recursion(String),
+    /// Python's `AttributeError` (e.g. `.count` on a frozenset).
+    #[error("AttributeError: {0}")]
+    Attribute(String),
+    /// A colour that does not fit a grid cell of this port (`i8`); the reference would accept it.
+    #[error("colour {0} does not fit in a grid cell (this port stores colours as i8)")]
+    ColorRange(i64),
+    /// A value that would exceed the port's size caps (the reference would run out of memory
+    /// or time first).
+    #[error("size limit: {0}")]
+    TooLarge(String),
+}
+
+impl DslError {
+    pub fn type_error(expected: &str, got: &Value) -> DslError {
+        let mut shown = got.to_string();
+        if shown.len() > 80 {
+            let mut cut = 77;
+            while !shown.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            shown.truncate(cut);
+            shown.push_str("...");
+        }
+        DslError::Type { expected: expected.to_string(), got: format!("{} {shown}", got.type_name()) }
+    }
+
+    /// The Python exception class this error stands for.
+    pub fn python_name(&self) -> &'static str {
+        match self {
+            DslError::Type { .. } => "TypeError",
+            DslError::Value(_) => "ValueError",
+            DslError::Index(_) => "IndexError",
+            DslError::ZeroDivision(_) => "ZeroDivisionError",
+            DslError::StopIteration(_) => "StopIteration",
+            DslError::Recursion(_) => "RecursionError",
+            DslError::Attribute(_) => "AttributeError",
+            DslError::ColorRange(_) | DslError::TooLarge(_) => "MemoryError",
+        }
+    }
+}
+
+/// Return early with a [`DslError`] built from the variant name and a format string.
+#[macro_export]
+macro_rules! bail {
+    ($kind:ident, $($fmt:tt)*) => {
+        return Err($crate::dsl::DslError::$kind(format!($($fmt)*)))
+    };
+}

@@ -1,0 +1,137 @@
+//! Function values: primitives referred to by name, and the closures that `compose`, `chain`,
+//! `fork`, `matcher`, `rbind`, `lbind` and `power` build.
+//!
+//! A closure keeps its parts as plain [`Value`]s, as the reference's lambdas do: `compose(5, f)`
+//! builds fine and fails only when called, exactly like Python. Calls go through [`call`], which
+//! checks the arity the reference's `co_argcount` would report.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::error::{DslError, DslResult};
+use super::registry::PrimId;
+use super::value::Value;
+
+/// A callable value.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Func {
+    /// A primitive of the registry.
+    Prim(PrimId),
+    /// `compose(outer, inner)`: `x -> outer(inner(x))`.
+    Compose(Value, Value),
+    /// `chain(h, g, f)`: `x -> h(g(f(x)))`.
+    Chain(Value, Value, Value),
+    /// `fork(outer, a, b)`: `x -> outer(a(x), b(x))`.
+    Fork(Value, Value, Value),
+    /// `matcher(function, target)`: `x -> function(x) == target`.
+    Matcher(Value, Value),
+    /// `rbind(function, fixed)`: fixes the last argument.
+    Rbind(Value, Value),
+    /// `lbind(function, fixed)`: fixes the first argument.
+    Lbind(Value, Value),
+    /// `power(function, n)` for `n >= 2`: `function` applied `n` times.
+    Power(Value, u32),
+}
+
+/// The deepest `power` the port builds. The reference builds `power(f, n)` by recursion and
+/// raises `RecursionError` near CPython's default limit of 1000 frames.
+pub const MAX_POWER: i64 = 990;
+
+impl Func {
+    /// The number of arguments the function takes (Python's `__code__.co_argcount`).
+    pub fn arity(&self) -> usize {
+        match self {
+            Func::Prim(id) => id.spec().arity(),
+            Func::Compose(..) | Func::Chain(..) | Func::Fork(..) | Func::Matcher(..) | Func::Power(..) => 1,
+            Func::Rbind(f, _) | Func::Lbind(f, _) => bound_arity(f),
+        }
+    }
+}
+
+/// The arity of `rbind(f, x)` / `lbind(f, x)`: the reference's three-way branch on `f`'s arity.
+fn bound_arity(f: &Value) -> usize {
+    match value_arity(f) {
+        Some(2) => 1,
+        Some(3) => 2,
+        _ => 3,
+    }
+}
+
+fn value_arity(f: &Value) -> Option<usize> {
+    match f {
+        Value::Func(f) => Some(f.arity()),
+        _ => None,
+    }
+}
+
+impl Value {
+    pub fn prim(id: PrimId) -> Value {
+        Value::Func(Arc::new(Func::Prim(id)))
+    }
+
+    pub fn func(f: Func) -> Value {
+        Value::Func(Arc::new(f))
+    }
+}
+
+/// Calls a function value with arguments, as Python's `f(*args)` would.
+pub fn call(f: &Value, args: &[Value]) -> DslResult<Value> {
+    let Value::Func(func) = f else {
+        return Err(DslError::Type { expected: "a callable".into(), got: format!("'{}' object is not callable", f.type_name()) });
+    };
+    let arity = func.arity();
+    if args.len() != arity {
+        return Err(DslError::Type {
+            expected: format!("{arity} argument(s) for {func}"),
+            got: format!("{} argument(s)", args.len()),
+        });
+    }
+    match func.as_ref() {
+        Func::Prim(id) => (id.spec().imp)(args),
+        Func::Compose(outer, inner) => call1(outer, call(inner, args)?),
+        Func::Chain(h, g, f) => call1(h, call1(g, call(f, args)?)?),
+        Func::Fork(outer, a, b) => {
+            let (x, y) = (call(a, args)?, call(b, args)?);
+            call(outer, &[x, y])
+        }
+        Func::Matcher(function, target) => Ok(Value::Bool(call(function, args)? == *target)),
+        Func::Rbind(function, fixed) => {
+            let mut full = args.to_vec();
+            full.push(fixed.clone());
+            call(function, &full)
+        }
+        Func::Lbind(function, fixed) => {
+            let mut full = Vec::with_capacity(args.len() + 1);
+            full.push(fixed.clone());
+            full.extend_from_slice(args);
+            call(function, &full)
+        }
+        Func::Power(function, n) => {
+            let mut x = call(function, args)?;
+            for _ in 1..*n {
+                x = call1(function, x)?;
+            }
+            Ok(x)
+        }
+    }
+}
+
+/// Calls a one-argument function.
+pub fn call1(f: &Value, x: Value) -> DslResult<Value> {
+    call(f, std::slice::from_ref(&x))
+}
+
+impl fmt::Display for Func {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Func::Prim(id) => f.write_str(id.spec().name),
+            Func::Compose(a, b) => write!(f, "compose({a}, {b})"),
+            Func::Chain(a, b, c) => write!(f, "chain({a}, {b}, {c})"),
+            Func::Fork(a, b, c) => write!(f, "fork({a}, {b}, {c})"),
+            Func::Matcher(a, b) => write!(f, "matcher({a}, {b})"),
+            Func::Rbind(a, b) => write!(f, "rbind({a}, {b})"),
+            Func::Lbind(a, b) => write!(f, "lbind({a}, {b})"),
+            Func::Power(a, n) => write!(f, "power({a}, {n})"),
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! The DSL: values, primitives, function values and the registry that names them.
+//!
+//! This layer knows nothing of programs, tasks or backends; everything above builds on it.
+
+pub mod constants;
+pub mod error;
+pub mod func;
+pub mod prims;
+pub mod registry;
+pub mod value;
+
+pub use error::{DslError, DslResult};
+pub use func::{call, Func};
+pub use registry::{registry, PrimId, PrimSpec, Ty};
+pub use value::{Cell, Color, Grid, Loc, Value};

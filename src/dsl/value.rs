@@ -1,0 +1,547 @@
+//! The DSL's values, and the one total order every set is kept in.
+//!
+//! The reference is dynamically typed Python: a grid is a tuple of row tuples, an object is a
+//! frozenset of `(colour, (i, j))` tuples, and generic primitives (`first`, `size`, `apply`, ...)
+//! walk any of them alike. [`Value`] mirrors that structure but keeps the common shapes in
+//! specialised, compact variants:
+//!
+//! * [`Value::Pair`] for a tuple of two integers (locations, directions, shapes) — no allocation;
+//! * [`Value::Grid`] for a grid: one flat `i8` buffer of at most 30x30 cells (ARC colours are
+//!   0..9; `i8` also holds the negative constants a mutated program may paint with);
+//! * [`Value::Indices`] and [`Value::Object`] for sets of locations and of cells: sorted flat
+//!   vectors of small structs, so set operations are merges and scans, not hashing of boxed values;
+//! * [`Value::Tuple`] and [`Value::Set`] for everything else.
+//!
+//! One Python value may have more than one representation (a tuple of rows built by `merge` is a
+//! grid too; an empty frozenset is an empty object and an empty index set alike). Equality and
+//! ordering are therefore *structural*: they compare what the values are in Python terms, with a
+//! fast path when both sides share a variant. Constructors ([`Value::tuple`], [`Value::set`])
+//! pick the compact variant whenever the shape allows, so the slow path is rare.
+//!
+//! # The canonical order
+//!
+//! Python iterates a frozenset in hash-table order. This port keeps every set sorted in one
+//! **ascending canonical order** and iterates it that way everywhere (`first`, `argmax` ties,
+//! `totuple`, ...). The order is:
+//! `None` < numbers < tuples < sets < functions; numbers by value (a bool before an int of the
+//! same value); tuples and sets lexicographically by their members (a set by its sorted
+//! members), a shorter prefix first. So cells sort by colour, then row, then column, and
+//! locations by row, then column. This order reproduces the reference's output on every
+//! published solver the reference solves (DESIGN.md §3).
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::sync::Arc;
+
+use super::error::{DslError, DslResult};
+use super::func::Func;
+
+/// A grid colour. ARC uses 0..9; programs may also write the DSL's small negative constants.
+pub type Color = i8;
+
+/// A location `(row, column)` inside an index set or object. Shifts can move patches far
+/// outside any grid, so the coordinates are signed and wider than a grid needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Loc {
+    pub i: i32,
+    pub j: i32,
+}
+
+/// One cell of an object: `(colour, (row, column))`. Field order is the canonical sort order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Cell {
+    pub color: i32,
+    pub i: i32,
+    pub j: i32,
+}
+
+impl Cell {
+    pub fn loc(self) -> Loc {
+        Loc { i: self.i, j: self.j }
+    }
+}
+
+/// A rectangular grid of colours, row-major. `h` rows of `w` cells; `h` may be 0 (the empty
+/// tuple) and `w` may be 0 with `h > 0` (`((), ())`, which `trim` and `canvas` can produce).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Grid {
+    pub h: usize,
+    pub w: usize,
+    pub cells: Vec<Color>,
+}
+
+impl Grid {
+    pub fn new(h: usize, w: usize, cells: Vec<Color>) -> Grid {
+        debug_assert_eq!(cells.len(), h * w);
+        Grid { h, w, cells }
+    }
+
+    pub fn filled(h: usize, w: usize, color: Color) -> Grid {
+        Grid { h, w, cells: vec![color; h * w] }
+    }
+
+    #[inline]
+    pub fn get(&self, i: usize, j: usize) -> Color {
+        self.cells[i * self.w + j]
+    }
+
+    #[inline]
+    pub fn set(&mut self, i: usize, j: usize, c: Color) {
+        self.cells[i * self.w + j] = c;
+    }
+
+    /// The colour at a signed location, or `None` outside the grid.
+    #[inline]
+    pub fn at(&self, i: i64, j: i64) -> Option<Color> {
+        if i >= 0 && j >= 0 && (i as usize) < self.h && (j as usize) < self.w {
+            Some(self.cells[i as usize * self.w + j as usize])
+        } else {
+            None
+        }
+    }
+
+    pub fn row(&self, i: usize) -> &[Color] {
+        &self.cells[i * self.w..(i + 1) * self.w]
+    }
+
+    /// Grids compare as tuples of row tuples: row by row, each row lexicographically.
+    fn cmp_rows(&self, other: &Grid) -> Ordering {
+        for r in 0..self.h.min(other.h) {
+            let o = self.row(r).cmp(other.row(r));
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        self.h.cmp(&other.h)
+    }
+}
+
+impl fmt::Debug for Grid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", Value::Grid(Arc::new(self.clone())))
+    }
+}
+
+/// A value of the DSL. Cloning is cheap: containers are reference-counted and immutable.
+#[derive(Clone)]
+pub enum Value {
+    /// Python's `None` (only `index` outside the grid produces it).
+    None,
+    Bool(bool),
+    Int(i64),
+    /// A tuple of exactly two integers.
+    Pair(i64, i64),
+    Grid(Arc<Grid>),
+    /// A frozenset of locations, sorted and without duplicates.
+    Indices(Arc<Vec<Loc>>),
+    /// A frozenset of cells, sorted and without duplicates.
+    Object(Arc<Vec<Cell>>),
+    /// Any other tuple.
+    Tuple(Arc<Vec<Value>>),
+    /// Any other frozenset, sorted in canonical order and without duplicates.
+    Set(Arc<Vec<Value>>),
+    Func(Arc<Func>),
+}
+
+/// Where a value stands among Python's kinds, for the canonical order across kinds.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Rank {
+    None,
+    Number,
+    Tuple,
+    Set,
+    Func,
+}
+
+impl Value {
+    fn rank(&self) -> Rank {
+        match self {
+            Value::None => Rank::None,
+            Value::Bool(_) | Value::Int(_) => Rank::Number,
+            Value::Pair(..) | Value::Grid(_) | Value::Tuple(_) => Rank::Tuple,
+            Value::Indices(_) | Value::Object(_) | Value::Set(_) => Rank::Set,
+            Value::Func(_) => Rank::Func,
+        }
+    }
+
+    // ----- constructors -------------------------------------------------------------------
+
+    pub fn int(n: i64) -> Value {
+        Value::Int(n)
+    }
+
+    pub fn loc(l: Loc) -> Value {
+        Value::Pair(l.i as i64, l.j as i64)
+    }
+
+    pub fn cell(c: Cell) -> Value {
+        Value::Tuple(Arc::new(vec![Value::Int(c.color as i64), Value::loc(c.loc())]))
+    }
+
+    pub fn grid(g: Grid) -> Value {
+        Value::Grid(Arc::new(g))
+    }
+
+    /// An index set from locations in any order (sorted and deduplicated here).
+    pub fn indices(mut locs: Vec<Loc>) -> Value {
+        locs.sort_unstable();
+        locs.dedup();
+        Value::Indices(Arc::new(locs))
+    }
+
+    /// An index set from locations already sorted and unique.
+    pub fn indices_sorted(locs: Vec<Loc>) -> Value {
+        debug_assert!(locs.windows(2).all(|w| w[0] < w[1]));
+        Value::Indices(Arc::new(locs))
+    }
+
+    /// An object from cells in any order (sorted and deduplicated here).
+    pub fn object(mut cells: Vec<Cell>) -> Value {
+        cells.sort_unstable();
+        cells.dedup();
+        Value::Object(Arc::new(cells))
+    }
+
+    /// A tuple, in the most compact representation its shape allows.
+    pub fn tuple(items: Vec<Value>) -> Value {
+        if let [Value::Int(a), Value::Int(b)] = items[..] {
+            return Value::Pair(a, b);
+        }
+        Value::Tuple(Arc::new(items))
+    }
+
+    /// A frozenset from members in any order: sorted canonically, duplicates dropped, and kept
+    /// as an index set or an object when every member is a location or a cell.
+    pub fn set(mut items: Vec<Value>) -> Value {
+        items.sort_unstable();
+        items.dedup();
+        Value::set_sorted(items)
+    }
+
+    /// Like [`Value::set`] for members already sorted and unique.
+    pub fn set_sorted(items: Vec<Value>) -> Value {
+        if items.is_empty() {
+            return Value::Set(Arc::new(items));
+        }
+        if let Some(locs) = items.iter().map(|v| v.as_loc_exact()).collect::<Option<Vec<_>>>() {
+            return Value::Indices(Arc::new(locs));
+        }
+        if let Some(cells) = items.iter().map(|v| v.as_cell_exact()).collect::<Option<Vec<_>>>() {
+            return Value::Object(Arc::new(cells));
+        }
+        Value::Set(Arc::new(items))
+    }
+
+    pub fn empty_set() -> Value {
+        Value::Set(Arc::new(Vec::new()))
+    }
+
+    pub fn empty_tuple() -> Value {
+        Value::Tuple(Arc::new(Vec::new()))
+    }
+
+    // ----- kind tests ---------------------------------------------------------------------
+
+    /// True for Python tuples (grids, pairs and other tuples).
+    pub fn is_tuple(&self) -> bool {
+        self.rank() == Rank::Tuple
+    }
+
+    /// True for Python frozensets (index sets, objects and other sets).
+    pub fn is_set(&self) -> bool {
+        self.rank() == Rank::Set
+    }
+
+    /// The Python type name, for error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::None => "NoneType",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Pair(..) | Value::Grid(_) | Value::Tuple(_) => "tuple",
+            Value::Indices(_) | Value::Object(_) | Value::Set(_) => "frozenset",
+            Value::Func(_) => "function",
+        }
+    }
+
+    // ----- accessors: Python's duck typing, as errors instead of exceptions ---------------
+
+    /// An integer (Python bools are integers too).
+    pub fn as_int(&self) -> DslResult<i64> {
+        match self {
+            Value::Int(n) => Ok(*n),
+            Value::Bool(b) => Ok(*b as i64),
+            _ => Err(DslError::type_error("an integer", self)),
+        }
+    }
+
+    /// Python truthiness (`if x:`).
+    pub fn truthy(&self) -> bool {
+        match self {
+            Value::None => false,
+            Value::Bool(b) => *b,
+            Value::Int(n) => *n != 0,
+            Value::Func(_) => true,
+            Value::Pair(..) => true,
+            _ => self.len().unwrap_or(1) != 0,
+        }
+    }
+
+    /// A pair of integers: `Pair`, or any 2-member tuple of integers.
+    pub fn as_pair(&self) -> DslResult<(i64, i64)> {
+        match self {
+            Value::Pair(a, b) => Ok((*a, *b)),
+            Value::Tuple(items) if items.len() == 2 => Ok((items[0].as_int()?, items[1].as_int()?)),
+            _ => Err(DslError::type_error("a pair of integers", self)),
+        }
+    }
+
+    /// This value as a location, only if it is exactly a pair of integers that fit.
+    fn as_loc_exact(&self) -> Option<Loc> {
+        match self {
+            Value::Pair(a, b) => Some(Loc { i: i32::try_from(*a).ok()?, j: i32::try_from(*b).ok()? }),
+            _ => None,
+        }
+    }
+
+    /// This value as a cell, only if it is exactly `(int, (int, int))`.
+    fn as_cell_exact(&self) -> Option<Cell> {
+        match self {
+            Value::Tuple(items) if items.len() == 2 => {
+                let Value::Int(c) = items[0] else { return None };
+                let l = items[1].as_loc_exact()?;
+                Some(Cell { color: i32::try_from(c).ok()?, i: l.i, j: l.j })
+            }
+            _ => None,
+        }
+    }
+
+    /// A grid: the `Grid` variant, or any tuple of equally long tuples of colours.
+    pub fn as_grid(&self) -> DslResult<Arc<Grid>> {
+        match self {
+            Value::Grid(g) => Ok(g.clone()),
+            Value::Tuple(rows) => {
+                let w = match rows.first() {
+                    None => 0,
+                    Some(r) => r.len().ok_or_else(|| DslError::type_error("a grid", self))?,
+                };
+                let mut cells = Vec::with_capacity(rows.len() * w);
+                for r in rows.iter() {
+                    let members = r.members().ok_or_else(|| DslError::type_error("a grid", self))?;
+                    if members.len() != w || !r.is_tuple() {
+                        return Err(DslError::type_error("a grid (rows of equal length)", self));
+                    }
+                    for m in members {
+                        let c = m.as_int()?;
+                        cells.push(Color::try_from(c).map_err(|_| DslError::ColorRange(c))?);
+                    }
+                }
+                Ok(Arc::new(Grid::new(rows.len(), w, cells)))
+            }
+            Value::Pair(..) => Err(DslError::type_error("a grid", self)),
+            _ => Err(DslError::type_error("a grid", self)),
+        }
+    }
+
+    /// The members of a tuple or set as values, in iteration order; `None` for non-containers.
+    /// Allocates for the compact variants: hot paths match on the variant instead.
+    pub fn members(&self) -> Option<Vec<Value>> {
+        Some(match self {
+            Value::Pair(a, b) => vec![Value::Int(*a), Value::Int(*b)],
+            Value::Grid(g) => (0..g.h).map(|r| row_value(g.row(r))).collect(),
+            Value::Indices(l) => l.iter().map(|&l| Value::loc(l)).collect(),
+            Value::Object(c) => c.iter().map(|&c| Value::cell(c)).collect(),
+            Value::Tuple(v) | Value::Set(v) => v.as_ref().clone(),
+            Value::None | Value::Bool(_) | Value::Int(_) | Value::Func(_) => return None,
+        })
+    }
+
+    /// `len(x)` for containers.
+    pub fn len(&self) -> Option<usize> {
+        Some(match self {
+            Value::Pair(..) => 2,
+            Value::Grid(g) => g.h,
+            Value::Indices(l) => l.len(),
+            Value::Object(c) => c.len(),
+            Value::Tuple(v) | Value::Set(v) => v.len(),
+            Value::None | Value::Bool(_) | Value::Int(_) | Value::Func(_) => return None,
+        })
+    }
+
+    /// The `n`-th member in iteration order, without materialising the others.
+    pub fn member(&self, n: usize) -> Option<Value> {
+        Some(match self {
+            Value::Pair(a, b) => Value::Int(*[a, b].get(n)?.to_owned()),
+            Value::Grid(g) => {
+                if n >= g.h {
+                    return None;
+                }
+                row_value(g.row(n))
+            }
+            Value::Indices(l) => Value::loc(*l.get(n)?),
+            Value::Object(c) => Value::cell(*c.get(n)?),
+            Value::Tuple(v) | Value::Set(v) => v.get(n)?.clone(),
+            _ => return None,
+        })
+    }
+
+    pub fn as_func(&self) -> DslResult<&Arc<Func>> {
+        match self {
+            Value::Func(f) => Ok(f),
+            _ => Err(DslError::type_error("a function", self)),
+        }
+    }
+}
+
+/// A grid row as the tuple of integers Python would hand out.
+fn row_value(row: &[Color]) -> Value {
+    Value::tuple(row.iter().map(|&c| Value::Int(c as i64)).collect())
+}
+
+// ----- structural equality and the canonical order ----------------------------------------
+
+impl Ord for Value {
+    fn cmp(&self, other: &Value) -> Ordering {
+        use Value::*;
+        // Fast paths: both sides in the same compact variant.
+        match (self, other) {
+            (Int(a), Int(b)) => return a.cmp(b),
+            (Pair(a, b), Pair(c, d)) => return (a, b).cmp(&(c, d)),
+            (Grid(a), Grid(b)) => return a.cmp_rows(b),
+            (Indices(a), Indices(b)) => return a.cmp(b),
+            (Object(a), Object(b)) => return a.cmp(b),
+            (Tuple(a), Tuple(b)) | (Set(a), Set(b)) => return a.cmp(b),
+            _ => {}
+        }
+        let (ra, rb) = (self.rank(), other.rank());
+        if ra != rb {
+            return ra.cmp(&rb);
+        }
+        match ra {
+            Rank::None => Ordering::Equal,
+            Rank::Number => {
+                let key = |v: &Value| match v {
+                    Bool(b) => (*b as i64, 0),
+                    Int(n) => (*n, 1),
+                    _ => unreachable!("rank Number holds only bools and ints"),
+                };
+                key(self).cmp(&key(other))
+            }
+            Rank::Func => {
+                let (Func(a), Func(b)) = (self, other) else { unreachable!("rank Func") };
+                a.cmp(b)
+            }
+            // Mixed representations of tuples or of sets: compare member by member.
+            Rank::Tuple | Rank::Set => {
+                let a = self.members().expect("containers have members");
+                let b = other.members().expect("containers have members");
+                a.cmp(&b)
+            }
+        }
+    }
+}
+
+impl PartialOrd for Value {
+    fn partial_cmp(&self, other: &Value) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Value {}
+
+// ----- display: Python's repr, so messages read like the reference ------------------------
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn seq(f: &mut fmt::Formatter<'_>, open: &str, items: &[Value], close: &str) -> fmt::Result {
+            f.write_str(open)?;
+            for (k, v) in items.iter().enumerate() {
+                if k > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{v}")?;
+            }
+            if open == "(" && items.len() == 1 {
+                f.write_str(",")?;
+            }
+            f.write_str(close)
+        }
+        match self {
+            Value::None => f.write_str("None"),
+            Value::Bool(b) => f.write_str(if *b { "True" } else { "False" }),
+            Value::Int(n) => write!(f, "{n}"),
+            Value::Func(func) => write!(f, "{func}"),
+            v if v.is_set() => {
+                let items = v.members().unwrap_or_default();
+                if items.is_empty() {
+                    return f.write_str("frozenset()");
+                }
+                seq(f, "frozenset({", &items, "})")
+            }
+            v => seq(f, "(", &v.members().unwrap_or_default(), ")"),
+        }
+    }
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(rows: &[&[i8]]) -> Value {
+        let w = rows.first().map_or(0, |r| r.len());
+        Value::grid(Grid::new(rows.len(), w, rows.concat()))
+    }
+
+    #[test]
+    fn a_tuple_of_rows_equals_the_grid() {
+        let rows = Value::tuple(vec![Value::Pair(1, 2), Value::Pair(3, 4)]);
+        assert_eq!(rows, g(&[&[1, 2], &[3, 4]]));
+        assert_eq!(*rows.as_grid().unwrap(), *g(&[&[1, 2], &[3, 4]]).as_grid().unwrap());
+    }
+
+    #[test]
+    fn sets_pick_compact_variants_and_sort() {
+        let s = Value::set(vec![Value::Pair(2, 0), Value::Pair(0, 5), Value::Pair(2, 0)]);
+        match &s {
+            Value::Indices(l) => assert_eq!(l.as_slice(), &[Loc { i: 0, j: 5 }, Loc { i: 2, j: 0 }]),
+            other => panic!("expected indices, got {other}"),
+        }
+        let o = Value::set(vec![Value::cell(Cell { color: 3, i: 0, j: 1 })]);
+        assert!(matches!(o, Value::Object(_)));
+        assert_eq!(Value::empty_set(), Value::indices(vec![]));
+        assert_eq!(Value::empty_set(), Value::object(vec![]));
+    }
+
+    #[test]
+    fn canonical_order_across_kinds() {
+        let mut v = vec![
+            Value::empty_set(),
+            Value::Pair(0, 1),
+            Value::Int(3),
+            Value::Bool(true),
+            Value::None,
+        ];
+        v.sort();
+        assert_eq!(v.iter().map(|x| x.type_name()).collect::<Vec<_>>(), ["NoneType", "bool", "int", "tuple", "frozenset"]);
+        assert!(Value::Bool(true) != Value::Int(1));
+    }
+
+    #[test]
+    fn repr_matches_python() {
+        assert_eq!(Value::tuple(vec![Value::Int(1)]).to_string(), "(1,)");
+        assert_eq!(g(&[&[1, 2]]).to_string(), "((1, 2),)");
+        assert_eq!(Value::empty_set().to_string(), "frozenset()");
+    }
+}

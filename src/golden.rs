@@ -1,0 +1,266 @@
+//! The golden conformance corpus: decoding its JSON encoding into [`Value`]s and judging the
+//! port's result against the recorded one, by the rules of the corpus README.
+//!
+//! A case is *passed* when the result matches (`out`, one of `any_of`, the same multiset, or an
+//! error where the reference raised); *failed* otherwise; *skipped* when the case is
+//! order-sensitive without an enumerable answer and the port's result has the right kind.
+
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+use crate::dsl::value::Grid;
+use crate::dsl::{call, DslResult, PrimId, Value};
+
+/// Decodes the corpus encoding of a value.
+pub fn decode(j: &Json) -> Result<Value, String> {
+    Ok(match j {
+        Json::Null => Value::None,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => Value::Int(n.as_i64().ok_or_else(|| format!("integer out of range: {n}"))?),
+        Json::Array(items) => {
+            if let Some(g) = decode_grid(items) {
+                return Ok(Value::grid(g));
+            }
+            Value::tuple(items.iter().map(decode).collect::<Result<_, _>>()?)
+        }
+        Json::Object(map) => {
+            if let Some(Json::Array(items)) = map.get("fs") {
+                Value::set(items.iter().map(decode).collect::<Result<_, _>>()?)
+            } else if let Some(Json::String(name)) = map.get("fn") {
+                Value::prim(PrimId::of(name).ok_or_else(|| format!("unknown primitive {name:?}"))?)
+            } else {
+                return Err(format!("cannot decode {j}"));
+            }
+        }
+        Json::String(s) => return Err(format!("strings are not DSL values: {s:?}")),
+    })
+}
+
+/// An array of two or more equally long arrays of colours, as a grid. (One row of two is left
+/// to [`Value::tuple`], which makes it a pair-holding tuple; both compare equal anyway.)
+fn decode_grid(rows: &[Json]) -> Option<Grid> {
+    if rows.len() < 2 {
+        return None;
+    }
+    let w = rows[0].as_array()?.len();
+    let mut cells = Vec::with_capacity(rows.len() * w);
+    for r in rows {
+        let r = r.as_array()?;
+        if r.len() != w {
+            return None;
+        }
+        for c in r {
+            if c.is_boolean() {
+                return None;
+            }
+            cells.push(i8::try_from(c.as_i64()?).ok()?);
+        }
+    }
+    Some(Grid::new(rows.len(), w, cells))
+}
+
+/// The verdict on one case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Passed,
+    Skipped,
+    Failed(String),
+}
+
+/// One line of a corpus file.
+pub struct Case {
+    pub prim: String,
+    pub line: usize,
+    pub text: String,
+    json: Json,
+}
+
+impl fmt::Display for Case {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut text = self.text.clone();
+        if text.len() > 600 {
+            text.truncate(600);
+            text.push_str("...");
+        }
+        write!(f, "line {}: {}", self.line, text)
+    }
+}
+
+/// Runs the primitive (and, for function builders, the function it returns) on a case.
+fn run_case(id: PrimId, json: &Json) -> Result<DslResult<Value>, String> {
+    let args = decode_list(json.get("args"))?;
+    if args.len() != id.spec().arity() {
+        return Err(format!("{} arguments for arity {}", args.len(), id.spec().arity()));
+    }
+    let apply = match json.get("apply") {
+        Some(a) => Some(decode_list(Some(a))?),
+        None => None,
+    };
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let f = (id.spec().imp)(&args)?;
+        match &apply {
+            Some(apply_args) => call(&f, apply_args),
+            None => Ok(f),
+        }
+    }));
+    result.map_err(|panic| {
+        let msg = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+        format!("PANIC: {}", msg.unwrap_or_else(|| "(no message)".into()))
+    })
+}
+
+fn decode_list(j: Option<&Json>) -> Result<Vec<Value>, String> {
+    match j {
+        Some(Json::Array(items)) => items.iter().map(decode).collect(),
+        _ => Err("missing argument list".into()),
+    }
+}
+
+/// Sorts the members of a tuple, for multiset comparison.
+fn sorted_members(v: &Value) -> Option<Vec<Value>> {
+    let mut m = v.members()?;
+    m.sort();
+    Some(m)
+}
+
+impl Case {
+    /// Judges the port's result on this case.
+    pub fn judge(&self) -> Verdict {
+        let Some(id) = PrimId::of(&self.prim) else {
+            return Verdict::Failed(format!("primitive {} is not registered", self.prim));
+        };
+        let result = match run_case(id, &self.json) {
+            Ok(r) => r,
+            Err(e) => return Verdict::Failed(e),
+        };
+        if let Some(raised) = self.json.get("raises") {
+            return match result {
+                Err(_) => Verdict::Passed,
+                Ok(v) => Verdict::Failed(format!("expected {raised}, got {v}")),
+            };
+        }
+        let actual = match result {
+            Ok(v) => v,
+            Err(e) => return Verdict::Failed(format!("expected a value, got error {e}")),
+        };
+        let expected = match self.json.get("out").map(decode) {
+            Some(Ok(v)) => v,
+            Some(Err(e)) => return Verdict::Failed(format!("cannot decode expected value: {e}")),
+            None => return Verdict::Failed("case has neither out nor raises".into()),
+        };
+        let order_sensitive = self.json.get("order_sensitive").is_some();
+        if let Some(Json::Array(options)) = self.json.get("any_of") {
+            for o in options {
+                match decode(o) {
+                    Ok(o) if o == actual => return Verdict::Passed,
+                    Ok(_) => {}
+                    Err(e) => return Verdict::Failed(format!("cannot decode any_of member: {e}")),
+                }
+            }
+            return Verdict::Failed(format!("expected one of {} options (e.g. {expected}), got {actual}", options.len()));
+        }
+        if self.json.get("multiset").is_some() {
+            if !actual.is_tuple() || sorted_members(&actual) != sorted_members(&expected) {
+                return Verdict::Failed(format!("expected the multiset {expected}, got {actual}"));
+            }
+            if self.prim == "order" {
+                if let Err(e) = self.check_sorted_by_key(&actual) {
+                    return Verdict::Failed(e);
+                }
+            }
+            return Verdict::Passed;
+        }
+        if order_sensitive {
+            // Not enumerable: only the kind of the result can be checked.
+            return if actual.type_name() == expected.type_name() {
+                Verdict::Skipped
+            } else {
+                Verdict::Failed(format!("expected a {} like {expected}, got {actual}", expected.type_name()))
+            };
+        }
+        if actual == expected {
+            Verdict::Passed
+        } else {
+            Verdict::Failed(format!("expected {expected}, got {actual}"))
+        }
+    }
+
+    /// For `order(container, key)`: the result must be sorted by the key function.
+    fn check_sorted_by_key(&self, actual: &Value) -> Result<(), String> {
+        let args = decode_list(self.json.get("args"))?;
+        let keys = actual
+            .members()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| crate::dsl::func::call1(&args[1], m))
+            .collect::<DslResult<Vec<_>>>()
+            .map_err(|e| e.to_string())?;
+        if keys.windows(2).all(|w| w[0] <= w[1]) {
+            Ok(())
+        } else {
+            Err(format!("result {actual} is not sorted by the key"))
+        }
+    }
+}
+
+/// Reads one primitive's case file.
+pub fn read_cases(path: &Path) -> Result<Vec<Case>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut cases = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let json: Json = serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), k + 1))?;
+        let prim = json
+            .get("prim")
+            .and_then(Json::as_str)
+            .ok_or_else(|| format!("{}:{}: no \"prim\"", path.display(), k + 1))?
+            .to_string();
+        cases.push(Case { prim, line: k + 1, text: line.to_string(), json });
+    }
+    Ok(cases)
+}
+
+/// The outcome for one primitive's file.
+pub struct FileReport {
+    pub prim: String,
+    pub passed: usize,
+    pub skipped: usize,
+    pub failures: Vec<(String, String)>,
+}
+
+/// Judges every case of every `cases/*.jsonl` file under `dir` (or `dir` itself holding the
+/// `.jsonl` files), sorted by primitive name.
+pub fn conform_dir(dir: &Path) -> Result<Vec<FileReport>, String> {
+    let cases_dir = if dir.join("cases").is_dir() { dir.join("cases") } else { dir.to_path_buf() };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&cases_dir)
+        .map_err(|e| format!("{}: {e}", cases_dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    if files.is_empty() {
+        return Err(format!("{}: no .jsonl case files", cases_dir.display()));
+    }
+    files.sort();
+    use rayon::prelude::*;
+    files
+        .par_iter()
+        .map(|path| {
+            let cases = read_cases(path)?;
+            let prim = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+            let mut report = FileReport { prim, passed: 0, skipped: 0, failures: Vec::new() };
+            for case in &cases {
+                match case.judge() {
+                    Verdict::Passed => report.passed += 1,
+                    Verdict::Skipped => report.skipped += 1,
+                    Verdict::Failed(why) => report.failures.push((case.to_string(), why)),
+                }
+            }
+            Ok(report)
+        })
+        .collect()
+}

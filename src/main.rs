@@ -1,0 +1,20 @@
+//! The `arcbatch` command line. `main` only parses and dispatches: each subcommand lives in its
+//! own module under `cli/`. Exit status: 0 success, 1 a check that found failures, 2 a usage or
+//! input error (printed with its cause, prefixed `arcbatch:`).
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::Args::parse();
+    match cli::run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("arcbatch: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
