@@ -85,7 +85,8 @@ pub fn bounds(locs: &[Loc]) -> Option<(i32, i32, i32, i32)> {
 
 /// The reference's `mostcolor`/`leastcolor` rule over colour counts: `max(set(values),
 /// key=values.count)` meets the colours in canonical (ascending) order and keeps the first
-/// extreme, so ties go to the smallest colour. `counts` is indexed by colour `offset + k`.
+/// extreme, so ties go to the smallest colour. `counts` holds `(colour, count)` pairs in
+/// ascending colour order.
 pub fn extreme_color(counts: &[(i32, usize)], most: bool) -> Option<i32> {
     let mut best: Option<(i32, usize)> = None;
     for &(color, n) in counts {
