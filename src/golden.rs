@@ -107,7 +107,10 @@ fn run_case(id: PrimId, json: &Json) -> Result<DslResult<Value>, String> {
         }
     }));
     result.map_err(|panic| {
-        let msg = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+        let msg = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
         format!("PANIC: {}", msg.unwrap_or_else(|| "(no message)".into()))
     })
 }
@@ -160,7 +163,10 @@ impl Case {
                     Err(e) => return Verdict::Failed(format!("cannot decode any_of member: {e}")),
                 }
             }
-            return Verdict::Failed(format!("expected one of {} options (e.g. {expected}), got {actual}", options.len()));
+            return Verdict::Failed(format!(
+                "expected one of {} options (e.g. {expected}), got {actual}",
+                options.len()
+            ));
         }
         if self.json.get("multiset").is_some() {
             if !actual.is_tuple() || sorted_members(&actual) != sorted_members(&expected) {
@@ -178,7 +184,10 @@ impl Case {
             return if actual.type_name() == expected.type_name() {
                 Verdict::Skipped
             } else {
-                Verdict::Failed(format!("expected a {} like {expected}, got {actual}", expected.type_name()))
+                Verdict::Failed(format!(
+                    "expected a {} like {expected}, got {actual}",
+                    expected.type_name()
+                ))
             };
         }
         if actual == expected {
@@ -220,7 +229,12 @@ pub fn read_cases(path: &Path) -> Result<Vec<Case>, String> {
             .and_then(Json::as_str)
             .ok_or_else(|| format!("{}:{}: no \"prim\"", path.display(), k + 1))?
             .to_string();
-        cases.push(Case { prim, line: k + 1, text: line.to_string(), json });
+        cases.push(Case {
+            prim,
+            line: k + 1,
+            text: line.to_string(),
+            json,
+        });
     }
     Ok(cases)
 }
@@ -236,7 +250,11 @@ pub struct FileReport {
 /// Judges every case of every `cases/*.jsonl` file under `dir` (or `dir` itself holding the
 /// `.jsonl` files), sorted by primitive name.
 pub fn conform_dir(dir: &Path) -> Result<Vec<FileReport>, String> {
-    let cases_dir = if dir.join("cases").is_dir() { dir.join("cases") } else { dir.to_path_buf() };
+    let cases_dir = if dir.join("cases").is_dir() {
+        dir.join("cases")
+    } else {
+        dir.to_path_buf()
+    };
     let mut files: Vec<PathBuf> = std::fs::read_dir(&cases_dir)
         .map_err(|e| format!("{}: {e}", cases_dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -252,7 +270,12 @@ pub fn conform_dir(dir: &Path) -> Result<Vec<FileReport>, String> {
         .map(|path| {
             let cases = read_cases(path)?;
             let prim = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
-            let mut report = FileReport { prim, passed: 0, skipped: 0, failures: Vec::new() };
+            let mut report = FileReport {
+                prim,
+                passed: 0,
+                skipped: 0,
+                failures: Vec::new(),
+            };
             for case in &cases {
                 match case.judge() {
                     Verdict::Passed => report.passed += 1,

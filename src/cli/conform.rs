@@ -15,7 +15,11 @@ pub fn run(dir: &Path, only: &[String], max_failures: usize) -> Result<ExitCode,
     for r in &reports {
         let total = r.passed + r.skipped + r.failures.len();
         if r.failures.is_empty() {
-            let note = if r.skipped > 0 { format!(" ({} skipped: order-sensitive, not enumerable)", r.skipped) } else { String::new() };
+            let note = if r.skipped > 0 {
+                format!(" ({} skipped: order-sensitive, not enumerable)", r.skipped)
+            } else {
+                String::new()
+            };
             println!("{}: passed {}/{total}{note}", r.prim, r.passed);
         } else {
             println!("{}: FAILED {} of {total}", r.prim, r.failures.len());
@@ -31,5 +35,9 @@ pub fn run(dir: &Path, only: &[String], max_failures: usize) -> Result<ExitCode,
         skipped += r.skipped;
     }
     println!("conformance: {passed} passed, {failed} failed, {skipped} skipped");
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -32,6 +32,10 @@ enum Command {
 /// Runs a parsed command line; `Err` is a usage or input error (exit status 2).
 pub fn run(args: Args) -> Result<ExitCode, String> {
     match args.command {
-        Command::Conform { dir, prims, max_failures } => conform::run(&dir, &prims, max_failures),
+        Command::Conform {
+            dir,
+            prims,
+            max_failures,
+        } => conform::run(&dir, &prims, max_failures),
     }
 }

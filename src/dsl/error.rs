@@ -50,7 +50,10 @@ impl DslError {
             shown.truncate(cut);
             shown.push_str("...");
         }
-        DslError::Type { expected: expected.to_string(), got: format!("{} {shown}", got.type_name()) }
+        DslError::Type {
+            expected: expected.to_string(),
+            got: format!("{} {shown}", got.type_name()),
+        }
     }
 
     /// The Python exception class this error stands for.

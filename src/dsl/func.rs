@@ -77,7 +77,10 @@ impl Value {
 /// Calls a function value with arguments, as Python's `f(*args)` would.
 pub fn call(f: &Value, args: &[Value]) -> DslResult<Value> {
     let Value::Func(func) = f else {
-        return Err(DslError::Type { expected: "a callable".into(), got: format!("'{}' object is not callable", f.type_name()) });
+        return Err(DslError::Type {
+            expected: "a callable".into(),
+            got: format!("'{}' object is not callable", f.type_name()),
+        });
     };
     let arity = func.arity();
     if args.len() != arity {

@@ -118,8 +118,12 @@ impl Registry {
 
     /// Up to three registered names closest to `name`, for "did you mean" messages.
     pub fn similar(&self, name: &str) -> Vec<&'static str> {
-        let mut scored: Vec<(usize, &'static str)> =
-            self.specs.iter().map(|s| (edit_distance(name, s.name), s.name)).filter(|(d, _)| *d <= 3).collect();
+        let mut scored: Vec<(usize, &'static str)> = self
+            .specs
+            .iter()
+            .map(|s| (edit_distance(name, s.name), s.name))
+            .filter(|(d, _)| *d <= 3)
+            .collect();
         scored.sort();
         scored.into_iter().take(3).map(|(_, n)| n).collect()
     }

@@ -77,7 +77,11 @@ impl Grid {
     }
 
     pub fn filled(h: usize, w: usize, color: Color) -> Grid {
-        Grid { h, w, cells: vec![color; h * w] }
+        Grid {
+            h,
+            w,
+            cells: vec![color; h * w],
+        }
     }
 
     #[inline]
@@ -299,7 +303,10 @@ impl Value {
     /// This value as a location, only if it is exactly a pair of integers that fit.
     fn as_loc_exact(&self) -> Option<Loc> {
         match self {
-            Value::Pair(a, b) => Some(Loc { i: i32::try_from(*a).ok()?, j: i32::try_from(*b).ok()? }),
+            Value::Pair(a, b) => Some(Loc {
+                i: i32::try_from(*a).ok()?,
+                j: i32::try_from(*b).ok()?,
+            }),
             _ => None,
         }
     }
@@ -310,7 +317,11 @@ impl Value {
             Value::Tuple(items) if items.len() == 2 => {
                 let Value::Int(c) = items[0] else { return None };
                 let l = items[1].as_loc_exact()?;
-                Some(Cell { color: i32::try_from(c).ok()?, i: l.i, j: l.j })
+                Some(Cell {
+                    color: i32::try_from(c).ok()?,
+                    i: l.i,
+                    j: l.j,
+                })
             }
             _ => None,
         }
@@ -428,7 +439,9 @@ impl Ord for Value {
                 key(self).cmp(&key(other))
             }
             Rank::Func => {
-                let (Func(a), Func(b)) = (self, other) else { unreachable!("rank Func") };
+                let (Func(a), Func(b)) = (self, other) else {
+                    unreachable!("rank Func")
+                };
                 a.cmp(b)
             }
             // Mixed representations of tuples or of sets: compare member by member.
@@ -534,7 +547,10 @@ mod tests {
             Value::None,
         ];
         v.sort();
-        assert_eq!(v.iter().map(|x| x.type_name()).collect::<Vec<_>>(), ["NoneType", "bool", "int", "tuple", "frozenset"]);
+        assert_eq!(
+            v.iter().map(|x| x.type_name()).collect::<Vec<_>>(),
+            ["NoneType", "bool", "int", "tuple", "frozenset"]
+        );
         assert!(Value::Bool(true) != Value::Int(1));
     }
 

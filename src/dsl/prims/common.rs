@@ -14,14 +14,24 @@ pub fn coord(n: i64) -> DslResult<i32> {
 /// A member `(i, j)` of an index set as a location.
 fn member_loc(v: &Value) -> DslResult<Loc> {
     let (i, j) = v.as_pair()?;
-    Ok(Loc { i: coord(i)?, j: coord(j)? })
+    Ok(Loc {
+        i: coord(i)?,
+        j: coord(j)?,
+    })
 }
 
 /// A member `(colour, (i, j))` of an object as a cell.
 pub fn member_cell(v: &Value) -> DslResult<Cell> {
-    let members = v.members().filter(|m| m.len() == 2).ok_or_else(|| DslError::type_error("a cell (value, (i, j))", v))?;
+    let members = v
+        .members()
+        .filter(|m| m.len() == 2)
+        .ok_or_else(|| DslError::type_error("a cell (value, (i, j))", v))?;
     let l = member_loc(&members[1])?;
-    Ok(Cell { color: coord(members[0].as_int()?)?, i: l.i, j: l.j })
+    Ok(Cell {
+        color: coord(members[0].as_int()?)?,
+        i: l.i,
+        j: l.j,
+    })
 }
 
 /// The locations of a patch, sorted and unique: the reference's `toindices`.
@@ -36,12 +46,20 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
         }
         Value::Set(_) | Value::Tuple(_) => {
             let members = patch.members().unwrap_or_default();
-            let Some(first) = members.first() else { return Ok(Arc::new(Vec::new())) };
+            let Some(first) = members.first() else {
+                return Ok(Arc::new(Vec::new()));
+            };
             // Like the reference: a patch of cells if its first member's second item is a tuple.
             let of_cells = first.member(1).is_some_and(|x| x.is_tuple());
             let mut l = members
                 .iter()
-                .map(|m| if of_cells { member_cell(m).map(Cell::loc) } else { member_loc(m) })
+                .map(|m| {
+                    if of_cells {
+                        member_cell(m).map(Cell::loc)
+                    } else {
+                        member_loc(m)
+                    }
+                })
                 .collect::<DslResult<Vec<_>>>()?;
             l.sort_unstable();
             l.dedup();
@@ -95,7 +113,13 @@ pub fn extreme_color(counts: &[(i32, usize)], most: bool) -> Option<i32> {
         }
         let better = match best {
             None => true,
-            Some((_, b)) => if most { n > b } else { n < b },
+            Some((_, b)) => {
+                if most {
+                    n > b
+                } else {
+                    n < b
+                }
+            }
         };
         if better {
             best = Some((color, n));
@@ -110,8 +134,10 @@ pub fn grid_color_counts(cells: &[crate::dsl::value::Color]) -> Vec<(i32, usize)
     for &c in cells {
         counts[c as u8 as usize] += 1;
     }
-    let mut out: Vec<(i32, usize)> =
-        (0..256).filter(|&k| counts[k] > 0).map(|k| ((k as u8 as i8) as i32, counts[k])).collect();
+    let mut out: Vec<(i32, usize)> = (0..256)
+        .filter(|&k| counts[k] > 0)
+        .map(|k| ((k as u8 as i8) as i32, counts[k]))
+        .collect();
     out.sort_unstable();
     out
 }

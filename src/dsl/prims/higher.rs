@@ -46,7 +46,10 @@ fn matcher(a: &[Value]) -> DslResult<Value> {
 fn bindable(f: &Value) -> DslResult<()> {
     match f {
         Value::Func(_) => Ok(()),
-        other => Err(DslError::Attribute(format!("'{}' object has no attribute '__code__'", other.type_name()))),
+        other => Err(DslError::Attribute(format!(
+            "'{}' object has no attribute '__code__'",
+            other.type_name()
+        ))),
     }
 }
 
@@ -65,7 +68,9 @@ fn power(a: &[Value]) -> DslResult<Value> {
     match n {
         1 => Ok(a[0].clone()),
         2..=MAX_POWER => Ok(Value::func(Func::Power(a[0].clone(), n as u32))),
-        _ => Err(DslError::Recursion(format!("power(f, {n}) recurses without end (or past the recursion limit)"))),
+        _ => Err(DslError::Recursion(format!(
+            "power(f, {n}) recurses without end (or past the recursion limit)"
+        ))),
     }
 }
 
@@ -83,12 +88,17 @@ fn same_kind(like: &Value, items: Vec<Value>) -> Value {
 }
 
 fn members_of(container: &Value) -> DslResult<Vec<Value>> {
-    container.members().ok_or_else(|| DslError::type_error("an iterable container", container))
+    container
+        .members()
+        .ok_or_else(|| DslError::type_error("an iterable container", container))
 }
 
 /// `apply(function, container)`, shared with `mapply`.
 pub fn apply_values(function: &Value, container: &Value) -> DslResult<Value> {
-    let items = members_of(container)?.into_iter().map(|e| call1(function, e)).collect::<DslResult<Vec<_>>>()?;
+    let items = members_of(container)?
+        .into_iter()
+        .map(|e| call1(function, e))
+        .collect::<DslResult<Vec<_>>>()?;
     Ok(same_kind(container, items))
 }
 
@@ -97,7 +107,10 @@ fn apply(a: &[Value]) -> DslResult<Value> {
 }
 
 fn rapply(a: &[Value]) -> DslResult<Value> {
-    let items = members_of(&a[0])?.iter().map(|f| call1(f, a[1].clone())).collect::<DslResult<Vec<_>>>()?;
+    let items = members_of(&a[0])?
+        .iter()
+        .map(|f| call1(f, a[1].clone()))
+        .collect::<DslResult<Vec<_>>>()?;
     Ok(same_kind(&a[0], items))
 }
 
@@ -107,7 +120,11 @@ fn mapply(a: &[Value]) -> DslResult<Value> {
 
 fn papply_values(a: &[Value]) -> DslResult<Value> {
     let (xs, ys) = (members_of(&a[1])?, members_of(&a[2])?);
-    let items = xs.into_iter().zip(ys).map(|(x, y)| call(&a[0], &[x, y])).collect::<DslResult<Vec<_>>>()?;
+    let items = xs
+        .into_iter()
+        .zip(ys)
+        .map(|(x, y)| call(&a[0], &[x, y]))
+        .collect::<DslResult<Vec<_>>>()?;
     Ok(Value::tuple(items))
 }
 

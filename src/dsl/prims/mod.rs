@@ -16,7 +16,13 @@ mod patches;
 use super::registry::PrimSpec;
 
 /// Every family's table, in registry order.
-pub const FAMILIES: &[&[PrimSpec]] =
-    &[numbers::PRIMS, containers::PRIMS, higher::PRIMS, patches::PRIMS, objects::PRIMS, grids::PRIMS];
+pub const FAMILIES: &[&[PrimSpec]] = &[
+    numbers::PRIMS,
+    containers::PRIMS,
+    higher::PRIMS,
+    patches::PRIMS,
+    objects::PRIMS,
+    grids::PRIMS,
+];
 
 pub use containers::merge_values;
