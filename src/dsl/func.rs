@@ -5,8 +5,10 @@
 //! builds fine and fails only when called, exactly like Python. Calls go through [`call`], which
 //! checks the arity the reference's `co_argcount` would report.
 
+use std::cell::Cell;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::error::{DslError, DslResult};
 use super::registry::PrimId;
@@ -74,8 +76,50 @@ impl Value {
     }
 }
 
+thread_local! {
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    static CALLS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// A time limit for the programs run on this thread. Function-value calls check it (every
+/// 256th call, so the clock costs nothing measurable) and fail with [`DslError::Timeout`]
+/// once it has passed; the interpreter checks it between steps. Dropping the guard lifts it.
+pub struct Deadline {
+    previous: Option<Instant>,
+}
+
+impl Deadline {
+    pub fn set(at: Option<Instant>) -> Deadline {
+        Deadline {
+            previous: DEADLINE.with(|d| d.replace(at)),
+        }
+    }
+
+    /// Fails once the current thread's deadline has passed.
+    pub fn check() -> DslResult<()> {
+        match DEADLINE.with(Cell::get) {
+            Some(at) if Instant::now() >= at => Err(DslError::Timeout),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for Deadline {
+    fn drop(&mut self) {
+        DEADLINE.with(|d| d.set(self.previous));
+    }
+}
+
 /// Calls a function value with arguments, as Python's `f(*args)` would.
 pub fn call(f: &Value, args: &[Value]) -> DslResult<Value> {
+    let n = CALLS.with(|c| {
+        let n = c.get().wrapping_add(1);
+        c.set(n);
+        n
+    });
+    if n % 256 == 0 {
+        Deadline::check()?;
+    }
     let Value::Func(func) = f else {
         return Err(DslError::Type {
             expected: "a callable".into(),

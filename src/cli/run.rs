@@ -1,0 +1,175 @@
+//! `arcbatch run`: each `solve_<id>` of a solver file on every pair of task `<id>`, with a
+//! progress bar, a summary, and optional JSON report and Kaggle submission files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value as Json};
+
+use arcbatch::program::{parse_file, Program};
+use arcbatch::run::{check_params, run_solvers, RunReport};
+use arcbatch::tasks::{self, grid_json, Task, TaskSet};
+
+use super::progress::Progress;
+
+/// Where the solvers and tasks of a run come from: files, or the embedded demo.
+pub struct Inputs {
+    pub programs: Vec<Program>,
+    pub tasks: TaskSet,
+}
+
+/// Parses a solver file; any parse error or unsupported parameter list stops the run.
+pub fn load_solvers(name: &str, source: &str) -> Result<Vec<Program>, String> {
+    let programs = parse_file(name, source).map_err(|e| e.to_string())?;
+    for p in &programs {
+        check_params(p)?;
+    }
+    Ok(programs)
+}
+
+pub fn read_inputs(solvers: &Path, tasks_path: &Path) -> Result<Inputs, String> {
+    let source = std::fs::read_to_string(solvers).map_err(|e| format!("{}: {e}", solvers.display()))?;
+    let programs = load_solvers(&solvers.display().to_string(), &source)?;
+    let tasks = tasks::load(tasks_path).map_err(|e| e.to_string())?;
+    Ok(Inputs { programs, tasks })
+}
+
+pub struct Options {
+    pub json: Option<PathBuf>,
+    pub submission: Option<PathBuf>,
+    pub timeout: Duration,
+}
+
+pub fn run(inputs: Inputs, options: &Options) -> Result<(), String> {
+    let load_errors = &inputs.tasks.errors;
+    for e in load_errors {
+        eprintln!("arcbatch: skipped: {e}");
+    }
+    let started = Instant::now();
+    let progress = Progress::new(inputs.programs.len().min(inputs.tasks.tasks.len()) as u64, "tasks");
+    let report = run_solvers(&inputs.programs, &inputs.tasks.tasks, Some(options.timeout), &|| {
+        progress.tick()
+    });
+    progress.finish();
+    print_summary(&report, &inputs.tasks.tasks);
+    eprintln!(
+        "(wall time including start-up work: {:.3} s)",
+        started.elapsed().as_secs_f64()
+    );
+    if let Some(path) = &options.json {
+        write_json(path, &report_json(&report))?;
+    }
+    if let Some(path) = &options.submission {
+        write_submission(path, &report, &inputs.tasks.tasks)?;
+    }
+    Ok(())
+}
+
+fn print_summary(report: &RunReport, tasks: &[Task]) {
+    let solved = report.results.iter().filter(|r| r.solved()).count();
+    let pairs: usize = report.results.iter().map(|r| r.pairs).sum();
+    let correct: usize = report.results.iter().map(|r| r.correct).sum();
+    let mut failures: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in &report.results {
+        if !r.solved() {
+            *failures
+                .entry(r.error.as_ref().map_or("wrong output", |e| e.kind()))
+                .or_default() += 1;
+        }
+    }
+    println!(
+        "solved {solved} of {} tasks with a solver ({} tasks loaded); {correct} of {pairs} pairs correct; {:.1} ms",
+        report.results.len(),
+        tasks.len(),
+        report.seconds * 1e3
+    );
+    if !failures.is_empty() {
+        let parts: Vec<String> = failures.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+        println!("unsolved by kind: {}", parts.join(", "));
+    }
+    for r in report.results.iter().filter(|r| !r.solved()) {
+        let why = r
+            .error
+            .as_ref()
+            .map_or_else(|| "wrong output".to_string(), |e| e.to_string());
+        println!("  {} ({}): {}/{} pairs; {why}", r.task, r.solver, r.correct, r.pairs);
+    }
+    list("solvers without a task", &report.solvers_without_task);
+    list("tasks without a solver", &report.tasks_without_solver);
+    list("duplicate solvers (first one used)", &report.duplicate_solvers);
+}
+
+fn list(what: &str, names: &[String]) {
+    if names.is_empty() {
+        return;
+    }
+    const SHOWN: usize = 12;
+    let more = if names.len() > SHOWN {
+        format!(" ... ({} more)", names.len() - SHOWN)
+    } else {
+        String::new()
+    };
+    println!(
+        "{what} ({}): {}{more}",
+        names.len(),
+        names[..names.len().min(SHOWN)].join(" ")
+    );
+}
+
+fn report_json(report: &RunReport) -> Json {
+    let results: serde_json::Map<String, Json> = report
+        .results
+        .iter()
+        .map(|r| {
+            let entry = json!({
+                "solved": r.solved(),
+                "correct": r.correct,
+                "pairs": r.pairs,
+                "error": r.error.as_ref().map(|e| e.to_string()),
+                "micros": r.micros,
+            });
+            (r.task.clone(), entry)
+        })
+        .collect();
+    json!({
+        "solved": report.results.iter().filter(|r| r.solved()).count(),
+        "tasks": report.results.len(),
+        "pairs": report.results.iter().map(|r| r.pairs).sum::<usize>(),
+        "correct_pairs": report.results.iter().map(|r| r.correct).sum::<usize>(),
+        "seconds": report.seconds,
+        "results": results,
+    })
+}
+
+fn write_json(path: &Path, value: &Json) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+    std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Kaggle's submission: for every test input of every task, two attempts; a task whose solver
+/// is missing or fails gets its test input as a placeholder, and is listed.
+fn write_submission(path: &Path, report: &RunReport, tasks: &[Task]) -> Result<(), String> {
+    let by_task: BTreeMap<&str, &arcbatch::run::TaskResult> =
+        report.results.iter().map(|r| (r.task.as_str(), r)).collect();
+    let mut placeholders = Vec::new();
+    let mut submission = serde_json::Map::new();
+    for task in tasks {
+        let outputs = by_task.get(task.id.as_str()).map(|r| &r.test_outputs);
+        let attempts: Vec<Json> = task
+            .test
+            .iter()
+            .enumerate()
+            .map(|(k, ex)| {
+                let grid = outputs.and_then(|o| o.get(k).cloned().flatten()).unwrap_or_else(|| {
+                    placeholders.push(format!("{}[{k}]", task.id));
+                    ex.input.clone()
+                });
+                json!({"attempt_1": grid_json(&grid), "attempt_2": grid_json(&grid)})
+            })
+            .collect();
+        submission.insert(task.id.clone(), Json::Array(attempts));
+    }
+    list("test inputs given a placeholder in the submission", &placeholders);
+    write_json(path, &Json::Object(submission))
+}

@@ -1,0 +1,110 @@
+//! The interpreter: runs a compiled [`Program`] step by step on one set of inputs.
+//!
+//! Isolation lives here too: [`run_guarded`] gives a program a deadline and turns a panic into
+//! an error, so a caller running thousands of programs never dies because of one.
+
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+use smallvec::SmallVec;
+
+use super::ir::{Callee, Operand, Program};
+use crate::dsl::func::{call, Deadline};
+use crate::dsl::{DslError, Value};
+
+/// A primitive's error, with the step that raised it.
+#[derive(Debug, Clone)]
+pub struct EvalError {
+    pub line: u32,
+    pub target: String,
+    pub error: DslError,
+}
+
+impl fmt::Display for EvalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {} ({}): {}", self.line, self.target, self.error)
+    }
+}
+
+/// Why a guarded run produced no value.
+#[derive(Debug, Clone)]
+pub enum RunError {
+    /// A primitive raised (the reference would have thrown).
+    Raised(EvalError),
+    /// The program ran past its time limit.
+    Timeout { line: u32 },
+    /// A bug in the port: a primitive panicked. Reported, never fatal.
+    Panic(String),
+}
+
+impl RunError {
+    /// A short name for summaries: the Python exception, `timeout` or `panic`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RunError::Raised(e) => e.error.python_name(),
+            RunError::Timeout { .. } => "timeout",
+            RunError::Panic(_) => "panic",
+        }
+    }
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Raised(e) => write!(f, "{e}"),
+            RunError::Timeout { line } => write!(f, "time limit exceeded (at line {line})"),
+            RunError::Panic(msg) => write!(f, "internal error (panic): {msg}"),
+        }
+    }
+}
+
+/// The value of an operand, given the parameters and the results so far.
+#[inline]
+fn operand(op: &Operand, params: &[Value], values: &[Value]) -> Value {
+    match op {
+        Operand::Param(k) => params[*k as usize].clone(),
+        Operand::Step(s) => values[*s as usize].clone(),
+        Operand::Const(c) => c.value(),
+    }
+}
+
+/// Runs a program on its parameters (in the order of `program.params`).
+pub fn eval(program: &Program, params: &[Value]) -> Result<Value, EvalError> {
+    let mut values: Vec<Value> = Vec::with_capacity(program.steps.len());
+    for step in &program.steps {
+        let fail = |error| EvalError {
+            line: step.line,
+            target: step.target.clone(),
+            error,
+        };
+        Deadline::check().map_err(fail)?;
+        let args: SmallVec<[Value; 4]> = step.args.iter().map(|a| operand(a, params, &values)).collect();
+        let result = match &step.callee {
+            Callee::Prim(id) => (id.spec().imp)(&args),
+            Callee::Value(f) => call(&operand(f, params, &values), &args),
+        };
+        values.push(result.map_err(fail)?);
+    }
+    Ok(operand(&program.output, params, &values))
+}
+
+/// Runs a program with a time limit, turning a panic into [`RunError::Panic`].
+pub fn run_guarded(program: &Program, params: &[Value], limit: Option<Duration>) -> Result<Value, RunError> {
+    let _deadline = Deadline::set(limit.map(|l| Instant::now() + l));
+    match catch_unwind(AssertUnwindSafe(|| eval(program, params))) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) if e.error == DslError::Timeout => Err(RunError::Timeout { line: e.line }),
+        Ok(Err(e)) => Err(RunError::Raised(e)),
+        Err(panic) => Err(RunError::Panic(panic_message(&panic))),
+    }
+}
+
+/// The message of a caught panic.
+pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "(no message)".into())
+}

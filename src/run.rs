@@ -1,0 +1,156 @@
+//! Running solver programs on their tasks: each `solve_<id>` on every train and test pair of
+//! task `<id>`, in parallel over tasks, each program isolated (time limit, panics caught).
+
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use crate::dsl::{Grid, Value};
+use crate::program::{run_guarded, Program, RunError};
+use crate::tasks::{Example, Task};
+
+/// The parameter lists a program may have: the reference's `(I)` and the search dialect's
+/// `(S, I, C)`.
+pub fn check_params(program: &Program) -> Result<(), String> {
+    match program.params.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["I"] | ["S", "I", "C"] => Ok(()),
+        _ => Err(format!(
+            "{}:{}: {} takes ({}); supported are (I) and (S, I, C)",
+            program.file,
+            program.line,
+            program.name,
+            program.params.join(", ")
+        )),
+    }
+}
+
+/// The arguments of a program for one example of a task: `I` the input, `S` the training
+/// pairs, `C` the expected output (or `None`).
+pub fn arguments(program: &Program, task_pairs: &Value, example: &Example) -> Vec<Value> {
+    program
+        .params
+        .iter()
+        .map(|p| match p.as_str() {
+            "S" => task_pairs.clone(),
+            "C" => example.output.clone().map_or(Value::None, Value::grid),
+            _ => Value::grid(example.input.clone()),
+        })
+        .collect()
+}
+
+/// One solver's outcome on its task.
+#[derive(Clone, Debug)]
+pub struct TaskResult {
+    pub task: String,
+    pub solver: String,
+    pub pairs: usize,
+    pub correct: usize,
+    /// The first error met, if any pair raised, timed out or panicked.
+    pub error: Option<RunError>,
+    /// The outputs on the test inputs (`None` where the program failed or gave no grid).
+    pub test_outputs: Vec<Option<Grid>>,
+    pub micros: u64,
+}
+
+impl TaskResult {
+    pub fn solved(&self) -> bool {
+        self.pairs > 0 && self.correct == self.pairs
+    }
+}
+
+/// Everything a run found.
+#[derive(Debug, Default)]
+pub struct RunReport {
+    /// One per task that has a solver, sorted by task id.
+    pub results: Vec<TaskResult>,
+    /// Solvers whose task is not among the tasks.
+    pub solvers_without_task: Vec<String>,
+    /// Tasks that have no solver.
+    pub tasks_without_solver: Vec<String>,
+    /// Solvers defined more than once for one task (the first definition is used).
+    pub duplicate_solvers: Vec<String>,
+    pub seconds: f64,
+}
+
+/// Runs one program on every train and test pair of a task.
+pub fn run_on_task(program: &Program, task: &Task, limit: Option<Duration>) -> TaskResult {
+    let start = Instant::now();
+    let pairs_value = task.train_pairs_value();
+    let mut result = TaskResult {
+        task: task.id.clone(),
+        solver: program.name.clone(),
+        pairs: 0,
+        correct: 0,
+        error: None,
+        test_outputs: Vec::new(),
+        micros: 0,
+    };
+    let n_train = task.train.len();
+    for (k, example) in task.examples().enumerate() {
+        let out = run_guarded(program, &arguments(program, &pairs_value, example), limit);
+        if let Some(expected) = &example.output {
+            result.pairs += 1;
+            if out.as_ref().is_ok_and(|v| *v == Value::grid(expected.clone())) {
+                result.correct += 1;
+            }
+        }
+        if k >= n_train {
+            result
+                .test_outputs
+                .push(out.as_ref().ok().and_then(|v| v.as_grid().ok()).map(|g| (*g).clone()));
+        }
+        if let Err(e) = out {
+            result.error.get_or_insert(e);
+        }
+    }
+    result.micros = start.elapsed().as_micros() as u64;
+    result
+}
+
+/// Runs each `solve_<id>` on task `<id>`, in parallel over tasks; `tick` is called once per
+/// task finished (for progress bars).
+pub fn run_solvers(
+    programs: &[Program],
+    tasks: &[Task],
+    limit: Option<Duration>,
+    tick: &(dyn Fn() + Sync),
+) -> RunReport {
+    let start = Instant::now();
+    let mut by_task: HashMap<&str, &Program> = HashMap::new();
+    let mut report = RunReport::default();
+    for p in programs {
+        match by_task.entry(p.task_id().unwrap_or(&p.name)) {
+            Entry::Occupied(_) => report.duplicate_solvers.push(p.name.clone()),
+            Entry::Vacant(slot) => {
+                slot.insert(p);
+            }
+        }
+    }
+    let task_ids: HashMap<&str, &Task> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
+    let mut jobs: Vec<(&Program, &Task)> = Vec::new();
+    for (id, p) in &by_task {
+        match task_ids.get(id) {
+            Some(t) => jobs.push((p, t)),
+            None => report.solvers_without_task.push(p.name.clone()),
+        }
+    }
+    report.tasks_without_solver = tasks
+        .iter()
+        .filter(|t| !by_task.contains_key(t.id.as_str()))
+        .map(|t| t.id.clone())
+        .collect();
+    report.solvers_without_task.sort();
+    report.results = jobs
+        .par_iter()
+        .map(|(p, t)| {
+            let r = run_on_task(p, t, limit);
+            tick();
+            r
+        })
+        .collect();
+    report.results.sort_by(|a, b| a.task.cmp(&b.task));
+    report.seconds = start.elapsed().as_secs_f64();
+    report
+}

