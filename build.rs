@@ -1,0 +1,29 @@
+//! Embeds the team's solver library (`dsl/solvers.py`) and the demo tasks (`dsl/demo/*.json`
+//! with `dsl/demo/solvers.py`) into the binary, so `arcbatch demo` needs no file outside it.
+
+use std::fmt::Write;
+use std::path::Path;
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("dsl");
+    println!("cargo:rerun-if-changed={}", root.display());
+    let demo = root.join("demo");
+    println!("cargo:rerun-if-changed={}", demo.display());
+    let mut tasks: Vec<_> = std::fs::read_dir(&demo)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    tasks.retain(|p: &std::path::PathBuf| p.extension().is_some_and(|x| x == "json"));
+    tasks.sort();
+    let mut out = String::from("/// The demo tasks: (file name, JSON text).\npub const DEMO_TASKS: &[(&str, &str)] = &[\n");
+    for t in &tasks {
+        let name = t.file_name().expect("a file").to_string_lossy();
+        writeln!(out, "    ({name:?}, include_str!({:?})),", t.display().to_string()).expect("write to a String");
+    }
+    out.push_str("];\n");
+    for (constant, file) in [("LIBRARY", "solvers.py"), ("DEMO_SOLVERS", "demo/solvers.py")] {
+        let path = root.join(file).display().to_string();
+        writeln!(out, "/// `dsl/{file}`.\npub const {constant}: &str = include_str!({path:?});").expect("write to a String");
+    }
+    let dest = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("embedded.rs");
+    std::fs::write(dest, out).expect("OUT_DIR is writable");
+}

@@ -1,0 +1,142 @@
+//! Property tests of the primitives on random grids up to 30x30 (proptest): the algebra of the
+//! rotations and mirrors, `objects` as a partition into connected pieces, `shift` inverses,
+//! painting an object back, and the compact representations agreeing with the generic ones.
+
+use arcbatch::dsl::{Grid, Loc, PrimId, Value};
+use proptest::prelude::*;
+
+/// Calls a primitive by name.
+fn p(name: &str, args: &[Value]) -> Value {
+    let id = PrimId::of(name).unwrap_or_else(|| panic!("{name} is registered"));
+    (id.spec().imp)(args).unwrap_or_else(|e| panic!("{name} failed: {e}"))
+}
+
+/// Random grids: 1..=30 per side, few colours so components are non-trivial.
+fn grids() -> impl Strategy<Value = Grid> {
+    (1usize..=30, 1usize..=30, 1i8..=4).prop_flat_map(|(h, w, colours)| {
+        proptest::collection::vec(0..colours, h * w).prop_map(move |cells| Grid::new(h, w, cells))
+    })
+}
+
+fn flags() -> impl Strategy<Value = (bool, bool, bool)> {
+    (any::<bool>(), any::<bool>(), any::<bool>())
+}
+
+fn locs_of(v: &Value) -> Vec<Loc> {
+    match p("toindices", &[v.clone()]) {
+        Value::Indices(l) => l.as_ref().clone(),
+        other if other.len() == Some(0) => Vec::new(),
+        other => panic!("toindices gave {other}"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn four_quarter_turns_are_the_identity(g in grids()) {
+        let v = Value::grid(g);
+        let mut r = v.clone();
+        for _ in 0..4 {
+            r = p("rot90", &[r]);
+        }
+        prop_assert_eq!(&r, &v);
+        prop_assert_eq!(p("rot180", &[v.clone()]), p("rot90", &[p("rot90", &[v.clone()])]));
+        prop_assert_eq!(p("rot270", &[v.clone()]), p("rot90", &[p("rot180", &[v])]));
+    }
+
+    #[test]
+    fn mirrors_are_involutions_on_grids_and_objects(g in grids()) {
+        let v = Value::grid(g);
+        let obj = p("asobject", &[v.clone()]);
+        for m in ["hmirror", "vmirror", "dmirror", "cmirror"] {
+            prop_assert_eq!(&p(m, &[p(m, &[v.clone()])]), &v, "{} on a grid", m);
+            prop_assert_eq!(&p(m, &[p(m, &[obj.clone()])]), &obj, "{} on an object", m);
+        }
+        // Mirroring the grid and mirroring its object agree.
+        prop_assert_eq!(p("asobject", &[p("dmirror", &[v.clone()])]), p("dmirror", &[obj]));
+    }
+
+    #[test]
+    fn objects_partition_the_cells_into_connected_pieces(g in grids(), (univalued, diagonal, without_bg) in flags()) {
+        let v = Value::grid(g.clone());
+        let objs = p("objects", &[v.clone(), Value::Bool(univalued), Value::Bool(diagonal), Value::Bool(without_bg)]);
+        let bg = match p("mostcolor", &[v.clone()]) { Value::Int(c) => c as i8, other => panic!("{other}") };
+        let mut seen = vec![false; g.h * g.w];
+        for obj in objs.members().unwrap() {
+            let cells = arcbatch::dsl::prims::common::cells(&obj).unwrap();
+            prop_assert!(!cells.is_empty());
+            for c in cells.iter() {
+                let k = c.i as usize * g.w + c.j as usize;
+                prop_assert!(!seen[k], "cell {:?} is in two objects", c);
+                seen[k] = true;
+                prop_assert_eq!(c.color, g.get(c.i as usize, c.j as usize) as i32, "the colour is the grid's");
+                if univalued {
+                    prop_assert_eq!(c.color, cells[0].color);
+                }
+            }
+            // Connected: a flood fill inside the object from its first cell reaches all of it.
+            let locs: Vec<Loc> = cells.iter().map(|c| c.loc()).collect();
+            let mut reached = vec![locs[0]];
+            let mut stack = vec![locs[0]];
+            while let Some(l) = stack.pop() {
+                for n in &locs {
+                    let (di, dj) = ((n.i - l.i).abs(), (n.j - l.j).abs());
+                    let adjacent = if diagonal { di <= 1 && dj <= 1 } else { di + dj == 1 };
+                    if adjacent && !reached.contains(n) {
+                        reached.push(*n);
+                        stack.push(*n);
+                    }
+                }
+            }
+            prop_assert_eq!(reached.len(), locs.len(), "object is not connected");
+        }
+        for (k, covered) in seen.iter().enumerate() {
+            let is_bg = g.cells[k] == bg;
+            prop_assert_eq!(*covered, !(without_bg && is_bg), "cell {} coverage", k);
+        }
+    }
+
+    #[test]
+    fn shift_there_and_back_is_the_identity(g in grids(), di in -40i64..40, dj in -40i64..40) {
+        let obj = p("asobject", &[Value::grid(g)]);
+        let there = p("shift", &[obj.clone(), Value::Pair(di, dj)]);
+        prop_assert_eq!(&p("shift", &[there.clone(), Value::Pair(-di, -dj)]), &obj);
+        let ind = p("toindices", &[obj.clone()]);
+        prop_assert_eq!(p("toindices", &[there]), p("shift", &[ind, Value::Pair(di, dj)]));
+    }
+
+    #[test]
+    fn painting_a_grid_object_on_a_canvas_rebuilds_the_grid(g in grids(), bg in 0i64..10) {
+        let v = Value::grid(g.clone());
+        let canvas = p("canvas", &[Value::Int(bg), Value::Pair(g.h as i64, g.w as i64)]);
+        prop_assert_eq!(&p("paint", &[canvas, p("asobject", &[v.clone()])]), &v);
+        // And a grid's palette is its object's palette.
+        prop_assert_eq!(p("palette", &[v.clone()]), p("palette", &[p("asobject", &[v])]));
+    }
+
+    #[test]
+    fn ofcolor_splits_the_grid_and_fill_restores_it(g in grids()) {
+        let v = Value::grid(g.clone());
+        let mut total = 0;
+        let mut rebuilt = p("canvas", &[Value::Int(0), Value::Pair(g.h as i64, g.w as i64)]);
+        for c in 0..4 {
+            let ind = p("ofcolor", &[v.clone(), Value::Int(c)]);
+            total += locs_of(&ind).len();
+            prop_assert_eq!(p("colorcount", &[v.clone(), Value::Int(c)]), Value::Int(locs_of(&ind).len() as i64));
+            rebuilt = p("fill", &[rebuilt, Value::Int(c), ind]);
+        }
+        prop_assert_eq!(total, g.h * g.w);
+        prop_assert_eq!(rebuilt, v);
+    }
+
+    #[test]
+    fn a_grid_as_a_tuple_of_rows_behaves_like_the_grid(g in grids()) {
+        let v = Value::grid(g);
+        let rows = Value::tuple(v.members().unwrap());
+        prop_assert_eq!(&rows, &v);
+        for name in ["rot90", "hmirror", "asobject", "palette", "mostcolor", "trim", "compress"] {
+            prop_assert_eq!(p(name, &[rows.clone()]), p(name, &[v.clone()]), "{} on the tuple form", name);
+        }
+    }
+}
