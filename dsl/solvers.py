@@ -655,3 +655,211 @@ def solve_ce4f8723(I):
     x7 = canvas(THREE, x6)
     O = fill(x7, ZERO, x5)
     return O
+
+
+# complete each cyan L-shape to a 2x2 square with a blue cell
+def solve_3aa6fb7a(I):
+    x1 = objects(I, T, F, T)
+    x2 = mapply(delta, x1)
+    O = fill(I, ONE, x2)
+    return O
+
+
+# red fills the gap between two blue cells in a row
+def solve_a699fb00(I):
+    x1 = ofcolor(I, ONE)
+    x2 = shift(x1, RIGHT)
+    x3 = shift(x1, LEFT)
+    x4 = intersection(x2, x3)
+    O = fill(I, TWO, x4)
+    return O
+
+
+# each blue cell gets red, orange, magenta and cyan neighbours
+def solve_d364b489(I):
+    x1 = ofcolor(I, ONE)
+    x2 = shift(x1, UP)
+    x3 = shift(x1, LEFT)
+    x4 = shift(x1, RIGHT)
+    x5 = shift(x1, DOWN)
+    x6 = fill(I, TWO, x2)
+    x7 = fill(x6, SEVEN, x3)
+    x8 = fill(x7, SIX, x4)
+    O = fill(x8, EIGHT, x5)
+    return O
+
+
+# keep only the tallest bar (blue) and the shortest bar (red)
+def solve_a61f2674(I):
+    x1 = objects(I, T, F, T)
+    x2 = argmax(x1, size)
+    x3 = argmin(x1, size)
+    x4 = shape(I)
+    x5 = canvas(ZERO, x4)
+    x6 = fill(x5, ONE, x2)
+    O = fill(x6, TWO, x3)
+    return O
+
+
+# every hollow 3x3 square becomes a red plus sign
+def solve_6c434453(I):
+    x1 = objects(I, T, F, T)
+    x2 = sizefilter(x1, EIGHT)
+    x3 = merge(x2)
+    x4 = fill(I, ZERO, x3)
+    x5 = apply(center, x2)
+    x6 = mapply(dneighbors, x5)
+    x7 = combine(x5, x6)
+    O = fill(x4, TWO, x7)
+    return O
+
+
+# the two shapes that match turn blue, the odd one out turns red
+def solve_b230c067(I):
+    x1 = objects(I, T, T, T)
+    x2 = totuple(x1)
+    x3 = apply(normalize, x2)
+    x4 = leastcommon(x3)
+    x5 = matcher(normalize, x4)
+    x6 = extract(x1, x5)
+    x7 = replace(I, EIGHT, ONE)
+    O = fill(x7, TWO, x6)
+    return O
+
+
+# shapes of exactly six cells turn red, all other shapes blue
+def solve_d2abd087(I):
+    x1 = objects(I, T, F, T)
+    x2 = sizefilter(x1, SIX)
+    x3 = merge(x2)
+    x4 = replace(I, FIVE, ONE)
+    O = fill(x4, TWO, x3)
+    return O
+
+
+# color the four bars by rank of height: tallest blue, then red, green, yellow
+def solve_08ed6ac7(I):
+    x1 = objects(I, T, F, T)
+    x2 = order(x1, size)
+    x3 = interval(FOUR, ZERO, NEG_ONE)
+    x4 = mpapply(recolor, x3, x2)
+    O = paint(I, x4)
+    return O
+
+
+# every pair of adjacent red cells gets a green frame
+def solve_b27ca6d3(I):
+    x1 = objects(I, T, F, T)
+    x2 = sizefilter(x1, TWO)
+    x3 = mapply(outbox, x2)
+    O = fill(I, THREE, x3)
+    return O
+
+
+# cut out the largest shape from the noisy grid
+def solve_1f85a75f(I):
+    x1 = objects(I, T, T, T)
+    x2 = argmax(x1, size)
+    O = subgrid(x2, I)
+    return O
+
+
+# cut out the largest shape
+def solve_be94b721(I):
+    x1 = objects(I, T, F, T)
+    x2 = argmax(x1, size)
+    O = subgrid(x2, I)
+    return O
+
+
+# of the 3x3 blocks, output the one whose pattern differs from the rest
+def solve_a87f7484(I):
+    x1 = height(I)
+    x2 = width(I)
+    x3 = divide(x1, THREE)
+    x4 = divide(x2, THREE)
+    x5 = vsplit(I, x3)
+    x6 = hsplit(I, x4)
+    x7 = portrait(I)
+    x8 = branch(x7, x5, x6)
+    x9 = rbind(ofcolor, ZERO)
+    x10 = apply(x9, x8)
+    x11 = leastcommon(x10)
+    x12 = matcher(x9, x11)
+    O = extract(x8, x12)
+    return O
+
+
+# hollow red rectangles are replaced by their green filled interior
+def solve_d5d6de2d(I):
+    x1 = objects(I, T, F, T)
+    x2 = mapply(delta, x1)
+    x3 = replace(I, TWO, ZERO)
+    O = fill(x3, THREE, x2)
+    return O
+
+
+# scale the grid up by a factor of two
+def solve_c59eb873(I):
+    O = upscale(I, TWO)
+    return O
+
+
+# scale the grid up by the number of colors it contains
+def solve_b91ae062(I):
+    x1 = numcolors(I)
+    x2 = decrement(x1)
+    O = upscale(I, x2)
+    return O
+
+
+# the top-left 2x2 corner of the repeating pattern
+def solve_d10ecb37(I):
+    O = crop(I, ORIGIN, TWO_BY_TWO)
+    return O
+
+
+# scale the grid up by a factor of three
+def solve_9172f3a0(I):
+    O = upscale(I, THREE)
+    return O
+
+
+# the grid repeats three times side by side: keep one copy
+def solve_2dee498d(I):
+    x1 = hsplit(I, THREE)
+    O = first(x1)
+    return O
+
+
+# cut out the colored part of the blue grid, blue becomes black
+def solve_a740d043(I):
+    x1 = objects(I, T, T, T)
+    x2 = merge(x1)
+    x3 = subgrid(x2, I)
+    O = replace(x3, ONE, ZERO)
+    return O
+
+
+# remove the gray noise and scale the 3x3 blocks down to single cells
+def solve_5614dbcf(I):
+    x1 = replace(I, FIVE, ZERO)
+    O = downscale(x1, THREE)
+    return O
+
+
+# mirror the grid to the right and then downwards
+def solve_3af2c5a8(I):
+    x1 = vmirror(I)
+    x2 = hconcat(I, x1)
+    x3 = hmirror(x2)
+    O = vconcat(x2, x3)
+    return O
+
+
+# scale the grid up by the number of colors it contains
+def solve_ac0a08a4(I):
+    x1 = numcolors(I)
+    x2 = decrement(x1)
+    O = upscale(I, x2)
+    return O
