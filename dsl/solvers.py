@@ -863,3 +863,95 @@ def solve_ac0a08a4(I):
     x2 = decrement(x1)
     O = upscale(I, x2)
     return O
+
+
+# slide the red shape towards the cyan square until they touch
+def solve_05f2a901(I):
+    x1 = objects(I, T, F, T)
+    x2 = colorfilter(x1, TWO)
+    x3 = first(x2)
+    x4 = colorfilter(x1, EIGHT)
+    x5 = first(x4)
+    x6 = gravitate(x3, x5)
+    O = move(I, x3, x6)
+    return O
+
+
+# surround every red cell with blue on its empty neighbours
+def solve_dc1df850(I):
+    x1 = ofcolor(I, TWO)
+    x2 = mapply(neighbors, x1)
+    O = underfill(I, ONE, x2)
+    return O
+
+
+# surround every gray cell with a blue ring
+def solve_4258a5f9(I):
+    x1 = ofcolor(I, FIVE)
+    x2 = mapply(neighbors, x1)
+    O = underfill(I, ONE, x2)
+    return O
+
+
+# color gray shapes by size: four cells blue, three red, two green
+def solve_6e82a1ae(I):
+    x1 = objects(I, T, F, T)
+    x2 = sizefilter(x1, FOUR)
+    x3 = sizefilter(x1, THREE)
+    x4 = sizefilter(x1, TWO)
+    x5 = merge(x2)
+    x6 = merge(x3)
+    x7 = merge(x4)
+    x8 = fill(I, ONE, x5)
+    x9 = fill(x8, TWO, x6)
+    O = fill(x9, THREE, x7)
+    return O
+
+
+# longest bar blue, shortest bar red, the remaining bar yellow
+def solve_ea32f347(I):
+    x1 = objects(I, T, F, T)
+    x2 = argmax(x1, size)
+    x3 = argmin(x1, size)
+    x4 = replace(I, FIVE, FOUR)
+    x5 = fill(x4, ONE, x2)
+    O = fill(x5, TWO, x3)
+    return O
+
+
+# the shape takes the color of the single corner cell, which disappears
+def solve_aabf363d(I):
+    x1 = objects(I, T, F, T)
+    x2 = argmax(x1, size)
+    x3 = leastcolor(I)
+    x4 = replace(I, x3, ZERO)
+    O = fill(x4, x3, x2)
+    return O
+
+
+# closed rectangular loops turn green, open shapes stay blue
+def solve_810b9b61(I):
+    x1 = objects(I, T, T, T)
+    x2 = fork(equality, toindices, box)
+    x3 = chain(positive, size, delta)
+    x4 = fork(both, x2, x3)
+    x5 = mfilter(x1, x4)
+    O = fill(I, THREE, x5)
+    return O
+
+
+# fill the inside of the larger rectangle red and of the smaller one blue
+def solve_694f12f3(I):
+    x1 = objects(I, T, F, F)
+    x2 = colorfilter(x1, FOUR)
+    x3 = argmax(x2, size)
+    x4 = argmin(x2, size)
+    x5 = backdrop(x3)
+    x6 = box(x3)
+    x7 = difference(x5, x6)
+    x8 = backdrop(x4)
+    x9 = box(x4)
+    x10 = difference(x8, x9)
+    x11 = fill(I, TWO, x7)
+    O = fill(x11, ONE, x10)
+    return O
