@@ -955,3 +955,43 @@ def solve_694f12f3(I):
     x11 = fill(I, TWO, x7)
     O = fill(x11, ONE, x10)
     return O
+
+
+# every gray cell grows into a blue 3x3 square
+def solve_ce22a75a(I):
+    x1 = ofcolor(I, FIVE)
+    x2 = mapply(neighbors, x1)
+    x3 = combine(x1, x2)
+    O = fill(I, ONE, x3)
+    return O
+
+
+# fill hollow squares by the size of their hole: 1 magenta, 4 orange, 9 cyan
+def solve_c0f76784(I):
+    x1 = objects(I, T, F, T)
+    x2 = apply(delta, x1)
+    x3 = sizefilter(x2, ONE)
+    x4 = sizefilter(x2, FOUR)
+    x5 = sizefilter(x2, NINE)
+    x6 = merge(x3)
+    x7 = merge(x4)
+    x8 = merge(x5)
+    x9 = fill(I, SIX, x6)
+    x10 = fill(x9, SEVEN, x7)
+    O = fill(x10, EIGHT, x8)
+    return O
+
+
+# list the minority block colors from most to least frequent, as a column
+def solve_f8b3ba0a(I):
+    x1 = palette(I)
+    x2 = remove(ZERO, x1)
+    x3 = lbind(colorcount, I)
+    x4 = compose(invert, x3)
+    x5 = order(x2, x4)
+    x6 = first(x5)
+    x7 = remove(x6, x5)
+    x8 = initset(x7)
+    x9 = totuple(x8)
+    O = dmirror(x9)
+    return O
