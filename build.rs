@@ -14,7 +14,8 @@ fn main() {
         .unwrap_or_default();
     tasks.retain(|p: &std::path::PathBuf| p.extension().is_some_and(|x| x == "json"));
     tasks.sort();
-    let mut out = String::from("/// The demo tasks: (file name, JSON text).\npub const DEMO_TASKS: &[(&str, &str)] = &[\n");
+    let mut out =
+        String::from("/// The demo tasks: (file name, JSON text).\npub const DEMO_TASKS: &[(&str, &str)] = &[\n");
     for t in &tasks {
         let name = t.file_name().expect("a file").to_string_lossy();
         writeln!(out, "    ({name:?}, include_str!({:?})),", t.display().to_string()).expect("write to a String");
@@ -22,7 +23,11 @@ fn main() {
     out.push_str("];\n");
     for (constant, file) in [("LIBRARY", "solvers.py"), ("DEMO_SOLVERS", "demo/solvers.py")] {
         let path = root.join(file).display().to_string();
-        writeln!(out, "/// `dsl/{file}`.\npub const {constant}: &str = include_str!({path:?});").expect("write to a String");
+        writeln!(
+            out,
+            "/// `dsl/{file}`.\npub const {constant}: &str = include_str!({path:?});"
+        )
+        .expect("write to a String");
     }
     let dest = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("embedded.rs");
     std::fs::write(dest, out).expect("OUT_DIR is writable");

@@ -5,6 +5,7 @@
 //! [`golden`] reads the conformance corpus.
 
 pub mod dsl;
+pub mod embedded;
 pub mod golden;
 pub mod program;
 pub mod run;

@@ -27,7 +27,14 @@ fn every_golden_case_passes() {
         }
     }
     let failed: usize = reports.iter().map(|r| r.failures.len()).sum();
-    assert!(failed == 0, "{failed} golden cases failed ({passed} passed); first ones:\n{}", failures.join("\n"));
+    assert!(
+        failed == 0,
+        "{failed} golden cases failed ({passed} passed); first ones:\n{}",
+        failures.join("\n")
+    );
     assert_eq!(reports.len(), 160, "expected one case file per primitive");
-    assert!(skipped <= 33, "{skipped} cases skipped; only the 33 unenumerable order-sensitive ones may be");
+    assert!(
+        skipped <= 33,
+        "{skipped} cases skipped; only the 33 unenumerable order-sensitive ones may be"
+    );
 }

@@ -21,13 +21,19 @@ fn task(json: &str) -> Task {
 
 #[test]
 fn every_solver_of_the_team_library_solves_its_training_task() {
-    let Some(training) = shared::shared("arc/training") else { return };
+    let Some(training) = shared::shared("arc/training") else {
+        return;
+    };
     let programs = parse_file("dsl/solvers.py", &library()).expect("the library parses");
     assert!(programs.len() >= 40, "the library has {} solvers", programs.len());
     let set = tasks::load(&training).unwrap();
     assert!(set.errors.is_empty(), "{:?}", set.errors);
     let report = run_solvers(&programs, &set.tasks, Some(Duration::from_secs(5)), &|| {});
-    assert!(report.solvers_without_task.is_empty(), "{:?}", report.solvers_without_task);
+    assert!(
+        report.solvers_without_task.is_empty(),
+        "{:?}",
+        report.solvers_without_task
+    );
     let unsolved: Vec<String> = report
         .results
         .iter()
@@ -47,11 +53,18 @@ fn the_published_solvers_solve_what_the_reference_solves() {
         eprintln!("note: skipped, set ARCBATCH_REFERENCE_SOLVERS to a copy of arc-dsl's solvers.py");
         return;
     };
-    let Some(training) = shared::shared("arc/training") else { return };
+    let Some(training) = shared::shared("arc/training") else {
+        return;
+    };
     let programs = parse_file("solvers.py", &std::fs::read_to_string(path).unwrap()).unwrap();
     let set = tasks::load(&training).unwrap();
     let report = run_solvers(&programs, &set.tasks, Some(Duration::from_secs(10)), &|| {});
-    let unsolved: Vec<&str> = report.results.iter().filter(|r| !r.solved()).map(|r| r.task.as_str()).collect();
+    let unsolved: Vec<&str> = report
+        .results
+        .iter()
+        .filter(|r| !r.solved())
+        .map(|r| r.task.as_str())
+        .collect();
     assert_eq!(unsolved, ["e40b9e2f"], "the reference fails only e40b9e2f");
 }
 
@@ -64,7 +77,11 @@ fn a_runaway_program_times_out_alone() {
     let programs = parse_file("t.py", src).unwrap();
     let t = task(TINY_TASK);
     let slow = run_on_task(&programs[0], &t, Some(Duration::from_millis(20)));
-    assert!(matches!(slow.error, Some(RunError::Timeout { line: 5 })), "{:?}", slow.error);
+    assert!(
+        matches!(slow.error, Some(RunError::Timeout { line: 5 })),
+        "{:?}",
+        slow.error
+    );
     let fine = run_on_task(&programs[1], &t, Some(Duration::from_millis(20)));
     assert!(fine.solved() && fine.error.is_none());
 }
@@ -83,7 +100,11 @@ fn the_cli_writes_a_report_and_a_submission() {
     std::fs::create_dir_all(dir.join("tasks")).unwrap();
     std::fs::write(dir.join("tasks/t.json"), TINY_TASK).unwrap();
     std::fs::write(dir.join("tasks/u.json"), TINY_TASK).unwrap();
-    std::fs::write(dir.join("s.py"), "def solve_t(I):\n    O = vmirror(I)\n    return O\ndef solve_x(I):\n    return I\n").unwrap();
+    std::fs::write(
+        dir.join("s.py"),
+        "def solve_t(I):\n    O = vmirror(I)\n    return O\ndef solve_x(I):\n    return I\n",
+    )
+    .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_arcbatch"))
         .args(["run", "--solvers"])
         .arg(dir.join("s.py"))
@@ -100,7 +121,8 @@ fn the_cli_writes_a_report_and_a_submission() {
     assert!(stdout.contains("solved 1 of 1 tasks with a solver"), "{stdout}");
     assert!(stdout.contains("solvers without a task (1): solve_x"), "{stdout}");
     assert!(stdout.contains("tasks without a solver (1): u"), "{stdout}");
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
     assert_eq!(report["solved"], 1);
     assert_eq!(report["correct_pairs"], 2);
     assert_eq!(report["results"]["t"]["solved"], true);
@@ -127,5 +149,8 @@ fn a_parse_error_is_reported_with_its_place_and_exit_status_2() {
     std::fs::remove_dir_all(&dir).unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.contains("s.py:2:9: unknown name \"vmiror\"; similar primitives: vmirror"), "{stderr}");
+    assert!(
+        stderr.contains("s.py:2:9: unknown name \"vmiror\"; similar primitives: vmirror"),
+        "{stderr}"
+    );
 }

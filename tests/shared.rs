@@ -17,7 +17,10 @@ pub fn shared(sub: &str) -> Option<PathBuf> {
         return Some(path);
     }
     if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{} is missing, and under CI=true tests that need it may not be skipped", path.display());
+        panic!(
+            "{} is missing, and under CI=true tests that need it may not be skipped",
+            path.display()
+        );
     }
     eprintln!("note: skipped, {} not found (set ARCBATCH_SHARED)", path.display());
     None

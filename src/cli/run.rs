@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value as Json};
 
+use arcbatch::embedded;
 use arcbatch::program::{parse_file, Program};
 use arcbatch::run::{check_params, run_solvers, RunReport};
 use arcbatch::tasks::{self, grid_json, Task, TaskSet};
@@ -28,10 +29,19 @@ pub fn load_solvers(name: &str, source: &str) -> Result<Vec<Program>, String> {
     Ok(programs)
 }
 
-pub fn read_inputs(solvers: &Path, tasks_path: &Path) -> Result<Inputs, String> {
-    let source = std::fs::read_to_string(solvers).map_err(|e| format!("{}: {e}", solvers.display()))?;
-    let programs = load_solvers(&solvers.display().to_string(), &source)?;
-    let tasks = tasks::load(tasks_path).map_err(|e| e.to_string())?;
+/// Reads the solvers and tasks of a run; `None` stands for the embedded library and demo tasks.
+pub fn read_inputs(solvers: Option<&Path>, tasks_path: Option<&Path>) -> Result<Inputs, String> {
+    let programs = match solvers {
+        Some(path) => {
+            let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            load_solvers(&path.display().to_string(), &source)?
+        }
+        None => load_solvers("(embedded) dsl/solvers.py", &embedded::all_solvers())?,
+    };
+    let tasks = match tasks_path {
+        Some(path) => tasks::load(path).map_err(|e| e.to_string())?,
+        None => embedded::demo_tasks(),
+    };
     Ok(Inputs { programs, tasks })
 }
 

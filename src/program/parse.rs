@@ -462,12 +462,19 @@ mod tests {
         assert_eq!(p.output, Operand::Step(3));
         assert_eq!(p.steps[3].line, 8);
         // Printing gives back the same program.
-        assert_eq!(parse_program("t.py", &p.to_string()).unwrap().to_string(), p.to_string());
+        assert_eq!(
+            parse_program("t.py", &p.to_string()).unwrap().to_string(),
+            p.to_string()
+        );
     }
 
     #[test]
     fn nested_calls_and_literals_are_flattened() {
-        let p = parse_program("t.py", "def solve(S, I, C):\n    O = fill(I, 3, ofcolor(I, -1))\n    return O\n").unwrap();
+        let p = parse_program(
+            "t.py",
+            "def solve(S, I, C):\n    O = fill(I, 3, ofcolor(I, -1))\n    return O\n",
+        )
+        .unwrap();
         assert_eq!(p.params, ["S", "I", "C"]);
         assert_eq!(p.steps.len(), 2);
         assert_eq!(p.steps[1].args[1], Operand::Const(ConstKey::Int(3)));
@@ -490,6 +497,8 @@ mod tests {
         let e = err("def solve_a(I):\n    x1 = ONE(I)\n    return x1\n");
         assert!(e.message.contains("constant, not a function"), "{e}");
         assert_eq!(err("x = 1\n").message, "expected 'def NAME(...):' at the top level");
-        assert!(err("def solve_a(I):\n    x1 = rot90(I) $\n").message.contains("unexpected character"));
+        assert!(err("def solve_a(I):\n    x1 = rot90(I) $\n")
+            .message
+            .contains("unexpected character"));
     }
 }
