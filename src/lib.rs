@@ -4,6 +4,8 @@
 //! (parser, IR, interpreter) → [`tasks`] (ARC task files) → [`run`] (solvers on their tasks).
 //! [`golden`] reads the conformance corpus.
 
+pub mod batch;
+pub mod batt;
 pub mod dsl;
 pub mod embedded;
 pub mod golden;

@@ -110,6 +110,15 @@ impl Drop for Deadline {
     }
 }
 
+/// The message of a caught panic (for isolating a program, or one lane, from a bug).
+pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "(no message)".into())
+}
+
 /// Calls a function value with arguments, as Python's `f(*args)` would.
 pub fn call(f: &Value, args: &[Value]) -> DslResult<Value> {
     let n = CALLS.with(|c| {

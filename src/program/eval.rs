@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use smallvec::SmallVec;
 
 use super::ir::{Callee, Operand, Program};
-use crate::dsl::func::{call, Deadline};
+use crate::dsl::func::{call, panic_message, Deadline};
 use crate::dsl::{DslError, Value};
 
 /// A primitive's error, with the step that raised it.
@@ -98,13 +98,4 @@ pub fn run_guarded(program: &Program, params: &[Value], limit: Option<Duration>)
         Ok(Err(e)) => Err(RunError::Raised(e)),
         Err(panic) => Err(RunError::Panic(panic_message(&panic))),
     }
-}
-
-/// The message of a caught panic.
-pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "(no message)".into())
 }

@@ -79,7 +79,7 @@ fn fork(a: &[Value]) -> DslResult<Value> {
 }
 
 /// Rebuilds a container of the same Python kind as `like` from new members.
-fn same_kind(like: &Value, items: Vec<Value>) -> Value {
+pub fn same_kind(like: &Value, items: Vec<Value>) -> Value {
     if like.is_set() {
         Value::set(items)
     } else {

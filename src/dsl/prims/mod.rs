@@ -26,3 +26,4 @@ pub const FAMILIES: &[&[PrimSpec]] = &[
 ];
 
 pub use containers::merge_values;
+pub use higher::same_kind;

@@ -1,0 +1,132 @@
+//! The CPU backend: each batched op is a rayon loop over contiguous chunks of lanes (never one
+//! task per cell), calling on each lane the very function the scalar primitive is built on,
+//! over that lane's slice of the flat buffer. So a batched op cannot drift from its primitive.
+//!
+//! Every lane runs isolated as the interpreter runs a program: under a time limit (the
+//! thread's [`Deadline`]) and with a panic turned into that lane's error.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+use smallvec::SmallVec;
+
+use super::backend::{Backend, Transform};
+use super::grids::{GridBatch, GridView, PatchBatch};
+use super::{par_map, Arg, LaneResult};
+use crate::dsl::func::{call, panic_message, Deadline};
+use crate::dsl::{Color, DslError, PrimId, Value};
+
+/// Lanes per parallel chunk for scalar primitives (cheap, so chunks are long).
+const SCALAR_CHUNK: usize = 32;
+/// Lanes per parallel chunk for the grid ops (each lane does real work).
+const GRID_CHUNK: usize = 8;
+
+/// The CPU backend.
+#[derive(Clone, Debug, Default)]
+pub struct CpuBackend {
+    /// Time limit per lane of a call that may run function values.
+    limit: Option<Duration>,
+}
+
+impl CpuBackend {
+    /// A backend whose lane-by-lane calls stop with [`DslError::Timeout`] after `limit`.
+    pub fn new(limit: Option<Duration>) -> CpuBackend {
+        CpuBackend { limit }
+    }
+
+    /// Runs one lane under the time limit, a panic becoming the lane's error.
+    fn guarded(&self, what: &dyn Fn() -> String, f: impl FnOnce() -> LaneResult) -> LaneResult {
+        let _deadline = Deadline::set(self.limit.map(|l| Instant::now() + l));
+        catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+            let message = panic_message(&panic);
+            Err(DslError::Value(format!(
+                "internal error: {} panicked: {message}",
+                what()
+            )))
+        })
+    }
+}
+
+/// The arguments of lane `k`.
+fn lane_args(args: &[Arg<'_>], k: usize) -> SmallVec<[Value; 4]> {
+    args.iter().map(|a| a.get(k).clone()).collect()
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn map_scalar(&self, prim: PrimId, args: &[Arg<'_>], lanes: usize) -> Vec<LaneResult> {
+        let spec = prim.spec();
+        par_map(lanes, SCALAR_CHUNK, |k| {
+            self.guarded(&|| spec.name.to_string(), || (spec.imp)(&lane_args(args, k)))
+        })
+    }
+
+    fn map_call(&self, function: &Arg<'_>, args: &[Arg<'_>], lanes: usize) -> Vec<LaneResult> {
+        par_map(lanes, SCALAR_CHUNK, |k| {
+            let f = function.get(k);
+            self.guarded(&|| f.to_string(), || call(f, &lane_args(args, k)))
+        })
+    }
+
+    fn objects(&self, grids: &GridBatch, mode: u8) -> Vec<LaneResult> {
+        let flags = [mode & 4 != 0, mode & 2 != 0, mode & 1 != 0].map(Value::Bool);
+        on_views(grids, |g, _| scalar("objects", g, &flags))
+    }
+
+    fn ofcolor(&self, grids: &GridBatch, colors: &[i64]) -> Vec<LaneResult> {
+        on_views(grids, |g, k| scalar("ofcolor", g, &[Value::Int(colors[k])]))
+    }
+
+    fn colorcount(&self, grids: &GridBatch, colors: &[i64]) -> Vec<LaneResult> {
+        on_views(grids, |g, k| scalar("colorcount", g, &[Value::Int(colors[k])]))
+    }
+
+    fn palette(&self, grids: &GridBatch, as_tuple: bool) -> Vec<LaneResult> {
+        on_views(grids, |g, _| scalar(if as_tuple { "p_g" } else { "palette" }, g, &[]))
+    }
+
+    fn colorfilter(&self, objects: &[&Value], colors: &[i64]) -> Vec<LaneResult> {
+        let id = PrimId::of("colorfilter");
+        par_map(objects.len(), GRID_CHUNK, |k| match id {
+            Some(id) => (id.spec().imp)(&[objects[k].clone(), Value::Int(colors[k])]),
+            None => Err(missing("colorfilter")),
+        })
+    }
+
+    fn fill(&self, grids: &GridBatch, colors: &[Color], patches: &PatchBatch) -> Vec<LaneResult> {
+        on_views(grids, |g, k| {
+            let patch = Value::indices(patches.patch(k).iter().map(|c| c.loc()).collect());
+            scalar("fill", g, &[Value::Int(colors[k] as i64), patch])
+        })
+    }
+
+    fn paint(&self, grids: &GridBatch, objects: &PatchBatch) -> Vec<LaneResult> {
+        on_views(grids, |g, k| {
+            scalar("paint", g, &[Value::object(objects.patch(k).to_vec())])
+        })
+    }
+
+    fn transform(&self, grids: &GridBatch, t: Transform) -> Vec<LaneResult> {
+        on_views(grids, |g, _| scalar(t.name(), g, &[]))
+    }
+}
+
+/// `f(grid k, k)` on each grid of a batch, in parallel.
+fn on_views(grids: &GridBatch, f: impl Fn(GridView<'_>, usize) -> LaneResult + Sync + Send) -> Vec<LaneResult> {
+    par_map(grids.len(), GRID_CHUNK, |k| f(grids.view(k), k))
+}
+
+fn missing(name: &str) -> DslError {
+    DslError::Value(format!("internal error: primitive {name} is not registered"))
+}
+
+/// The scalar primitive `name` on a grid and further arguments.
+fn scalar(name: &str, g: GridView<'_>, rest: &[Value]) -> LaneResult {
+    let id = PrimId::of(name).ok_or_else(|| missing(name))?;
+    let mut args = vec![Value::grid(crate::dsl::Grid::new(g.h, g.w, g.cells.to_vec()))];
+    args.extend_from_slice(rest);
+    (id.spec().imp)(&args)
+}

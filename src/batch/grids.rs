@@ -1,0 +1,195 @@
+//! The grids of a batch in one flat buffer, with one small metadata record per grid; and the
+//! patches of a batch likewise.
+//!
+//! This is the layout the GPU kernels take as is (DESIGN.md §4): all cells of all grids back to
+//! back in one `Vec<i8>` (one transfer), and per grid a [`GridMeta`] with its offset into that
+//! buffer and its shape, so a CUDA block that owns grid `k` finds its cells in O(1) with no
+//! padding and no search. [`GridMeta`] is `#[repr(C)]` for that reason; its C twin is
+//! `struct GridMeta { uint32_t offset; uint8_t h, w; }` (8 bytes, 2 of them padding).
+//!
+//! A grid with a side over 255 cells (which `upscale` or `hconcat` can build) does not fit a
+//! [`GridMeta`]; [`GridBatch::fits`] says so, and callers keep such a lane on the scalar path.
+
+use crate::dsl::{Cell, Color, Grid};
+
+/// Where one grid of a [`GridBatch`] lies in the flat cell buffer, and its shape.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GridMeta {
+    /// Index of the grid's first cell in [`GridBatch::cells`].
+    pub offset: u32,
+    pub h: u8,
+    pub w: u8,
+}
+
+impl GridMeta {
+    /// Number of cells of the grid.
+    pub fn len(self) -> usize {
+        self.h as usize * self.w as usize
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Many grids in one flat row-major buffer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GridBatch {
+    pub cells: Vec<Color>,
+    pub metas: Vec<GridMeta>,
+}
+
+impl GridBatch {
+    /// An empty batch with room for `grids` grids of `cells` cells in all.
+    pub fn with_capacity(grids: usize, cells: usize) -> GridBatch {
+        GridBatch {
+            cells: Vec::with_capacity(cells),
+            metas: Vec::with_capacity(grids),
+        }
+    }
+
+    /// Whether a grid can travel in a batch: each side at most 255 cells.
+    pub fn fits(g: &Grid) -> bool {
+        g.h <= u8::MAX as usize && g.w <= u8::MAX as usize
+    }
+
+    /// Appends a grid; `false` (and nothing appended) when it does not [`fit`](Self::fits) or
+    /// the buffer would pass `u32::MAX` cells.
+    pub fn push(&mut self, g: &Grid) -> bool {
+        let Ok(offset) = u32::try_from(self.cells.len()) else {
+            return false;
+        };
+        if !GridBatch::fits(g) || u32::try_from(self.cells.len() + g.cells.len()).is_err() {
+            return false;
+        }
+        self.metas.push(GridMeta {
+            offset,
+            h: g.h as u8,
+            w: g.w as u8,
+        });
+        self.cells.extend_from_slice(&g.cells);
+        true
+    }
+
+    /// A batch of the given grids, all of which must [`fit`](Self::fits) (`None` otherwise).
+    pub fn from_grids<'a>(grids: impl IntoIterator<Item = &'a Grid>) -> Option<GridBatch> {
+        let mut batch = GridBatch::default();
+        for g in grids {
+            if !batch.push(g) {
+                return None;
+            }
+        }
+        Some(batch)
+    }
+
+    /// Number of grids.
+    pub fn len(&self) -> usize {
+        self.metas.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.metas.is_empty()
+    }
+
+    /// Grid `k` as a borrowed view.
+    pub fn view(&self, k: usize) -> GridView<'_> {
+        let m = self.metas[k];
+        let start = m.offset as usize;
+        GridView {
+            cells: &self.cells[start..start + m.len()],
+            h: m.h as usize,
+            w: m.w as usize,
+        }
+    }
+
+    /// Grid `k`, copied out.
+    pub fn grid(&self, k: usize) -> Grid {
+        let v = self.view(k);
+        Grid::new(v.h, v.w, v.cells.to_vec())
+    }
+}
+
+/// One grid of a batch: its cells, row-major, and its shape.
+#[derive(Clone, Copy, Debug)]
+pub struct GridView<'a> {
+    pub cells: &'a [Color],
+    pub h: usize,
+    pub w: usize,
+}
+
+/// The patches (index sets or objects) of a batch in one flat buffer: lane `k`'s cells are
+/// `cells[offsets[k]..offsets[k + 1]]`, in the patch's order. An index set's cells carry
+/// colour 0, which `fill` ignores.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PatchBatch {
+    pub cells: Vec<Cell>,
+    pub offsets: Vec<u32>,
+}
+
+impl Default for PatchBatch {
+    fn default() -> PatchBatch {
+        PatchBatch {
+            cells: Vec::new(),
+            offsets: vec![0],
+        }
+    }
+}
+
+impl PatchBatch {
+    /// Appends one patch; `false` (and nothing appended) past `u32::MAX` cells in all.
+    pub fn push(&mut self, cells: impl IntoIterator<Item = Cell>) -> bool {
+        let before = self.cells.len();
+        self.cells.extend(cells);
+        match u32::try_from(self.cells.len()) {
+            Ok(end) => {
+                self.offsets.push(end);
+                true
+            }
+            Err(_) => {
+                self.cells.truncate(before);
+                false
+            }
+        }
+    }
+
+    /// Number of patches.
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The cells of patch `k`.
+    pub fn patch(&self, k: usize) -> &[Cell] {
+        &self.cells[self.offsets[k] as usize..self.offsets[k + 1] as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_round_trip_through_the_flat_buffer() {
+        let a = Grid::new(2, 3, vec![1, 2, 3, 4, 5, 6]);
+        let b = Grid::new(1, 1, vec![9]);
+        let empty = Grid::new(0, 0, vec![]);
+        let batch = GridBatch::from_grids([&a, &empty, &b]).unwrap();
+        assert_eq!(batch.len(), 3);
+        assert_eq!(batch.metas[2], GridMeta { offset: 6, h: 1, w: 1 });
+        assert_eq!((batch.grid(0), batch.grid(1), batch.grid(2)), (a, empty, b));
+        assert_eq!(std::mem::size_of::<GridMeta>(), 8);
+    }
+
+    #[test]
+    fn an_oversized_grid_is_refused() {
+        let wide = Grid::filled(1, 256, 0);
+        let mut batch = GridBatch::default();
+        assert!(!batch.push(&wide));
+        assert!(batch.is_empty() && batch.cells.is_empty());
+        assert!(GridBatch::from_grids([&wide]).is_none());
+    }
+}
