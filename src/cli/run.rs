@@ -110,7 +110,8 @@ fn print_summary(report: &RunReport, tasks: &[Task]) {
     list("duplicate solvers (first one used)", &report.duplicate_solvers);
 }
 
-fn list(what: &str, names: &[String]) {
+/// Prints a list of names on one line, the first dozen of them.
+pub fn list(what: &str, names: &[String]) {
     if names.is_empty() {
         return;
     }
@@ -152,7 +153,8 @@ fn report_json(report: &RunReport) -> Json {
     })
 }
 
-fn write_json(path: &Path, value: &Json) -> Result<(), String> {
+/// Writes a JSON value, pretty-printed.
+pub fn write_json(path: &Path, value: &Json) -> Result<(), String> {
     let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
     std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -1,0 +1,419 @@
+//! Columnar evaluation of a merged DAG over lanes: one lane per (task, sample), the train then
+//! test inputs of every chosen task, and each node evaluated as one batched call over all of
+//! its lanes.
+//!
+//! A node runs only on the tasks of the solvers that need it (its *domain*): with `--cross`
+//! every task, without it the tasks whose own solver reaches the node. Its value is held as a
+//! column: one value when it is the same on every lane (a constant-only node, or an error that
+//! came from one), one per task for a node of [`Level::Task`], one per lane otherwise. A lane
+//! whose argument is an error gets that error and is left out of the call, so an error stays
+//! in its lane and in the lanes that depend on it.
+//!
+//! Nodes are evaluated by depth: all nodes of one depth in parallel (rayon), each node's lanes
+//! in parallel chunks inside the backend. A column is dropped as soon as the last node that
+//! reads it is done, except the columns scoring reads (outputs and guards).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use smallvec::SmallVec;
+
+use super::merge::{Input, Level, Merged, NodeId, NodeOp};
+use crate::batch::{call_prim, call_value, Arg, Backend, LaneResult};
+use crate::dsl::Value;
+use crate::tasks::Task;
+
+/// The lanes of an evaluation: every sample of every chosen task, task by task.
+pub struct Lanes<'t> {
+    pub tasks: Vec<&'t Task>,
+    /// First lane of each task.
+    start: Vec<usize>,
+    /// `I` on each lane.
+    inputs: Vec<Value>,
+    /// `C` on each lane: the expected output, or `None`.
+    pub expected: Vec<Value>,
+    /// `S` of each task.
+    pairs: Vec<Value>,
+}
+
+impl<'t> Lanes<'t> {
+    pub fn new(tasks: Vec<&'t Task>) -> Lanes<'t> {
+        let mut start = Vec::with_capacity(tasks.len());
+        let (mut inputs, mut expected) = (Vec::new(), Vec::new());
+        for t in &tasks {
+            start.push(inputs.len());
+            for ex in t.examples() {
+                inputs.push(Value::grid(ex.input.clone()));
+                expected.push(ex.output.clone().map_or(Value::None, Value::grid));
+            }
+        }
+        let pairs = tasks.iter().map(|t| t.train_pairs_value()).collect();
+        Lanes {
+            tasks,
+            start,
+            inputs,
+            expected,
+            pairs,
+        }
+    }
+
+    /// Number of lanes.
+    pub fn len(&self) -> usize {
+        self.inputs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inputs.is_empty()
+    }
+
+    /// Number of samples (lanes) of task `t`.
+    pub fn samples(&self, t: usize) -> usize {
+        self.tasks[t].train.len() + self.tasks[t].test.len()
+    }
+
+    /// The global lane of sample `s` of task `t`.
+    pub fn lane(&self, t: usize, s: usize) -> usize {
+        self.start[t] + s
+    }
+}
+
+/// The tasks a node runs on, and where each task's lanes sit in the node's column.
+#[derive(Debug)]
+struct Domain {
+    /// Task indices, ascending.
+    tasks: Vec<u32>,
+    /// Position of each task in `tasks`, `u32::MAX` where absent.
+    pos: Vec<u32>,
+    /// First lane in the column of each task of `tasks`.
+    lane_start: Vec<usize>,
+    lanes: usize,
+}
+
+impl Domain {
+    fn new(tasks: Vec<u32>, all: &Lanes<'_>) -> Domain {
+        let mut pos = vec![u32::MAX; all.tasks.len()];
+        let mut lane_start = Vec::with_capacity(tasks.len());
+        let mut lanes = 0;
+        for (p, &t) in tasks.iter().enumerate() {
+            pos[t as usize] = p as u32;
+            lane_start.push(lanes);
+            lanes += all.samples(t as usize);
+        }
+        Domain {
+            tasks,
+            pos,
+            lane_start,
+            lanes,
+        }
+    }
+}
+
+/// A node's values.
+#[derive(Debug)]
+enum Values {
+    /// The same on every lane.
+    One(LaneResult),
+    /// One per task of the domain.
+    PerTask(Vec<LaneResult>),
+    /// One per lane of the domain.
+    PerLane(Vec<LaneResult>),
+}
+
+/// A node's values over its domain.
+#[derive(Debug)]
+pub struct Column {
+    domain: Arc<Domain>,
+    values: Values,
+}
+
+impl Column {
+    /// The value on sample `s` of task `t` (which must be in the column's domain).
+    pub fn get(&self, t: usize, s: usize) -> &LaneResult {
+        let p = self.domain.pos[t] as usize;
+        match &self.values {
+            Values::One(v) => v,
+            Values::PerTask(vs) => &vs[p],
+            Values::PerLane(vs) => &vs[self.domain.lane_start[p] + s],
+        }
+    }
+}
+
+/// What evaluation leaves for scoring: the columns of outputs and guards, by node.
+pub struct Evaluation {
+    pub columns: Vec<Option<Column>>,
+    /// Nodes evaluated (steps, inputs and constants that some solver needs).
+    pub nodes_evaluated: usize,
+}
+
+/// Evaluates the DAG: solver `k` on the tasks `solver_tasks[k]` (indices into `lanes.tasks`).
+/// `tick` is called once per node evaluated.
+pub fn evaluate(
+    merged: &Merged,
+    lanes: &Lanes<'_>,
+    solver_tasks: &[Vec<u32>],
+    backend: &dyn Backend,
+    tick: &(dyn Fn() + Sync),
+) -> Evaluation {
+    let domains = domains(merged, lanes, solver_tasks);
+    let n = merged.nodes.len();
+    // Depth: inputs and constants 0, a step one more than its deepest argument.
+    let mut depth = vec![0usize; n];
+    for (k, node) in merged.nodes.iter().enumerate() {
+        depth[k] = node.args.iter().map(|&a| depth[a as usize] + 1).max().unwrap_or(0);
+    }
+    // The last depth at which each column is read; sinks are read by scoring, at the end.
+    let mut last_use = vec![0usize; n];
+    for (k, node) in merged.nodes.iter().enumerate() {
+        if domains[k].is_some() {
+            for &a in &node.args {
+                last_use[a as usize] = last_use[a as usize].max(depth[k]);
+            }
+        }
+    }
+    for &sink in &sinks(merged) {
+        last_use[sink as usize] = usize::MAX;
+    }
+    let max_depth = depth.iter().copied().max().unwrap_or(0);
+    let mut by_depth: Vec<Vec<usize>> = vec![Vec::new(); max_depth + 1];
+    for k in (0..n).filter(|&k| domains[k].is_some()) {
+        by_depth[depth[k]].push(k);
+    }
+    let mut columns: Vec<Option<Column>> = (0..n).map(|_| None).collect();
+    let mut readers_left: Vec<Vec<usize>> = vec![Vec::new(); max_depth + 1];
+    for k in (0..n).filter(|&k| last_use[k] != usize::MAX && domains[k].is_some()) {
+        readers_left[last_use[k].max(depth[k])].push(k);
+    }
+    let mut evaluated = 0;
+    for d in 0..=max_depth {
+        let done: Vec<(usize, Column)> = by_depth[d]
+            .par_iter()
+            .map(|&k| {
+                let domain = domains[k]
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(Domain::new(Vec::new(), lanes)));
+                let column = evaluate_node(merged, k, domain, &columns, lanes, backend);
+                tick();
+                (k, column)
+            })
+            .collect();
+        evaluated += done.len();
+        for (k, column) in done {
+            columns[k] = Some(column);
+        }
+        for &k in &readers_left[d] {
+            columns[k] = None;
+        }
+    }
+    Evaluation {
+        columns,
+        nodes_evaluated: evaluated,
+    }
+}
+
+/// The nodes scoring reads: every outcome's output and guards.
+fn sinks(merged: &Merged) -> Vec<NodeId> {
+    let mut out = Vec::new();
+    for s in &merged.solvers {
+        for o in std::iter::once(&s.outcome).chain(&s.differs) {
+            out.push(o.output);
+            out.extend_from_slice(&o.guards);
+        }
+    }
+    out
+}
+
+/// The domain of each node (`None` for nodes no solver needs), interned.
+fn domains(merged: &Merged, lanes: &Lanes<'_>, solver_tasks: &[Vec<u32>]) -> Vec<Option<Arc<Domain>>> {
+    let n = merged.nodes.len();
+    let mut tasks: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut seen = vec![usize::MAX; n];
+    let mut stack: Vec<NodeId> = Vec::new();
+    for (k, solver) in merged.solvers.iter().enumerate() {
+        if solver_tasks[k].is_empty() {
+            continue;
+        }
+        for o in std::iter::once(&solver.outcome).chain(&solver.differs) {
+            stack.push(o.output);
+            stack.extend_from_slice(&o.guards);
+        }
+        while let Some(node) = stack.pop() {
+            let i = node as usize;
+            if seen[i] == k {
+                continue;
+            }
+            seen[i] = k;
+            tasks[i].extend_from_slice(&solver_tasks[k]);
+            stack.extend_from_slice(&merged.nodes[i].args);
+        }
+    }
+    let mut interned: HashMap<Vec<u32>, Arc<Domain>> = HashMap::new();
+    tasks
+        .into_iter()
+        .map(|mut t| {
+            if t.is_empty() {
+                return None;
+            }
+            t.sort_unstable();
+            t.dedup();
+            Some(
+                interned
+                    .entry(t.clone())
+                    .or_insert_with(|| Arc::new(Domain::new(t, lanes)))
+                    .clone(),
+            )
+        })
+        .collect()
+}
+
+/// An argument column seen from a node's units (its lanes, its tasks, or its one value).
+enum Gathered<'a> {
+    One(&'a LaneResult),
+    Each(Vec<&'a LaneResult>),
+}
+
+impl<'a> Gathered<'a> {
+    fn get(&self, u: usize) -> &'a LaneResult {
+        match self {
+            Gathered::One(v) => v,
+            Gathered::Each(vs) => vs[u],
+        }
+    }
+}
+
+/// The values of `column` on the units of a node of `level` over `dom`.
+fn gather<'a>(column: &'a Column, level: Level, dom: &Domain, lanes: &Lanes<'_>) -> Gathered<'a> {
+    let from = &column.domain;
+    match (&column.values, level) {
+        (Values::One(v), _) => Gathered::One(v),
+        (Values::PerTask(vs), Level::Task) => {
+            Gathered::Each(dom.tasks.iter().map(|&t| &vs[from.pos[t as usize] as usize]).collect())
+        }
+        (Values::PerTask(vs), _) => {
+            let mut out = Vec::with_capacity(dom.lanes);
+            for &t in &dom.tasks {
+                let v = &vs[from.pos[t as usize] as usize];
+                out.extend(std::iter::repeat(v).take(lanes.samples(t as usize)));
+            }
+            Gathered::Each(out)
+        }
+        (Values::PerLane(vs), _) if std::ptr::eq(from.as_ref(), dom) => Gathered::Each(vs.iter().collect()),
+        (Values::PerLane(vs), _) => {
+            let mut out = Vec::with_capacity(dom.lanes);
+            for &t in &dom.tasks {
+                let start = from.lane_start[from.pos[t as usize] as usize];
+                out.extend(&vs[start..start + lanes.samples(t as usize)]);
+            }
+            Gathered::Each(out)
+        }
+    }
+}
+
+/// Evaluates one node over its domain.
+fn evaluate_node(
+    merged: &Merged,
+    k: usize,
+    domain: Arc<Domain>,
+    columns: &[Option<Column>],
+    lanes: &Lanes<'_>,
+    backend: &dyn Backend,
+) -> Column {
+    let node = &merged.nodes[k];
+    let values = match &node.op {
+        NodeOp::Const(c) => Values::One(Ok(c.value())),
+        NodeOp::Input(Input::S) => Values::PerTask(
+            domain
+                .tasks
+                .iter()
+                .map(|&t| Ok(lanes.pairs[t as usize].clone()))
+                .collect(),
+        ),
+        NodeOp::Input(input) => {
+            let source = if *input == Input::I {
+                &lanes.inputs
+            } else {
+                &lanes.expected
+            };
+            let mut vs = Vec::with_capacity(domain.lanes);
+            for &t in &domain.tasks {
+                let start = lanes.lane(t as usize, 0);
+                vs.extend(source[start..start + lanes.samples(t as usize)].iter().cloned().map(Ok));
+            }
+            Values::PerLane(vs)
+        }
+        NodeOp::Prim(_) | NodeOp::Call => {
+            let args: SmallVec<[Gathered<'_>; 4]> = node
+                .args
+                .iter()
+                .map(|&a| match &columns[a as usize] {
+                    Some(c) => gather(c, node.level, &domain, lanes),
+                    None => unreachable_column(),
+                })
+                .collect();
+            call_node(&node.op, node.level, &args, &domain, backend)
+        }
+    };
+    Column { domain, values }
+}
+
+/// A column read after it was dropped: a bug in the liveness bookkeeping. Never happens; kept
+/// as a panic-free error lane so a bug shows as wrong answers in tests, not a crash.
+fn unreachable_column<'a>() -> Gathered<'a> {
+    static MISSING: std::sync::LazyLock<LaneResult> = std::sync::LazyLock::new(|| {
+        Err(crate::dsl::DslError::Value(
+            "internal error: a column was dropped before its last use".into(),
+        ))
+    });
+    Gathered::One(&MISSING)
+}
+
+/// Calls a step's primitive or function value on every unit whose arguments are values; a unit
+/// with an error argument takes the first such error.
+fn call_node(op: &NodeOp, level: Level, args: &[Gathered<'_>], domain: &Domain, backend: &dyn Backend) -> Values {
+    // Every argument the same on every lane: compute once.
+    if args.iter().all(|a| matches!(a, Gathered::One(_))) || args.iter().any(|a| matches!(a, Gathered::One(Err(_)))) {
+        return Values::One(
+            call_units(op, args, 1, backend)
+                .into_iter()
+                .next()
+                .unwrap_or(Ok(Value::None)),
+        );
+    }
+    let units = match level {
+        Level::Const => 1,
+        Level::Task => domain.tasks.len(),
+        Level::Lane => domain.lanes,
+    };
+    let results = call_units(op, args, units, backend);
+    match level {
+        Level::Task => Values::PerTask(results),
+        _ => Values::PerLane(results),
+    }
+}
+
+/// The results on `units` units.
+fn call_units(op: &NodeOp, args: &[Gathered<'_>], units: usize, backend: &dyn Backend) -> Vec<LaneResult> {
+    let first_error = |u: usize| args.iter().map(|a| a.get(u)).find_map(|r| r.as_ref().err());
+    let ok: Vec<usize> = (0..units).filter(|&u| first_error(u).is_none()).collect();
+    let batched: Vec<Arg<'_>> = args
+        .iter()
+        .map(|a| match a {
+            Gathered::One(Ok(v)) => Arg::Same(v),
+            _ => Arg::Each(ok.iter().filter_map(|&u| a.get(u).as_ref().ok()).collect()),
+        })
+        .collect();
+    let mut results = match op {
+        NodeOp::Prim(id) => call_prim(backend, *id, &batched, ok.len()),
+        _ => call_value(backend, &batched[0], &batched[1..], ok.len()),
+    }
+    .into_iter();
+    if ok.len() == units {
+        return results.collect();
+    }
+    (0..units)
+        .map(|u| match first_error(u) {
+            Some(e) => Err(e.clone()),
+            None => results.next().unwrap_or(Ok(Value::None)),
+        })
+        .collect()
+}

@@ -1,0 +1,324 @@
+//! Many programs into one DAG: identical steps exist once.
+//!
+//! Each program's parameters bind to the DAG's three inputs (`S`, `I`, `C`), constants become
+//! constant nodes, and each step becomes a node keyed by what it calls and the *nodes* of its
+//! arguments, so two steps that compute the same thing after renaming are one node
+//! (hash-consing; every primitive is pure, so sharing never changes a result). A node's
+//! [`Level`] says how often it must be computed: once overall when it depends on constants
+//! only, once per task when on `S` at most, once per sample otherwise.
+//!
+//! Differ programs `differ(S, I, C)` are added once per solver with `I` bound to the solver's
+//! output node; their steps on `S` and `C` alone are shared between solvers.
+//!
+//! Without sharing (`--no-merge`) every step gets its own node: the same engine, the baseline
+//! that shows what merging is worth.
+
+use std::collections::HashMap;
+
+use smallvec::SmallVec;
+
+use crate::dsl::PrimId;
+use crate::program::{Callee, ConstKey, Operand, Program};
+
+/// A node's index in [`Merged::nodes`]; arguments always have smaller indices.
+pub type NodeId = u32;
+
+/// The inputs a program may read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Input {
+    /// The task's training pairs.
+    S,
+    /// The sample's input grid.
+    I,
+    /// The sample's expected output, or `None`.
+    C,
+}
+
+/// What a node computes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum NodeOp {
+    Input(Input),
+    Const(ConstKey),
+    /// A primitive on the argument nodes.
+    Prim(PrimId),
+    /// The function value of the first argument node, called on the others (`x5 = x3(x4)`).
+    Call,
+}
+
+/// How often a node's value must be computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// Once overall: it depends on constants only.
+    Const,
+    /// Once per task: it depends on `S` (and constants).
+    Task,
+    /// Once per sample.
+    Lane,
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub op: NodeOp,
+    pub args: SmallVec<[NodeId; 4]>,
+    pub level: Level,
+}
+
+impl Node {
+    /// Whether the node is a step (a call), not an input or a constant.
+    pub fn is_step(&self) -> bool {
+        matches!(self.op, NodeOp::Prim(_) | NodeOp::Call)
+    }
+}
+
+/// Where one program's result lives in the DAG.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The node of the returned value.
+    pub output: NodeId,
+    /// Nodes of the program's steps that its output does not depend on. The interpreter runs
+    /// them anyway and fails when one raises, so the outcome fails with them.
+    pub guards: Vec<NodeId>,
+}
+
+/// One solver in the DAG, with its differs.
+#[derive(Clone, Debug)]
+pub struct MergedSolver {
+    pub name: String,
+    pub outcome: Outcome,
+    /// One per differ program, in the order given.
+    pub differs: Vec<Outcome>,
+}
+
+/// The merged program.
+#[derive(Clone, Debug, Default)]
+pub struct Merged {
+    pub nodes: Vec<Node>,
+    pub solvers: Vec<MergedSolver>,
+    pub differ_names: Vec<String>,
+    /// Steps of every program added (solvers and each differ instance), before merging.
+    pub steps_total: usize,
+}
+
+impl Merged {
+    /// Distinct steps: the nodes that are calls.
+    pub fn steps_merged(&self) -> usize {
+        self.nodes.iter().filter(|n| n.is_step()).count()
+    }
+}
+
+/// The input a parameter name binds to.
+fn input_of(program: &Program, param: &str) -> Result<Input, String> {
+    match param {
+        "S" => Ok(Input::S),
+        "I" => Ok(Input::I),
+        "C" => Ok(Input::C),
+        other => Err(format!(
+            "{}:{}: {} has a parameter {other:?}; batt binds only S, I and C",
+            program.file, program.line, program.name
+        )),
+    }
+}
+
+/// Checks a differ's parameters: exactly `(S, I, C)`.
+fn check_differ(p: &Program) -> Result<(), String> {
+    if p.params == ["S", "I", "C"] {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}:{}: differ {} takes ({}); a differ takes (S, I, C)",
+            p.file,
+            p.line,
+            p.name,
+            p.params.join(", ")
+        ))
+    }
+}
+
+/// Builds the DAG: `share` merges identical steps (else every step is its own node).
+pub fn merge(solvers: &[&Program], differs: &[Program], share: bool) -> Result<Merged, String> {
+    for d in differs {
+        check_differ(d)?;
+    }
+    let mut b = Builder {
+        merged: Merged {
+            differ_names: differs.iter().map(|d| d.name.clone()).collect(),
+            ..Merged::default()
+        },
+        index: HashMap::new(),
+        share,
+    };
+    let inputs = [Input::S, Input::I, Input::C].map(|i| b.node(NodeOp::Input(i), SmallVec::new()));
+    let bind = |i: Input| inputs[i as usize];
+    for p in solvers {
+        let params = p
+            .params
+            .iter()
+            .map(|name| input_of(p, name).map(bind))
+            .collect::<Result<Vec<_>, _>>()?;
+        let outcome = b.add(p, &params);
+        let differs = differs
+            .iter()
+            .map(|d| b.add(d, &[bind(Input::S), outcome.output, bind(Input::C)]))
+            .collect();
+        b.merged.solvers.push(MergedSolver {
+            name: p.name.clone(),
+            outcome,
+            differs,
+        });
+    }
+    Ok(b.merged)
+}
+
+struct Builder {
+    merged: Merged,
+    /// Node by (op, arguments), for hash-consing.
+    index: HashMap<(NodeOp, SmallVec<[NodeId; 4]>), NodeId>,
+    share: bool,
+}
+
+impl Builder {
+    /// The node computing `op` on `args`: an existing one when sharing allows, else a new one.
+    fn node(&mut self, op: NodeOp, args: SmallVec<[NodeId; 4]>) -> NodeId {
+        let shared = self.share || !matches!(op, NodeOp::Prim(_) | NodeOp::Call);
+        let key = (op, args);
+        if shared {
+            if let Some(&id) = self.index.get(&key) {
+                return id;
+            }
+        }
+        let (op, args) = key.clone();
+        let level = match op {
+            NodeOp::Input(Input::S) => Level::Task,
+            NodeOp::Input(_) => Level::Lane,
+            NodeOp::Const(_) => Level::Const,
+            NodeOp::Prim(_) | NodeOp::Call => args
+                .iter()
+                .map(|&a| self.merged.nodes[a as usize].level)
+                .max()
+                .unwrap_or(Level::Const),
+        };
+        let id = self.merged.nodes.len() as NodeId;
+        self.merged.nodes.push(Node { op, args, level });
+        if shared {
+            self.index.insert(key, id);
+        }
+        id
+    }
+
+    /// Adds a program whose parameters are bound to `params`.
+    fn add(&mut self, p: &Program, params: &[NodeId]) -> Outcome {
+        let mut steps: Vec<NodeId> = Vec::with_capacity(p.steps.len());
+        for step in &p.steps {
+            let mut operand = |op: &Operand| self.operand(op, params, &steps);
+            let (op, args) = match &step.callee {
+                Callee::Prim(id) => (NodeOp::Prim(*id), step.args.iter().map(&mut operand).collect()),
+                Callee::Value(f) => (
+                    NodeOp::Call,
+                    std::iter::once(f).chain(&step.args).map(&mut operand).collect(),
+                ),
+            };
+            let id = self.node(op, args);
+            steps.push(id);
+        }
+        self.merged.steps_total += p.steps.len();
+        let output = self.operand(&p.output, params, &steps);
+        Outcome {
+            output,
+            guards: dead_steps(p).into_iter().map(|s| steps[s]).collect(),
+        }
+    }
+
+    fn operand(&mut self, op: &Operand, params: &[NodeId], steps: &[NodeId]) -> NodeId {
+        match op {
+            Operand::Param(k) => params[*k as usize],
+            Operand::Step(s) => steps[*s as usize],
+            Operand::Const(c) => self.node(NodeOp::Const(c.clone()), SmallVec::new()),
+        }
+    }
+}
+
+/// The steps of a program its output does not depend on.
+fn dead_steps(p: &Program) -> Vec<usize> {
+    let mut live = vec![false; p.steps.len()];
+    let mark = |op: &Operand, live: &mut [bool]| {
+        if let Operand::Step(s) = op {
+            live[*s as usize] = true;
+        }
+    };
+    mark(&p.output, &mut live);
+    for (k, step) in p.steps.iter().enumerate().rev() {
+        if live[k] {
+            if let Callee::Value(f) = &step.callee {
+                mark(f, &mut live);
+            }
+            for a in &step.args {
+                mark(a, &mut live);
+            }
+        }
+    }
+    (0..p.steps.len()).filter(|&k| !live[k]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::parse_file;
+
+    const SRC: &str = "def solve_a(I):\n    x1 = compose(size, first)\n    x2 = rot90(I)\n    x3 = x1(x2)\n    return x3\n\
+                       def solve_b(S, I, C):\n    y1 = rot90(I)\n    y2 = first(S)\n    y3 = compose(size, first)\n    y4 = vmirror(y1)\n    return y4\n";
+
+    fn programs() -> Vec<Program> {
+        parse_file("t.py", SRC).unwrap()
+    }
+
+    #[test]
+    fn identical_steps_after_renaming_exist_once() {
+        let ps = programs();
+        let refs: Vec<&Program> = ps.iter().collect();
+        let m = merge(&refs, &[], true).unwrap();
+        assert_eq!(m.steps_total, 7);
+        // rot90(I) and compose(size, first) are shared.
+        assert_eq!(m.steps_merged(), 5);
+        let unmerged = merge(&refs, &[], false).unwrap();
+        assert_eq!(unmerged.steps_merged(), 7);
+        let level = |name: &str| {
+            let id = PrimId::of(name).unwrap();
+            m.nodes.iter().find(|n| n.op == NodeOp::Prim(id)).unwrap().level
+        };
+        assert_eq!(level("compose"), Level::Const);
+        assert_eq!(level("first"), Level::Task);
+        assert_eq!(level("vmirror"), Level::Lane);
+    }
+
+    #[test]
+    fn unused_steps_guard_the_outcome() {
+        let ps = programs();
+        let m = merge(&[&ps[1]], &[], true).unwrap();
+        let guards: Vec<&NodeOp> = m.solvers[0]
+            .outcome
+            .guards
+            .iter()
+            .map(|&g| &m.nodes[g as usize].op)
+            .collect();
+        assert_eq!(guards.len(), 2, "first(S) and compose(size, first) are unused");
+        assert!(guards.iter().all(|op| matches!(op, NodeOp::Prim(_))));
+    }
+
+    #[test]
+    fn differs_bind_the_solver_output_and_share_the_rest() {
+        let ps = programs();
+        let differ = parse_file(
+            "d.py",
+            "def differ(S, I, C):\n    z1 = palette(C)\n    z2 = equality(I, C)\n    return z2\n",
+        )
+        .unwrap();
+        let m = merge(&[&ps[0], &ps[1]], &differ, true).unwrap();
+        // Two differ instances: palette(C) shared, equality(I, C) one per solver output.
+        assert_eq!(m.steps_total, 7 + 4);
+        assert_eq!(m.steps_merged(), 5 + 3);
+        let bad = parse_file("d.py", "def differ(I, C):\n    return I\n").unwrap();
+        assert!(merge(&[&ps[0]], &bad, true)
+            .unwrap_err()
+            .contains("a differ takes (S, I, C)"));
+    }
+}

@@ -1,0 +1,150 @@
+//! batt: many solver programs merged into one DAG ([`merge`]), evaluated column by column over
+//! every sample of many tasks at once ([`eval`]), and scored ([`score`]).
+//!
+//! Knows programs, tasks and the batch layer; nothing of the CLI. [`Plan::new`] assigns
+//! solvers to tasks and merges; [`Plan::run`] evaluates on a backend and scores.
+
+pub mod eval;
+pub mod merge;
+pub mod score;
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use crate::batch::Backend;
+use crate::program::Program;
+use crate::tasks::Task;
+use eval::Lanes;
+pub use merge::Merged;
+pub use score::Match;
+
+/// How solvers meet tasks, and whether steps are shared.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Config {
+    /// Every solver on every task (search mode); else `solve_<id>` on task `<id>` only.
+    pub cross: bool,
+    /// Evaluate each solver on its own (no shared steps): the baseline.
+    pub no_merge: bool,
+}
+
+/// Solvers assigned to tasks and merged, ready to run.
+pub struct Plan<'t> {
+    pub merged: Merged,
+    lanes: Lanes<'t>,
+    /// The report name of each merged solver.
+    names: Vec<String>,
+    /// Tasks (indices into the lanes' tasks) of each merged solver.
+    solver_tasks: Vec<Vec<u32>>,
+    pub solvers_without_task: Vec<String>,
+    pub tasks_without_solver: Vec<String>,
+    /// Solvers defined again for a task that already has one (the first is used).
+    pub duplicate_solvers: Vec<String>,
+    seconds: f64,
+}
+
+/// What a batt run found.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub steps_total: usize,
+    pub steps_merged: usize,
+    pub lanes: usize,
+    /// Merging, evaluation and scoring (not loading).
+    pub seconds: f64,
+    pub matches: Vec<Match>,
+}
+
+impl<'t> Plan<'t> {
+    /// Assigns solvers to tasks and merges them (with their differs).
+    pub fn new(
+        solvers: &[Program],
+        differs: &[Program],
+        tasks: &'t [Task],
+        config: Config,
+    ) -> Result<Plan<'t>, String> {
+        let start = Instant::now();
+        let mut plan_solvers: Vec<&Program> = Vec::new();
+        let mut names = Vec::new();
+        let mut solver_tasks: Vec<Vec<u32>> = Vec::new();
+        let (mut solvers_without_task, mut duplicate_solvers) = (Vec::new(), Vec::new());
+        let chosen: Vec<&Task>;
+        if config.cross {
+            chosen = tasks.iter().collect();
+            let mut seen: HashMap<&str, usize> = HashMap::new();
+            for p in solvers {
+                let n = seen.entry(&p.name).or_default();
+                *n += 1;
+                names.push(if *n == 1 {
+                    p.name.clone()
+                } else {
+                    format!("{}#{n}", p.name)
+                });
+                plan_solvers.push(p);
+                solver_tasks.push((0..tasks.len() as u32).collect());
+            }
+        } else {
+            let by_id: HashMap<&str, &Task> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
+            let mut taken: HashMap<&str, ()> = HashMap::new();
+            let mut pairs: Vec<(&Task, &Program)> = Vec::new();
+            for p in solvers {
+                let id = p.task_id().unwrap_or(&p.name);
+                if taken.insert(id, ()).is_some() {
+                    duplicate_solvers.push(p.name.clone());
+                    continue;
+                }
+                match by_id.get(id) {
+                    Some(t) => pairs.push((t, p)),
+                    None => solvers_without_task.push(p.name.clone()),
+                }
+            }
+            pairs.sort_by(|a, b| a.0.id.cmp(&b.0.id));
+            chosen = pairs.iter().map(|(t, _)| *t).collect();
+            for (k, (_, p)) in pairs.iter().enumerate() {
+                names.push(p.name.clone());
+                plan_solvers.push(p);
+                solver_tasks.push(vec![k as u32]);
+            }
+        }
+        let tasks_without_solver = if config.cross {
+            Vec::new()
+        } else {
+            let with: Vec<&str> = chosen.iter().map(|t| t.id.as_str()).collect();
+            tasks
+                .iter()
+                .filter(|t| !with.contains(&t.id.as_str()))
+                .map(|t| t.id.clone())
+                .collect()
+        };
+        solvers_without_task.sort();
+        let merged = merge::merge(&plan_solvers, differs, !config.no_merge)?;
+        Ok(Plan {
+            merged,
+            lanes: Lanes::new(chosen),
+            names,
+            solver_tasks,
+            solvers_without_task,
+            tasks_without_solver,
+            duplicate_solvers,
+            seconds: start.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Number of lanes (samples of the tasks that have a solver).
+    pub fn lanes(&self) -> usize {
+        self.lanes.len()
+    }
+
+    /// Evaluates on a backend and scores; `tick` is called once per node evaluated (at most
+    /// `merged.nodes.len()` times).
+    pub fn run(&self, backend: &dyn Backend, tick: &(dyn Fn() + Sync)) -> Report {
+        let start = Instant::now();
+        let evaluation = eval::evaluate(&self.merged, &self.lanes, &self.solver_tasks, backend, tick);
+        let matches = score::score(&self.merged, &self.names, &self.lanes, &self.solver_tasks, &evaluation);
+        Report {
+            steps_total: self.merged.steps_total,
+            steps_merged: self.merged.steps_merged(),
+            lanes: self.lanes.len(),
+            seconds: self.seconds + start.elapsed().as_secs_f64(),
+            matches,
+        }
+    }
+}

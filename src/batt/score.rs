@@ -1,0 +1,87 @@
+//! Scoring: for each (solver, task), how many samples the solver's output matches exactly, and
+//! each differ's score on each sample.
+
+use super::eval::{Evaluation, Lanes};
+use super::merge::{Merged, Outcome};
+use crate::batch::LaneResult;
+use crate::dsl::Value;
+
+/// One solver on one task.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Match {
+    pub solver: String,
+    pub task: String,
+    /// Samples whose output equals the expected output.
+    pub correct: usize,
+    /// Samples with an expected output.
+    pub pairs: usize,
+    /// Each differ's score on each sample with an expected output (`None` where the differ
+    /// raised or gave no integer), by differ name.
+    pub differs: Vec<(String, Vec<Option<i64>>)>,
+    /// The first error met on any sample, if one raised.
+    pub error: Option<String>,
+}
+
+impl Match {
+    pub fn solved(&self) -> bool {
+        self.pairs > 0 && self.correct == self.pairs
+    }
+}
+
+/// What an outcome gives on sample `s` of task `t`: its output, unless a guard raised there.
+fn outcome_on<'e>(eval: &'e Evaluation, o: &Outcome, t: usize, s: usize) -> Option<&'e LaneResult> {
+    let on = |node: u32| eval.columns[node as usize].as_ref().map(|c| c.get(t, s));
+    let guard_error = o.guards.iter().filter_map(|&g| on(g)).find(|r| r.is_err());
+    guard_error.or_else(|| on(o.output))
+}
+
+/// Scores every solver on its tasks, ordered by task then solver.
+pub fn score(
+    merged: &Merged,
+    names: &[String],
+    lanes: &Lanes<'_>,
+    solver_tasks: &[Vec<u32>],
+    eval: &Evaluation,
+) -> Vec<Match> {
+    let mut jobs: Vec<(u32, usize)> = solver_tasks
+        .iter()
+        .enumerate()
+        .flat_map(|(k, tasks)| tasks.iter().map(move |&t| (t, k)))
+        .collect();
+    jobs.sort_unstable();
+    jobs.into_iter()
+        .map(|(t, k)| {
+            let t = t as usize;
+            let solver = &merged.solvers[k];
+            let mut m = Match {
+                solver: names[k].clone(),
+                task: lanes.tasks[t].id.clone(),
+                correct: 0,
+                pairs: 0,
+                differs: merged.differ_names.iter().map(|d| (d.clone(), Vec::new())).collect(),
+                error: None,
+            };
+            for s in 0..lanes.samples(t) {
+                let out = outcome_on(eval, &solver.outcome, t, s);
+                if let Some(Err(e)) = out {
+                    m.error.get_or_insert_with(|| e.to_string());
+                }
+                let expected = &lanes.expected[lanes.lane(t, s)];
+                if *expected == Value::None {
+                    continue;
+                }
+                m.pairs += 1;
+                if out.is_some_and(|r| r.as_ref().is_ok_and(|v| v == expected)) {
+                    m.correct += 1;
+                }
+                for (d, (_, scores)) in solver.differs.iter().zip(&mut m.differs) {
+                    let score = outcome_on(eval, d, t, s)
+                        .and_then(|r| r.as_ref().ok())
+                        .and_then(|v| v.as_int().ok());
+                    scores.push(score);
+                }
+            }
+            m
+        })
+        .collect()
+}

@@ -1,0 +1,143 @@
+//! `arcbatch batt`: many solvers merged into one program and evaluated over every sample of the
+//! tasks at once; a summary on stdout, progress on stderr, an optional JSON report.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value as Json};
+
+use arcbatch::batch::CpuBackend;
+use arcbatch::batt::{Config, Plan, Report};
+use arcbatch::program::{parse_file, Program};
+
+use super::progress::Progress;
+use super::run::{list, read_inputs, write_json};
+
+/// The backends `--backend` offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendKind {
+    /// rayon over lanes on this machine's cores.
+    Cpu,
+}
+
+pub struct Options {
+    pub solvers: Option<PathBuf>,
+    pub tasks: Option<PathBuf>,
+    pub differs: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+    pub config: Config,
+    pub backend: BackendKind,
+    pub timeout: Duration,
+}
+
+/// Reads a differ file: each function `differ(S, I, C)` (checked when merging).
+fn read_differs(path: &Path) -> Result<Vec<Program>, String> {
+    let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse_file(&path.display().to_string(), &source).map_err(|e| e.to_string())
+}
+
+pub fn run(options: &Options) -> Result<(), String> {
+    let started = Instant::now();
+    let inputs = read_inputs(options.solvers.as_deref(), options.tasks.as_deref())?;
+    for e in &inputs.tasks.errors {
+        eprintln!("arcbatch: skipped: {e}");
+    }
+    let differs = match &options.differs {
+        Some(path) => read_differs(path)?,
+        None => Vec::new(),
+    };
+    let plan = Plan::new(&inputs.programs, &differs, &inputs.tasks.tasks, options.config)?;
+    let backend = match options.backend {
+        BackendKind::Cpu => CpuBackend::new(Some(options.timeout)),
+    };
+    let progress = Progress::new(plan.merged.nodes.len() as u64, "nodes");
+    let report = plan.run(&backend, &|| progress.tick());
+    progress.finish();
+    print_summary(&plan, &report, options.config);
+    eprintln!(
+        "(wall time including loading: {:.3} s)",
+        started.elapsed().as_secs_f64()
+    );
+    if let Some(path) = &options.json {
+        write_json(path, &report_json(&report))?;
+    }
+    Ok(())
+}
+
+fn print_summary(plan: &Plan<'_>, report: &Report, config: Config) {
+    let solvers = plan.merged.solvers.len();
+    let tasks = report
+        .matches
+        .iter()
+        .map(|m| m.task.as_str())
+        .collect::<std::collections::BTreeSet<_>>();
+    let mode = if config.cross {
+        "every solver on every task"
+    } else {
+        "each solver on its task"
+    };
+    println!(
+        "batt: {solvers} solvers, {} tasks, {} lanes ({mode}{})",
+        tasks.len(),
+        report.lanes,
+        if config.no_merge { ", not merged" } else { "" }
+    );
+    let shared = report.steps_total.saturating_sub(report.steps_merged);
+    println!(
+        "steps: {} in all, {} after merging ({shared} shared)",
+        report.steps_total, report.steps_merged
+    );
+    let solved = report.matches.iter().filter(|m| m.solved()).count();
+    let pairs: usize = report.matches.iter().map(|m| m.pairs).sum();
+    let correct: usize = report.matches.iter().map(|m| m.correct).sum();
+    let solved_tasks = report
+        .matches
+        .iter()
+        .filter(|m| m.solved())
+        .map(|m| m.task.as_str())
+        .collect::<std::collections::BTreeSet<_>>();
+    println!(
+        "{solved} of {} (solver, task) runs solve their task; {} of {} tasks solved; {correct} of {pairs} samples correct",
+        report.matches.len(),
+        solved_tasks.len(),
+        tasks.len()
+    );
+    let per_lane = if report.lanes > 0 {
+        report.seconds * 1e6 / report.lanes as f64
+    } else {
+        0.0
+    };
+    println!("{:.1} ms ({per_lane:.1} µs per lane)", report.seconds * 1e3);
+    list("solvers without a task", &plan.solvers_without_task);
+    list("tasks without a solver", &plan.tasks_without_solver);
+    list("duplicate solvers (first one used)", &plan.duplicate_solvers);
+}
+
+fn report_json(report: &Report) -> Json {
+    let matches: Vec<Json> = report
+        .matches
+        .iter()
+        .map(|m| {
+            let differs: serde_json::Map<String, Json> = m
+                .differs
+                .iter()
+                .map(|(name, scores)| (name.clone(), json!(scores)))
+                .collect();
+            json!({
+                "solver": m.solver,
+                "task": m.task,
+                "correct": m.correct,
+                "pairs": m.pairs,
+                "differs": differs,
+                "error": m.error,
+            })
+        })
+        .collect();
+    json!({
+        "steps_total": report.steps_total,
+        "steps_merged": report.steps_merged,
+        "lanes": report.lanes,
+        "seconds": report.seconds,
+        "matches": matches,
+    })
+}
