@@ -39,10 +39,10 @@ pub fn decode(j: &Json) -> Result<Value, String> {
     })
 }
 
-/// An array of two or more equally long arrays of colours, as a grid. (One row of two is left
-/// to [`Value::tuple`], which makes it a pair-holding tuple; both compare equal anyway.)
+/// A non-empty array of equally long arrays of colours, as a grid (structurally the same value
+/// as the tuple of row tuples, in the compact representation).
 fn decode_grid(rows: &[Json]) -> Option<Grid> {
-    if rows.len() < 2 {
+    if rows.is_empty() {
         return None;
     }
     let w = rows[0].as_array()?.len();

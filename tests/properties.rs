@@ -6,9 +6,9 @@ use arcbatch::dsl::{Grid, Loc, PrimId, Value};
 use proptest::prelude::*;
 
 /// Calls a primitive by name.
-fn p(name: &str, args: &[Value]) -> Value {
+fn p(name: &str, args: Vec<Value>) -> Value {
     let id = PrimId::of(name).unwrap_or_else(|| panic!("{name} is registered"));
-    (id.spec().imp)(args).unwrap_or_else(|e| panic!("{name} failed: {e}"))
+    (id.spec().imp)(&args).unwrap_or_else(|e| panic!("{name} failed: {e}"))
 }
 
 /// Random grids: 1..=30 per side, few colours so components are non-trivial.
@@ -23,7 +23,7 @@ fn flags() -> impl Strategy<Value = (bool, bool, bool)> {
 }
 
 fn locs_of(v: &Value) -> Vec<Loc> {
-    match p("toindices", &[v.clone()]) {
+    match p("toindices", vec![v.clone()]) {
         Value::Indices(l) => l.as_ref().clone(),
         other if other.len() == Some(0) => Vec::new(),
         other => panic!("toindices gave {other}"),
@@ -38,30 +38,30 @@ proptest! {
         let v = Value::grid(g);
         let mut r = v.clone();
         for _ in 0..4 {
-            r = p("rot90", &[r]);
+            r = p("rot90", vec![r]);
         }
         prop_assert_eq!(&r, &v);
-        prop_assert_eq!(p("rot180", &[v.clone()]), p("rot90", &[p("rot90", &[v.clone()])]));
-        prop_assert_eq!(p("rot270", &[v.clone()]), p("rot90", &[p("rot180", &[v])]));
+        prop_assert_eq!(p("rot180", vec![v.clone()]), p("rot90", vec![p("rot90", vec![v.clone()])]));
+        prop_assert_eq!(p("rot270", vec![v.clone()]), p("rot90", vec![p("rot180", vec![v])]));
     }
 
     #[test]
     fn mirrors_are_involutions_on_grids_and_objects(g in grids()) {
         let v = Value::grid(g);
-        let obj = p("asobject", &[v.clone()]);
+        let obj = p("asobject", vec![v.clone()]);
         for m in ["hmirror", "vmirror", "dmirror", "cmirror"] {
-            prop_assert_eq!(&p(m, &[p(m, &[v.clone()])]), &v, "{} on a grid", m);
-            prop_assert_eq!(&p(m, &[p(m, &[obj.clone()])]), &obj, "{} on an object", m);
+            prop_assert_eq!(&p(m, vec![p(m, vec![v.clone()])]), &v, "{} on a grid", m);
+            prop_assert_eq!(&p(m, vec![p(m, vec![obj.clone()])]), &obj, "{} on an object", m);
         }
         // Mirroring the grid and mirroring its object agree.
-        prop_assert_eq!(p("asobject", &[p("dmirror", &[v.clone()])]), p("dmirror", &[obj]));
+        prop_assert_eq!(p("asobject", vec![p("dmirror", vec![v.clone()])]), p("dmirror", vec![obj]));
     }
 
     #[test]
     fn objects_partition_the_cells_into_connected_pieces(g in grids(), (univalued, diagonal, without_bg) in flags()) {
         let v = Value::grid(g.clone());
-        let objs = p("objects", &[v.clone(), Value::Bool(univalued), Value::Bool(diagonal), Value::Bool(without_bg)]);
-        let bg = match p("mostcolor", &[v.clone()]) { Value::Int(c) => c as i8, other => panic!("{other}") };
+        let objs = p("objects", vec![v.clone(), Value::Bool(univalued), Value::Bool(diagonal), Value::Bool(without_bg)]);
+        let bg = match p("mostcolor", vec![v.clone()]) { Value::Int(c) => c as i8, other => panic!("{other}") };
         let mut seen = vec![false; g.h * g.w];
         for obj in objs.members().unwrap() {
             let cells = arcbatch::dsl::prims::common::cells(&obj).unwrap();
@@ -99,32 +99,32 @@ proptest! {
 
     #[test]
     fn shift_there_and_back_is_the_identity(g in grids(), di in -40i64..40, dj in -40i64..40) {
-        let obj = p("asobject", &[Value::grid(g)]);
-        let there = p("shift", &[obj.clone(), Value::Pair(di, dj)]);
-        prop_assert_eq!(&p("shift", &[there.clone(), Value::Pair(-di, -dj)]), &obj);
-        let ind = p("toindices", &[obj.clone()]);
-        prop_assert_eq!(p("toindices", &[there]), p("shift", &[ind, Value::Pair(di, dj)]));
+        let obj = p("asobject", vec![Value::grid(g)]);
+        let there = p("shift", vec![obj.clone(), Value::Pair(di, dj)]);
+        prop_assert_eq!(&p("shift", vec![there.clone(), Value::Pair(-di, -dj)]), &obj);
+        let ind = p("toindices", vec![obj.clone()]);
+        prop_assert_eq!(p("toindices", vec![there]), p("shift", vec![ind, Value::Pair(di, dj)]));
     }
 
     #[test]
     fn painting_a_grid_object_on_a_canvas_rebuilds_the_grid(g in grids(), bg in 0i64..10) {
         let v = Value::grid(g.clone());
-        let canvas = p("canvas", &[Value::Int(bg), Value::Pair(g.h as i64, g.w as i64)]);
-        prop_assert_eq!(&p("paint", &[canvas, p("asobject", &[v.clone()])]), &v);
+        let canvas = p("canvas", vec![Value::Int(bg), Value::Pair(g.h as i64, g.w as i64)]);
+        prop_assert_eq!(&p("paint", vec![canvas, p("asobject", vec![v.clone()])]), &v);
         // And a grid's palette is its object's palette.
-        prop_assert_eq!(p("palette", &[v.clone()]), p("palette", &[p("asobject", &[v])]));
+        prop_assert_eq!(p("palette", vec![v.clone()]), p("palette", vec![p("asobject", vec![v])]));
     }
 
     #[test]
     fn ofcolor_splits_the_grid_and_fill_restores_it(g in grids()) {
         let v = Value::grid(g.clone());
         let mut total = 0;
-        let mut rebuilt = p("canvas", &[Value::Int(0), Value::Pair(g.h as i64, g.w as i64)]);
+        let mut rebuilt = p("canvas", vec![Value::Int(0), Value::Pair(g.h as i64, g.w as i64)]);
         for c in 0..4 {
-            let ind = p("ofcolor", &[v.clone(), Value::Int(c)]);
+            let ind = p("ofcolor", vec![v.clone(), Value::Int(c)]);
             total += locs_of(&ind).len();
-            prop_assert_eq!(p("colorcount", &[v.clone(), Value::Int(c)]), Value::Int(locs_of(&ind).len() as i64));
-            rebuilt = p("fill", &[rebuilt, Value::Int(c), ind]);
+            prop_assert_eq!(p("colorcount", vec![v.clone(), Value::Int(c)]), Value::Int(locs_of(&ind).len() as i64));
+            rebuilt = p("fill", vec![rebuilt, Value::Int(c), ind]);
         }
         prop_assert_eq!(total, g.h * g.w);
         prop_assert_eq!(rebuilt, v);
@@ -136,7 +136,7 @@ proptest! {
         let rows = Value::tuple(v.members().unwrap());
         prop_assert_eq!(&rows, &v);
         for name in ["rot90", "hmirror", "asobject", "palette", "mostcolor", "trim", "compress"] {
-            prop_assert_eq!(p(name, &[rows.clone()]), p(name, &[v.clone()]), "{} on the tuple form", name);
+            prop_assert_eq!(p(name, vec![rows.clone()]), p(name, vec![v.clone()]), "{} on the tuple form", name);
         }
     }
 }

@@ -83,7 +83,7 @@ pub struct PrimId(pub u16);
 
 impl PrimId {
     pub fn spec(self) -> &'static PrimSpec {
-        &registry().specs[self.0 as usize]
+        registry().specs[self.0 as usize]
     }
 
     /// The id of the primitive called `name`, if there is one.

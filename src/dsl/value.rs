@@ -379,6 +379,11 @@ impl Value {
         })
     }
 
+    /// True for an empty container (`len(x) == 0`); false for everything else.
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+
     /// The `n`-th member in iteration order, without materialising the others.
     pub fn member(&self, n: usize) -> Option<Value> {
         Some(match self {
@@ -539,7 +544,7 @@ mod tests {
 
     #[test]
     fn canonical_order_across_kinds() {
-        let mut v = vec![
+        let mut v = [
             Value::empty_set(),
             Value::Pair(0, 1),
             Value::Int(3),

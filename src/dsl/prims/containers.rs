@@ -1,24 +1,762 @@
-//! TODO(family containers): being written.
+//! Containers: membership, set algebra, selection by key, counting, filtering, and the
+//! conversions between tuples and frozensets.
+//!
+//! The reference's `type(container)(...)` keeps the kind of its input: a tuple stays a tuple (a
+//! grid's rows stay a grid here) and a frozenset stays a frozenset. Frozensets are walked in the
+//! canonical ascending order of [`crate::dsl::value`], so `first` of a set is its smallest
+//! member and ties in `argmax` go to the smallest. Index sets and objects keep their compact
+//! variants: their set algebra merges sorted slices and their lookups are binary searches.
+//! Keys and items are compared with Python's `<` ([`py_lt`]), so kinds Python cannot order
+//! raise `TypeError` here too.
 
-use crate::dsl::registry::PrimSpec;
-
-pub const PRIMS: &[PrimSpec] = &[];
+use std::cmp::Ordering;
+use std::sync::Arc;
 
 use crate::dsl::error::{DslError, DslResult};
-use crate::dsl::value::Value;
+use crate::dsl::func::call1;
+use crate::dsl::registry::PrimSpec;
+use crate::dsl::value::{Cell, Color, Grid, Loc, Value};
+use crate::prim;
 
-/// `merge(containers)`: the members of the members, in a container of the outer kind.
+use super::numbers::{check_members, number, pair_of, py_lt, unsupported};
+
+pub const PRIMS: &[PrimSpec] = &[
+    prim!(contained, [Any, Container] -> Boolean, "element of"),
+    prim!(combine, [Container, Container] -> Container, "union (tuples concatenate)"),
+    prim!(intersection, [FrozenSet, FrozenSet] -> FrozenSet, "intersection of two sets"),
+    prim!(difference, [FrozenSet, FrozenSet] -> FrozenSet, "set difference"),
+    prim!(dedupe, [Tuple] -> Tuple, "remove duplicates, keeping first occurrences"),
+    prim!(order, [Container, Callable] -> Tuple, "stable sort by a key function"),
+    prim!(repeat, [Any, Integer] -> Tuple, "an item repeated n times"),
+    prim!(size, [Container] -> Integer, "cardinality"),
+    prim!(merge, [ContainerContainer] -> Container, "merging"),
+    prim!(maximum, [IntegerSet] -> Integer, "maximum (0 when empty)"),
+    prim!(minimum, [IntegerSet] -> Integer, "minimum (0 when empty)"),
+    prim!(valmax, [Container, Callable] -> Integer, "maximum of a key function"),
+    prim!(valmin, [Container, Callable] -> Integer, "minimum of a key function"),
+    prim!(argmax, [Container, Callable] -> Any, "largest item by a key function"),
+    prim!(argmin, [Container, Callable] -> Any, "smallest item by a key function"),
+    prim!(mostcommon, [Container] -> Any, "most common item"),
+    prim!(leastcommon, [Container] -> Any, "least common item"),
+    prim!(initset, [Any] -> FrozenSet, "initialize container"),
+    prim!(sfilter, [Container, Callable] -> Container, "keep items that satisfy a condition"),
+    prim!(mfilter, [Container, Callable] -> FrozenSet, "filter and merge"),
+    prim!(extract, [Container, Callable] -> Any, "first item that satisfies a condition"),
+    prim!(totuple, [FrozenSet] -> Tuple, "conversion to tuple"),
+    prim!(first, [Container] -> Any, "first item of container"),
+    prim!(last, [Container] -> Any, "last item of container"),
+    prim!(insert, [Any, FrozenSet] -> FrozenSet, "insert item into set"),
+    prim!(remove, [Any, Container] -> Container, "remove item from container"),
+    prim!(other, [Container, Any] -> Any, "other value in the container"),
+    prim!(product, [Container, Container] -> FrozenSet, "cartesian product"),
+    prim!(pair, [Tuple, Tuple] -> TupleTuple, "zipping of two tuples"),
+];
+
+// ----- walking containers -----------------------------------------------------------------
+
+fn not_iterable(v: &Value) -> DslError {
+    DslError::type_error("an iterable container", v)
+}
+
+/// `len(c)`, or `TypeError` for a value that is not a container.
+fn length(c: &Value) -> DslResult<usize> {
+    c.len().ok_or_else(|| not_iterable(c))
+}
+
+/// The members of a container in iteration order, made one at a time.
+fn iter_members(c: &Value) -> DslResult<impl Iterator<Item = Value> + '_> {
+    let n = length(c)?;
+    Ok((0..n).filter_map(move |k| c.member(k)))
+}
+
+/// Python's `value in container`.
+fn contains(container: &Value, value: &Value) -> DslResult<bool> {
+    if container.is_set() {
+        return Ok(set_find(container, value).is_some());
+    }
+    Ok(iter_members(container)?.any(|m| m == *value))
+}
+
+/// Where `value` sits in a frozenset, found by binary search in the canonical order.
+pub(super) fn set_find(set: &Value, value: &Value) -> Option<usize> {
+    match set {
+        Value::Indices(l) => l.binary_search_by(|&m| Value::loc(m).cmp(value)).ok(),
+        Value::Object(c) => c.binary_search_by(|&m| cmp_cell(m, value)).ok(),
+        Value::Set(v) => v.binary_search(value).ok(),
+        _ => None,
+    }
+}
+
+/// A cell against a value in the canonical order, without building the cell's tuple when the
+/// value is shaped like a cell.
+fn cmp_cell(c: Cell, v: &Value) -> Ordering {
+    if let Value::Tuple(items) = v {
+        if let [Value::Int(color), Value::Pair(i, j)] = items.as_slice() {
+            return (c.color as i64, c.i as i64, c.j as i64).cmp(&(*color, *i, *j));
+        }
+    }
+    Value::cell(c).cmp(v)
+}
+
+/// Python's `type(c)(e for e in c if keep(e))`; index sets, objects and grids keep their
+/// compact variant.
+fn filter_kind(c: &Value, mut keep: impl FnMut(Value) -> DslResult<bool>) -> DslResult<Value> {
+    Ok(match c {
+        Value::Indices(l) => Value::Indices(Arc::new(filter_slice(l, Value::loc, &mut keep)?)),
+        Value::Object(cells) => Value::Object(Arc::new(filter_slice(cells, Value::cell, &mut keep)?)),
+        Value::Grid(g) => {
+            let (mut h, mut cells) = (0, Vec::new());
+            for (r, row) in iter_members(c)?.enumerate() {
+                if keep(row)? {
+                    cells.extend_from_slice(g.row(r));
+                    h += 1;
+                }
+            }
+            Value::grid(Grid::new(h, g.w, cells))
+        }
+        _ => {
+            let mut kept = Vec::new();
+            for m in iter_members(c)? {
+                if keep(m.clone())? {
+                    kept.push(m);
+                }
+            }
+            if c.is_set() {
+                Value::set_sorted(kept)
+            } else {
+                Value::tuple(kept)
+            }
+        }
+    })
+}
+
+fn filter_slice<T: Copy>(
+    items: &[T],
+    as_value: fn(T) -> Value,
+    keep: &mut impl FnMut(Value) -> DslResult<bool>,
+) -> DslResult<Vec<T>> {
+    let mut kept = Vec::new();
+    for &x in items {
+        if keep(as_value(x))? {
+            kept.push(x);
+        }
+    }
+    Ok(kept)
+}
+
+/// Grids stacked top to bottom (the tuple of all their rows), when the non-empty ones share a
+/// width.
+fn stack_grids(grids: &[&Grid]) -> Option<Grid> {
+    let w = grids.iter().find(|g| g.h > 0).map_or(0, |g| g.w);
+    if grids.iter().any(|g| g.h > 0 && g.w != w) {
+        return None;
+    }
+    let h = grids.iter().map(|g| g.h).sum();
+    let cells = grids.iter().flat_map(|g| g.cells.iter().copied()).collect();
+    Some(Grid::new(h, w, cells))
+}
+
+// ----- set algebra on sorted members ------------------------------------------------------
+
+/// A binary set operation.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum SetOp {
+    Union,
+    Intersection,
+    Difference,
+}
+
+/// `op` on two sorted, duplicate-free slices, as one merge.
+fn merge_sorted<T: Ord + Clone>(op: SetOp, a: &[T], b: &[T]) -> Vec<T> {
+    let mut out = Vec::with_capacity(match op {
+        SetOp::Union => a.len() + b.len(),
+        SetOp::Intersection => a.len().min(b.len()),
+        SetOp::Difference => a.len(),
+    });
+    let (mut a, mut b) = (a.iter().peekable(), b.iter().peekable());
+    while let (Some(&x), Some(&y)) = (a.peek(), b.peek()) {
+        match x.cmp(y) {
+            Ordering::Less => {
+                if op != SetOp::Intersection {
+                    out.push(x.clone());
+                }
+                a.next();
+            }
+            Ordering::Greater => {
+                if op == SetOp::Union {
+                    out.push(y.clone());
+                }
+                b.next();
+            }
+            Ordering::Equal => {
+                if op != SetOp::Difference {
+                    out.push(x.clone());
+                }
+                a.next();
+                b.next();
+            }
+        }
+    }
+    if op != SetOp::Intersection {
+        out.extend(a.cloned());
+    }
+    if op == SetOp::Union {
+        out.extend(b.cloned());
+    }
+    out
+}
+
+/// `op` on two frozensets: a merge of index sets or of objects when both sides are one, of
+/// their members in canonical order otherwise.
+pub(super) fn set_algebra(op: SetOp, a: &Value, b: &Value) -> Value {
+    match (a, b) {
+        (Value::Indices(x), Value::Indices(y)) => Value::Indices(Arc::new(merge_sorted(op, x, y))),
+        (Value::Object(x), Value::Object(y)) => Value::Object(Arc::new(merge_sorted(op, x, y))),
+        (Value::Set(x), Value::Set(y)) => Value::set_sorted(merge_sorted(op, x, y)),
+        _ => {
+            let (x, y) = (a.members().unwrap_or_default(), b.members().unwrap_or_default());
+            Value::set_sorted(merge_sorted(op, &x, &y))
+        }
+    }
+}
+
+// ----- selection by key -------------------------------------------------------------------
+
+/// Python's `max(items, key=key)` (or `min`): the first item whose key no later key beats,
+/// with its key; `None` when there are no items.
+fn best_by(
+    items: impl Iterator<Item = Value>,
+    max: bool,
+    mut key: impl FnMut(&Value) -> DslResult<Value>,
+) -> DslResult<Option<(Value, Value)>> {
+    let mut best: Option<(Value, Value)> = None;
+    for item in items {
+        let k = key(&item)?;
+        let better = match &best {
+            None => true,
+            Some((_, b)) if max => py_lt(b, &k)?,
+            Some((_, b)) => py_lt(&k, b)?,
+        };
+        if better {
+            best = Some((item, k));
+        }
+    }
+    Ok(best)
+}
+
+/// `maximum`/`minimum`: `max(container, default=0)`.
+fn extreme(c: &Value, max: bool) -> DslResult<Value> {
+    fn end<T>(items: &[T], max: bool) -> Option<&T> {
+        if max {
+            items.last()
+        } else {
+            items.first()
+        }
+    }
+    // Locations and cells are sorted in an order that agrees with Python's `<` on them.
+    let found = match c {
+        Value::Indices(l) => end(l, max).map(|&x| Value::loc(x)),
+        Value::Object(cells) => end(cells, max).map(|&x| Value::cell(x)),
+        _ => best_by(iter_members(c)?, max, |e| Ok(e.clone()))?.map(|(e, _)| e),
+    };
+    Ok(found.unwrap_or(Value::Int(0)))
+}
+
+/// `valmax`/`valmin`: the best key, or the key of `0` for an empty container.
+fn best_key(c: &Value, f: &Value, max: bool) -> DslResult<Value> {
+    match best_by(iter_members(c)?, max, |e| call1(f, e.clone()))? {
+        Some((_, key)) => Ok(key),
+        None => call1(f, Value::Int(0)),
+    }
+}
+
+/// `argmax`/`argmin`: the first item with the best key.
+fn best_item(c: &Value, f: &Value, max: bool) -> DslResult<Value> {
+    match best_by(iter_members(c)?, max, |e| call1(f, e.clone()))? {
+        Some((item, _)) => Ok(item),
+        None => crate::bail!(Value, "{}() arg is an empty sequence", if max { "max" } else { "min" }),
+    }
+}
+
+/// `mostcommon`/`leastcommon`: `max(set(c), key=c.count)`. The distinct values are met in
+/// canonical order, so ties go to the smallest.
+fn commonest(c: &Value, most: bool) -> DslResult<Value> {
+    let mut items: Vec<Value> = iter_members(c)?.collect();
+    if c.is_set() {
+        crate::bail!(Attribute, "'frozenset' object has no attribute 'count'");
+    }
+    items.sort();
+    let mut best: Option<&[Value]> = None;
+    for run in items.chunk_by(|x, y| x == y) {
+        let better = match best {
+            None => true,
+            Some(b) if most => run.len() > b.len(),
+            Some(b) => run.len() < b.len(),
+        };
+        if better {
+            best = Some(run);
+        }
+    }
+    match best.and_then(|run| run.first()) {
+        Some(v) => Ok(v.clone()),
+        None => crate::bail!(Value, "{}() arg is an empty sequence", if most { "max" } else { "min" }),
+    }
+}
+
+/// Below this length CPython's `list.sort` is one natural run plus a binary insertion sort.
+const PY_MIN_MERGE: usize = 64;
+
+/// The order in which Python's stable `sorted(..., key=...)` puts items with these keys.
+///
+/// Short inputs (all the DSL meets in practice) replay CPython's own algorithm with Python's
+/// `<`, so keys that are only partially ordered (frozensets, by inclusion) land where the
+/// reference puts them and keys Python cannot compare raise `TypeError`. Longer inputs use a
+/// stable sort in the canonical order (numbers by value), which agrees wherever the keys are
+/// totally ordered, and still raise when two neighbours cannot be compared.
+fn sort_permutation(keys: &[Value]) -> DslResult<Vec<usize>> {
+    let n = keys.len();
+    let mut idx: Vec<usize> = (0..n).collect();
+    if n < 2 {
+        return Ok(idx);
+    }
+    let lt = |x: usize, y: usize| py_lt(&keys[x], &keys[y]);
+    if n >= PY_MIN_MERGE {
+        idx.sort_by(|&x, &y| match (number(&keys[x]), number(&keys[y])) {
+            (Some(p), Some(q)) => p.cmp(&q),
+            _ => keys[x].cmp(&keys[y]),
+        });
+        for w in idx.windows(2) {
+            lt(w[1], w[0])?;
+        }
+        return Ok(idx);
+    }
+    // The leading run: strictly descending (then reversed) or non-descending.
+    let mut run = 2;
+    if lt(1, 0)? {
+        while run < n && lt(run, run - 1)? {
+            run += 1;
+        }
+        idx[..run].reverse();
+    } else {
+        while run < n && !lt(run, run - 1)? {
+            run += 1;
+        }
+    }
+    // Binary insertion of the rest, each item after any equal ones.
+    for i in run..n {
+        let pivot = i;
+        let (mut lo, mut hi) = (0, i);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if lt(pivot, idx[mid])? {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        idx[lo..=i].rotate_right(1);
+    }
+    Ok(idx)
+}
+
+/// For each item, whether it is the first occurrence of its value.
+fn first_occurrences<T: Ord>(items: &[T]) -> Vec<bool> {
+    let mut idx: Vec<usize> = (0..items.len()).collect();
+    // Stable: the first occurrence of a value leads its run.
+    idx.sort_by(|&x, &y| items[x].cmp(&items[y]));
+    let mut keep = vec![false; items.len()];
+    let mut previous: Option<&T> = None;
+    for &i in &idx {
+        keep[i] = previous != Some(&items[i]);
+        previous = Some(&items[i]);
+    }
+    keep
+}
+
+/// The members of a container when all are integers that fit a coordinate.
+fn small_ints(c: &Value) -> Option<Vec<i32>> {
+    match c {
+        Value::Pair(a, b) => Some(vec![i32::try_from(*a).ok()?, i32::try_from(*b).ok()?]),
+        Value::Tuple(v) | Value::Set(v) => v
+            .iter()
+            .map(|m| match m {
+                Value::Int(n) => i32::try_from(*n).ok(),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+/// The concatenated slices of `parts` when `view` sees a slice in each (empty sets count as
+/// empty slices).
+fn gather<'a, T: Copy + 'a>(parts: &'a [Value], view: impl Fn(&'a Value) -> Option<&'a [T]>) -> Option<Vec<T>> {
+    let mut out = Vec::new();
+    for p in parts {
+        match view(p) {
+            Some(s) => out.extend_from_slice(s),
+            None if p.is_set() && p.len() == Some(0) => {}
+            None => return None,
+        }
+    }
+    Some(out)
+}
+
+/// `merge(containers)`: the members of the members, in a container of the outer kind. Sets of
+/// objects or of index sets merge as flat slices; tuples of equally wide grids stack.
 pub fn merge_values(containers: &Value) -> DslResult<Value> {
-    let outer = containers
-        .members()
-        .ok_or_else(|| DslError::type_error("a container of containers", containers))?;
-    let mut items = Vec::new();
-    for c in &outer {
-        items.extend(c.members().ok_or_else(|| DslError::type_error("a container", c))?);
+    let parts: Vec<Value> = iter_members(containers)?.collect();
+    let mut total = 0usize;
+    for p in &parts {
+        total = total.saturating_add(length(p)?);
+    }
+    check_members(total)?;
+    if containers.is_set() {
+        let cells = gather(&parts, |p| match p {
+            Value::Object(c) => Some(c.as_slice()),
+            _ => None,
+        });
+        if let Some(cells) = cells {
+            return Ok(Value::object(cells));
+        }
+        let locs = gather(&parts, |p| match p {
+            Value::Indices(l) => Some(l.as_slice()),
+            _ => None,
+        });
+        if let Some(locs) = locs {
+            return Ok(Value::indices(locs));
+        }
+    } else {
+        let grids: Option<Vec<&Grid>> = parts
+            .iter()
+            .map(|p| match p {
+                Value::Grid(g) => Some(g.as_ref()),
+                _ => None,
+            })
+            .collect();
+        if let Some(g) = grids.as_deref().and_then(stack_grids) {
+            return Ok(Value::grid(g));
+        }
+    }
+    let mut items = Vec::with_capacity(total);
+    for p in &parts {
+        items.extend(iter_members(p)?);
     }
     Ok(if containers.is_set() {
         Value::set(items)
     } else {
         Value::tuple(items)
     })
+}
+
+/// `sfilter(container, condition)`.
+fn sfilter_value(c: &Value, condition: &Value) -> DslResult<Value> {
+    filter_kind(c, |e| Ok(call1(condition, e)?.truthy()))
+}
+
+/// `remove(value, container)`.
+fn remove_value(value: &Value, c: &Value) -> DslResult<Value> {
+    if c.is_set() {
+        return Ok(match set_find(c, value) {
+            None => c.clone(),
+            Some(_) => set_algebra(SetOp::Difference, c, &Value::set(vec![value.clone()])),
+        });
+    }
+    filter_kind(c, |e| Ok(e != *value))
+}
+
+/// `first(container)`.
+fn first_value(c: &Value) -> DslResult<Value> {
+    length(c)?;
+    c.member(0)
+        .ok_or_else(|| DslError::StopIteration("first() of an empty container".into()))
+}
+
+// ----- the primitives ---------------------------------------------------------------------
+
+fn contained(a: &[Value]) -> DslResult<Value> {
+    contains(&a[1], &a[0]).map(Value::Bool)
+}
+
+fn combine(args: &[Value]) -> DslResult<Value> {
+    let (a, b) = (&args[0], &args[1]);
+    check_members(length(a)?.saturating_add(length(b)?))?;
+    if a.is_set() && b.is_set() {
+        return Ok(set_algebra(SetOp::Union, a, b));
+    }
+    if let (Value::Grid(x), Value::Grid(y)) = (a, b) {
+        if let Some(g) = stack_grids(&[x.as_ref(), y.as_ref()]) {
+            return Ok(Value::grid(g));
+        }
+    }
+    let items: Vec<Value> = iter_members(a)?.chain(iter_members(b)?).collect();
+    Ok(if a.is_set() {
+        Value::set(items)
+    } else {
+        Value::tuple(items)
+    })
+}
+
+fn intersection(args: &[Value]) -> DslResult<Value> {
+    let (a, b) = (&args[0], &args[1]);
+    if let (Value::Bool(x), Value::Bool(y)) = (a, b) {
+        return Ok(Value::Bool(x & y));
+    }
+    if let (Some(x), Some(y)) = (number(a), number(b)) {
+        return Ok(Value::Int(x & y));
+    }
+    if a.is_set() && b.is_set() {
+        return Ok(set_algebra(SetOp::Intersection, a, b));
+    }
+    Err(unsupported("&", a, b))
+}
+
+fn difference(args: &[Value]) -> DslResult<Value> {
+    let (a, b) = (&args[0], &args[1]);
+    if length(a)? == 0 {
+        return Ok(a.clone());
+    }
+    if a.is_set() && b.is_set() {
+        return Ok(set_algebra(SetOp::Difference, a, b));
+    }
+    filter_kind(a, |e| Ok(!contains(b, &e)?))
+}
+
+fn dedupe(a: &[Value]) -> DslResult<Value> {
+    let t = &a[0];
+    if length(t)? == 0 {
+        return Ok(Value::empty_tuple());
+    }
+    if t.is_set() {
+        crate::bail!(Attribute, "'frozenset' object has no attribute 'index'");
+    }
+    if let Value::Grid(g) = t {
+        let rows: Vec<&[Color]> = (0..g.h).map(|r| g.row(r)).collect();
+        let keep = first_occurrences(&rows);
+        let kept: Vec<&[Color]> = rows
+            .into_iter()
+            .zip(&keep)
+            .filter(|(_, &k)| k)
+            .map(|(r, _)| r)
+            .collect();
+        return Ok(Value::grid(Grid::new(kept.len(), g.w, kept.concat())));
+    }
+    let items: Vec<Value> = iter_members(t)?.collect();
+    let keep = first_occurrences(&items);
+    Ok(Value::tuple(
+        items
+            .into_iter()
+            .zip(keep)
+            .filter(|(_, k)| *k)
+            .map(|(e, _)| e)
+            .collect(),
+    ))
+}
+
+fn order(a: &[Value]) -> DslResult<Value> {
+    let (c, f) = (&a[0], &a[1]);
+    let items: Vec<Value> = iter_members(c)?.collect();
+    let keys = items
+        .iter()
+        .map(|e| call1(f, e.clone()))
+        .collect::<DslResult<Vec<_>>>()?;
+    let idx = sort_permutation(&keys)?;
+    if let Value::Grid(g) = c {
+        let cells = idx.iter().flat_map(|&r| g.row(r).iter().copied()).collect();
+        return Ok(Value::grid(Grid::new(g.h, g.w, cells)));
+    }
+    Ok(Value::tuple(idx.into_iter().map(|i| items[i].clone()).collect()))
+}
+
+fn repeat(a: &[Value]) -> DslResult<Value> {
+    let n = number(&a[1]).ok_or_else(|| DslError::type_error("an integer", &a[1]))?;
+    let n = usize::try_from(n).unwrap_or(0);
+    check_members(n)?;
+    Ok(Value::tuple(vec![a[0].clone(); n]))
+}
+
+fn size(a: &[Value]) -> DslResult<Value> {
+    Ok(Value::Int(length(&a[0])? as i64))
+}
+
+fn merge(a: &[Value]) -> DslResult<Value> {
+    merge_values(&a[0])
+}
+
+fn maximum(a: &[Value]) -> DslResult<Value> {
+    extreme(&a[0], true)
+}
+
+fn minimum(a: &[Value]) -> DslResult<Value> {
+    extreme(&a[0], false)
+}
+
+fn valmax(a: &[Value]) -> DslResult<Value> {
+    best_key(&a[0], &a[1], true)
+}
+
+fn valmin(a: &[Value]) -> DslResult<Value> {
+    best_key(&a[0], &a[1], false)
+}
+
+fn argmax(a: &[Value]) -> DslResult<Value> {
+    best_item(&a[0], &a[1], true)
+}
+
+fn argmin(a: &[Value]) -> DslResult<Value> {
+    best_item(&a[0], &a[1], false)
+}
+
+fn mostcommon(a: &[Value]) -> DslResult<Value> {
+    commonest(&a[0], true)
+}
+
+fn leastcommon(a: &[Value]) -> DslResult<Value> {
+    commonest(&a[0], false)
+}
+
+fn initset(a: &[Value]) -> DslResult<Value> {
+    Ok(Value::set(vec![a[0].clone()]))
+}
+
+fn sfilter(a: &[Value]) -> DslResult<Value> {
+    sfilter_value(&a[0], &a[1])
+}
+
+fn mfilter(a: &[Value]) -> DslResult<Value> {
+    merge_values(&sfilter_value(&a[0], &a[1])?)
+}
+
+fn extract(a: &[Value]) -> DslResult<Value> {
+    for e in iter_members(&a[0])? {
+        if call1(&a[1], e.clone())?.truthy() {
+            return Ok(e);
+        }
+    }
+    crate::bail!(StopIteration, "extract() found no item satisfying the condition")
+}
+
+fn totuple(a: &[Value]) -> DslResult<Value> {
+    let c = &a[0];
+    if c.is_tuple() {
+        return Ok(c.clone());
+    }
+    Ok(Value::tuple(iter_members(c)?.collect()))
+}
+
+fn first(a: &[Value]) -> DslResult<Value> {
+    first_value(&a[0])
+}
+
+fn last(a: &[Value]) -> DslResult<Value> {
+    let c = &a[0];
+    match length(c)?.checked_sub(1).and_then(|k| c.member(k)) {
+        Some(v) => Ok(v),
+        None => crate::bail!(Value, "max() arg is an empty sequence"),
+    }
+}
+
+fn insert(a: &[Value]) -> DslResult<Value> {
+    let (value, c) = (&a[0], &a[1]);
+    if !c.is_set() {
+        crate::bail!(Attribute, "'{}' object has no attribute 'union'", c.type_name());
+    }
+    if set_find(c, value).is_some() {
+        return Ok(c.clone());
+    }
+    Ok(set_algebra(SetOp::Union, c, &Value::set(vec![value.clone()])))
+}
+
+fn remove(a: &[Value]) -> DslResult<Value> {
+    remove_value(&a[0], &a[1])
+}
+
+fn other(a: &[Value]) -> DslResult<Value> {
+    first_value(&remove_value(&a[1], &a[0])?)
+}
+
+fn product(args: &[Value]) -> DslResult<Value> {
+    let (a, b) = (&args[0], &args[1]);
+    let (na, nb) = (length(a)?, length(b)?);
+    check_members(na.saturating_mul(nb))?;
+    if let (Some(xs), Some(ys)) = (small_ints(a), small_ints(b)) {
+        let locs = ys.iter().flat_map(|&j| xs.iter().map(move |&i| Loc { i, j })).collect();
+        return Ok(Value::indices(locs));
+    }
+    let xs: Vec<Value> = iter_members(a)?.collect();
+    let mut items = Vec::with_capacity(na * nb);
+    for j in iter_members(b)? {
+        items.extend(xs.iter().map(|i| pair_of(i.clone(), j.clone())));
+    }
+    Ok(Value::set(items))
+}
+
+fn pair(args: &[Value]) -> DslResult<Value> {
+    let (a, b) = (&args[0], &args[1]);
+    let items = iter_members(a)?
+        .zip(iter_members(b)?)
+        .map(|(x, y)| pair_of(x, y))
+        .collect();
+    Ok(Value::tuple(items))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dsl::registry::PrimId;
+
+    fn f(name: &str) -> Value {
+        Value::prim(PrimId::of(name).expect("registered"))
+    }
+
+    fn ints(items: &[i64]) -> Value {
+        Value::tuple(items.iter().map(|&n| Value::Int(n)).collect())
+    }
+
+    #[test]
+    fn order_replays_python_sort() {
+        assert_eq!(
+            order(&[ints(&[3, 1, 2, 1]), f("identity")]).unwrap(),
+            ints(&[1, 1, 2, 3])
+        );
+        // Singleton sets are not subsets of one another: Python keeps the input order.
+        assert_eq!(order(&[ints(&[0, -4, 2]), f("initset")]).unwrap(), ints(&[0, -4, 2]));
+        let mixed = Value::tuple(vec![Value::Int(1), Value::Pair(2, 3)]);
+        assert!(order(&[mixed, f("identity")]).is_err());
+    }
+
+    #[test]
+    fn merge_keeps_compact_variants() {
+        let obj = |c: i32, i: i32| Value::object(vec![Cell { color: c, i, j: 0 }]);
+        let objs = Value::set(vec![obj(1, 0), obj(2, 1), Value::empty_set()]);
+        assert!(matches!(merge_values(&objs).unwrap(), Value::Object(c) if c.len() == 2));
+        let g = Value::grid(Grid::new(1, 2, vec![1, 2]));
+        let stacked = merge_values(&Value::tuple(vec![g.clone(), g])).unwrap();
+        assert!(matches!(stacked, Value::Grid(g) if g.h == 2));
+    }
+
+    #[test]
+    fn selection_follows_the_reference() {
+        assert_eq!(valmax(&[Value::empty_tuple(), f("increment")]).unwrap(), Value::Int(1));
+        assert!(argmax(&[Value::empty_set(), f("size")]).is_err());
+        assert_eq!(mostcommon(&[ints(&[2, 1, 2, 1])]).unwrap(), Value::Int(1));
+        assert!(mostcommon(&[Value::set(vec![Value::Int(1)])]).is_err());
+        assert_eq!(dedupe(&[ints(&[3, 1, 3, 2, 1])]).unwrap(), ints(&[3, 1, 2]));
+        assert!(dedupe(&[Value::set(vec![Value::Int(1)])]).is_err());
+    }
+
+    #[test]
+    fn set_edits_keep_index_sets() {
+        let locs = Value::indices(vec![Loc { i: 0, j: 0 }, Loc { i: 1, j: 1 }]);
+        let fewer = remove(&[Value::Pair(1, 1), locs.clone()]).unwrap();
+        assert!(matches!(fewer, Value::Indices(ref l) if l.len() == 1));
+        let more = insert(&[Value::Pair(0, 5), fewer]).unwrap();
+        assert!(matches!(more, Value::Indices(ref l) if l.len() == 2));
+        assert_eq!(other(&[locs, Value::Pair(0, 0)]).unwrap(), Value::Pair(1, 1));
+        assert!(insert(&[Value::Int(1), ints(&[1])]).is_err());
+        assert!(matches!(
+            repeat(&[Value::Int(0), Value::Int(i64::MAX)]),
+            Err(DslError::TooLarge(_))
+        ));
+    }
 }
