@@ -1,5 +1,1235 @@
-//! TODO(family grids): being written.
+//! Grid primitives and patch geometry: rotations and mirrors (of patches too), painting
+//! (`fill`, `paint`, `cover`, `move`, ...), scaling, concatenation and splitting, cropping
+//! (`subgrid`, `trim`, halves), colour substitution, `canvas`, `index`, frontiers and `compress`,
+//! `occurrences`; and what is built from bounding boxes and lines (`center`, `position`,
+//! `corners`, `backdrop`, `delta`, `inbox`, `outbox`, `box`, `connect`, `shoot`, the frontier
+//! lines, `gravitate`, `hperiod`/`vperiod`).
+//!
+//! Grids are built flat, cell by cell; a grid without rows is the empty tuple. Where the
+//! reference works on any tuple (`hmirror`, `vmirror`, `vconcat`, the halves), other tuples
+//! take a generic path. A patch is read once as sorted locations or cells ([`Patch`]) and its
+//! bounding box found without building index sets ([`Bounds`]). `occurrences` is hot: it matches
+//! an object against the grid one row of candidate positions at a time, with one bit mask per
+//! colour and row.
 
-use crate::dsl::registry::PrimSpec;
+use std::ops::Range;
+use std::sync::Arc;
 
-pub const PRIMS: &[PrimSpec] = &[];
+use crate::bail;
+use crate::dsl::error::{DslError, DslResult};
+use crate::dsl::registry::{PrimSpec, Ty};
+use crate::dsl::value::{Cell, Color, Grid, Loc, Value};
+use crate::prim;
+
+use super::common::{self, coord, MAX_MEMBERS};
+
+pub const PRIMS: &[PrimSpec] = &[
+    prim!(rot90, [Grid] -> Grid, "quarter clockwise rotation"),
+    prim!(rot180, [Grid] -> Grid, "half rotation"),
+    prim!(rot270, [Grid] -> Grid, "quarter anticlockwise rotation"),
+    prim!(hmirror, [Piece] -> Piece, "mirror along the horizontal (upside down)"),
+    prim!(vmirror, [Piece] -> Piece, "mirror along the vertical (left to right)"),
+    prim!(dmirror, [Piece] -> Piece, "mirror along the diagonal (transpose)"),
+    prim!(cmirror, [Piece] -> Piece, "mirror along the counterdiagonal"),
+    prim!(fill, [Grid, Integer, Patch] -> Grid, "write a colour at the patch's locations"),
+    prim!(paint, [Grid, Object] -> Grid, "write an object's cells onto a grid"),
+    prim!(underfill, [Grid, Integer, Patch] -> Grid, "fill only where the grid has its background colour"),
+    prim!(underpaint, [Grid, Object] -> Grid, "paint only where the grid has its background colour"),
+    prim!(hupscale, [Grid, Integer] -> Grid, "repeat each cell horizontally"),
+    prim!(vupscale, [Grid, Integer] -> Grid, "repeat each row vertically"),
+    prim!(upscale, [Element, Integer] -> Element, "scale a grid or an object up by a factor"),
+    prim!(downscale, [Grid, Integer] -> Grid, "keep every factor-th row and column"),
+    prim!(hconcat, [Grid, Grid] -> Grid, "grids side by side"),
+    prim!(vconcat, [Grid, Grid] -> Grid, "grids one above the other"),
+    prim!(subgrid, [Patch, Grid] -> Grid, "the grid cropped to the patch's bounding box"),
+    prim!(hsplit, [Grid, Integer] -> Tuple, "split into n grids side by side"),
+    prim!(vsplit, [Grid, Integer] -> Tuple, "split into n grids one above the other"),
+    prim!(cellwise, [Grid, Grid, Integer] -> Grid, "keep cells where two grids agree, else the fallback"),
+    prim!(replace, [Grid, Integer, Integer] -> Grid, "replace one colour by another"),
+    prim!(switch, [Grid, Integer, Integer] -> Grid, "swap two colours"),
+    prim!(center, [Patch] -> IntegerTuple, "centre of the bounding box (the lower or right middle for even sizes)"),
+    prim!(position, [Patch, Patch] -> IntegerTuple, "direction from the first patch's centre to the second's"),
+    prim!(index, [Grid, IntegerTuple] -> Integer, "colour at a location, None outside the grid"),
+    prim!(canvas, [Integer, IntegerTuple] -> Grid, "grid of one colour with the given dimensions"),
+    prim!(corners, [Patch] -> Indices, "the four corners of the bounding box"),
+    prim!(connect, [IntegerTuple, IntegerTuple] -> Indices, "straight or diagonal line between two points, else empty"),
+    prim!(cover, [Grid, Patch] -> Grid, "fill the patch with the background colour"),
+    prim!(trim, [Grid] -> Grid, "the grid without its border"),
+    PrimSpec {
+        name: "move",
+        params: &[Ty::Grid, Ty::Object, Ty::IntegerTuple],
+        ret: Ty::Grid,
+        imp: move_object,
+        doc: "cover an object and paint it back shifted by an offset",
+    },
+    prim!(tophalf, [Grid] -> Grid, "upper half (the middle row of an odd height left out)"),
+    prim!(bottomhalf, [Grid] -> Grid, "lower half (the middle row of an odd height left out)"),
+    prim!(lefthalf, [Grid] -> Grid, "left half (the middle column of an odd width left out)"),
+    prim!(righthalf, [Grid] -> Grid, "right half (the middle column of an odd width left out)"),
+    prim!(vfrontier, [IntegerTuple] -> Indices, "the column through a location, rows 0..29"),
+    prim!(hfrontier, [IntegerTuple] -> Indices, "the row through a location, columns 0..29"),
+    prim!(backdrop, [Patch] -> Indices, "every location of the bounding box"),
+    prim!(delta, [Patch] -> Indices, "locations of the bounding box not in the patch"),
+    prim!(gravitate, [Patch, Patch] -> IntegerTuple, "offset that moves the source until adjacent to the destination"),
+    prim!(inbox, [Patch] -> Indices, "outline one cell inside the bounding box"),
+    prim!(outbox, [Patch] -> Indices, "outline one cell outside the bounding box"),
+    PrimSpec {
+        name: "box",
+        params: &[Ty::Patch],
+        ret: Ty::Indices,
+        imp: outline_box,
+        doc: "outline of the bounding box",
+    },
+    prim!(shoot, [IntegerTuple, IntegerTuple] -> Indices, "connect(start, start + 42 * direction)"),
+    prim!(occurrences, [Grid, Object] -> Indices, "upper left corners of the places where an object appears"),
+    prim!(frontiers, [Grid] -> Objects, "the rows and columns of a single colour, as objects"),
+    prim!(compress, [Grid] -> Grid, "the grid without its single-coloured rows and columns"),
+    prim!(hperiod, [Object] -> Integer, "smallest horizontal period of an object"),
+    prim!(vperiod, [Object] -> Integer, "smallest vertical period of an object"),
+];
+
+// ----- building grids ------------------------------------------------------------------------
+
+/// A grid of `h` rows of `w` cells; without rows, the empty tuple.
+fn grid_value(h: usize, w: usize, cells: Vec<Color>) -> Value {
+    if h == 0 {
+        Value::empty_tuple()
+    } else {
+        Value::grid(Grid::new(h, w, cells))
+    }
+}
+
+/// The grid whose cell `(r, c)` is `src(r, c)`.
+fn build(h: usize, w: usize, src: impl Fn(usize, usize) -> Color) -> Value {
+    let mut cells = Vec::with_capacity(h * w);
+    for r in 0..h {
+        for c in 0..w {
+            cells.push(src(r, c));
+        }
+    }
+    grid_value(h, w, cells)
+}
+
+/// `tuple(r[cols] for r in grid[rows])` for ranges inside the grid.
+fn crop(g: &Grid, rows: Range<usize>, cols: Range<usize>) -> Value {
+    build(rows.len(), cols.len(), |r, c| g.get(rows.start + r, cols.start + c))
+}
+
+/// The index range of Python's slice `seq[start:stop]` over `len` items.
+fn py_slice(len: usize, start: i64, stop: i64) -> Range<usize> {
+    let n = len as i64;
+    let clamp = |x: i64| (if x < 0 { (x + n).max(0) } else { x.min(n) }) as usize;
+    let (s, e) = (clamp(start), clamp(stop));
+    s..e.max(s)
+}
+
+/// The shape of `zip(*grid)`: columns become rows, and a grid without rows or columns gives
+/// nothing.
+fn transposed(g: &Grid) -> (usize, usize) {
+    if g.h == 0 || g.w == 0 {
+        (0, 0)
+    } else {
+        (g.w, g.h)
+    }
+}
+
+/// `len(grid[0])`, which raises on a grid without rows.
+fn first_row_width(g: &Grid) -> DslResult<usize> {
+    if g.h == 0 {
+        bail!(Index, "tuple index out of range");
+    }
+    Ok(g.w)
+}
+
+/// A colour to store in a cell.
+fn to_color(n: i64) -> DslResult<Color> {
+    Color::try_from(n).map_err(|_| DslError::ColorRange(n))
+}
+
+/// The reference's `mostcolor(grid)`, ties to the smallest colour.
+fn background(g: &Grid) -> DslResult<Color> {
+    common::grid_mostcolor(&g.cells)
+        .and_then(|c| Color::try_from(c).ok())
+        .ok_or_else(|| DslError::Value("max() arg is an empty sequence".into()))
+}
+
+fn zero_division() -> DslError {
+    DslError::ZeroDivision("integer division or modulo by zero".into())
+}
+
+/// A scale factor; factors below 1 repeat nothing.
+fn factor(v: &Value) -> DslResult<usize> {
+    Ok(usize::try_from(v.as_int()?.max(0)).unwrap_or(usize::MAX))
+}
+
+// ----- patches -------------------------------------------------------------------------------
+
+/// A patch as the reference walks it: cells `(value, (i, j))` when its first member's second
+/// item is a tuple, locations `(i, j)` otherwise. Both are sorted and unique (set semantics).
+enum Patch {
+    Locs(Arc<Vec<Loc>>),
+    Cells(Arc<Vec<Cell>>),
+}
+
+impl Patch {
+    fn of(v: &Value) -> DslResult<Patch> {
+        Ok(match v {
+            Value::Indices(l) => Patch::Locs(l.clone()),
+            Value::Object(c) => Patch::Cells(c.clone()),
+            _ if v.member(0).and_then(|m| m.member(1)).is_some_and(|x| x.is_tuple()) => Patch::Cells(common::cells(v)?),
+            _ => Patch::Locs(common::locs(v)?),
+        })
+    }
+
+    /// The bounding box, or `None` for an empty patch.
+    fn bounds(&self) -> Option<Bounds> {
+        match self {
+            Patch::Locs(l) => Bounds::of_locs(l),
+            Patch::Cells(c) => Bounds::of_cells(c),
+        }
+    }
+
+    /// The patch with every location moved by `f`; cells keep their colour.
+    fn map(&self, f: impl Fn(i64, i64) -> (i64, i64)) -> DslResult<Value> {
+        match self {
+            Patch::Locs(l) => {
+                let moved = l.iter().map(|l| {
+                    let (i, j) = f(l.i.into(), l.j.into());
+                    loc(i, j)
+                });
+                Ok(Value::indices(moved.collect::<DslResult<_>>()?))
+            }
+            Patch::Cells(c) => {
+                let moved = c.iter().map(|c| {
+                    let (i, j) = f(c.i.into(), c.j.into());
+                    let l = loc(i, j)?;
+                    Ok(Cell {
+                        color: c.color,
+                        i: l.i,
+                        j: l.j,
+                    })
+                });
+                Ok(Value::object(moved.collect::<DslResult<_>>()?))
+            }
+        }
+    }
+}
+
+/// The inclusive bounding box of a non-empty patch, in `i64` so that arithmetic on it (mirrors,
+/// boxes one cell outside) cannot overflow.
+#[derive(Clone, Copy, Debug)]
+struct Bounds {
+    top: i64,
+    bottom: i64,
+    left: i64,
+    right: i64,
+}
+
+impl Bounds {
+    fn of(mut points: impl Iterator<Item = (i32, i32)>) -> Option<Bounds> {
+        let (i, j) = points.next()?;
+        let mut b = Bounds {
+            top: i.into(),
+            bottom: i.into(),
+            left: j.into(),
+            right: j.into(),
+        };
+        for (i, j) in points {
+            let (i, j) = (i64::from(i), i64::from(j));
+            b.top = b.top.min(i);
+            b.bottom = b.bottom.max(i);
+            b.left = b.left.min(j);
+            b.right = b.right.max(j);
+        }
+        Some(b)
+    }
+
+    fn of_locs(locs: &[Loc]) -> Option<Bounds> {
+        Bounds::of(locs.iter().map(|l| (l.i, l.j)))
+    }
+
+    fn of_cells(cells: &[Cell]) -> Option<Bounds> {
+        Bounds::of(cells.iter().map(|c| (c.i, c.j)))
+    }
+
+    fn height(&self) -> i64 {
+        self.bottom - self.top + 1
+    }
+
+    fn width(&self) -> i64 {
+        self.right - self.left + 1
+    }
+
+    /// The reference's `center`: `(uppermost + height // 2, leftmost + width // 2)`.
+    fn center(&self) -> (i64, i64) {
+        (self.top + self.height() / 2, self.left + self.width() / 2)
+    }
+
+    /// Every location of the box, row by row (sorted).
+    fn locations(&self) -> DslResult<Vec<Loc>> {
+        capped(i128::from(self.height()) * i128::from(self.width()))?;
+        let mut out = Vec::new();
+        for i in self.top..=self.bottom {
+            for j in self.left..=self.right {
+                out.push(loc(i, j)?);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A location from wide coordinates; past `i32` is [`DslError::TooLarge`].
+fn loc(i: i64, j: i64) -> DslResult<Loc> {
+    Ok(Loc {
+        i: coord(i)?,
+        j: coord(j)?,
+    })
+}
+
+/// A count of members to build, checked against [`MAX_MEMBERS`] (negative counts build nothing).
+fn capped(n: i128) -> DslResult<usize> {
+    match usize::try_from(n.max(0)) {
+        Ok(n) if n <= MAX_MEMBERS => Ok(n),
+        _ => Err(DslError::TooLarge(format!("{n} members"))),
+    }
+}
+
+/// The error of the reference's `min()`/`max()` over the locations of an empty patch.
+fn empty_patch() -> DslError {
+    DslError::Value("min() arg is an empty sequence".into())
+}
+
+/// The bounding box of a patch argument that must not be empty.
+fn nonempty_bounds(v: &Value) -> DslResult<Bounds> {
+    Patch::of(v)?.bounds().ok_or_else(empty_patch)
+}
+
+// ----- rotations and mirrors -----------------------------------------------------------------
+
+fn rot90(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    let (h, w) = transposed(&g);
+    Ok(build(h, w, |r, c| g.get(g.h - 1 - c, r)))
+}
+
+fn rot180(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    Ok(build(g.h, g.w, |r, c| g.get(g.h - 1 - r, g.w - 1 - c)))
+}
+
+fn rot270(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    let (h, w) = transposed(&g);
+    Ok(build(h, w, |r, c| g.get(c, g.w - 1 - r)))
+}
+
+/// `t[::-1]` for any tuple: a grid's rows, a pair's members.
+fn reversed(t: &Value) -> DslResult<Value> {
+    match t {
+        Value::Grid(g) => Ok(build(g.h, g.w, |r, c| g.get(g.h - 1 - r, c))),
+        Value::Pair(x, y) => Ok(Value::Pair(*y, *x)),
+        Value::Tuple(items) => Ok(Value::tuple(items.iter().rev().cloned().collect())),
+        _ => Err(DslError::type_error("a tuple", t)),
+    }
+}
+
+/// The error of the reference's `ulcorner(patch)[0]` on an empty patch.
+fn corner_of_empty() -> DslError {
+    DslError::Index("tuple index out of range".into())
+}
+
+fn hmirror(a: &[Value]) -> DslResult<Value> {
+    if a[0].is_tuple() {
+        return reversed(&a[0]);
+    }
+    let p = Patch::of(&a[0])?;
+    let b = p.bounds().ok_or_else(corner_of_empty)?;
+    let d = b.top + b.bottom;
+    p.map(|i, j| (d - i, j))
+}
+
+fn vmirror(a: &[Value]) -> DslResult<Value> {
+    match &a[0] {
+        Value::Grid(g) => Ok(build(g.h, g.w, |r, c| g.get(r, g.w - 1 - c))),
+        t if t.is_tuple() => {
+            let rows = t.members().unwrap_or_default();
+            Ok(Value::tuple(rows.iter().map(reversed).collect::<DslResult<_>>()?))
+        }
+        piece => {
+            let p = Patch::of(piece)?;
+            let b = p.bounds().ok_or_else(corner_of_empty)?;
+            let d = b.left + b.right;
+            p.map(|i, j| (i, d - j))
+        }
+    }
+}
+
+fn dmirror(a: &[Value]) -> DslResult<Value> {
+    if a[0].is_tuple() {
+        let g = a[0].as_grid()?;
+        let (h, w) = transposed(&g);
+        return Ok(build(h, w, |r, c| g.get(c, r)));
+    }
+    let p = Patch::of(&a[0])?;
+    let b = p
+        .bounds()
+        .ok_or_else(|| DslError::Value("not enough values to unpack (expected 2, got 0)".into()))?;
+    p.map(|i, j| (j - b.left + b.top, i - b.top + b.left))
+}
+
+fn cmirror(a: &[Value]) -> DslResult<Value> {
+    if a[0].is_tuple() {
+        let g = a[0].as_grid()?;
+        let (h, w) = transposed(&g);
+        return Ok(build(h, w, |r, c| g.get(g.h - 1 - c, g.w - 1 - r)));
+    }
+    // The reference's vmirror(dmirror(vmirror(piece))), composed.
+    let p = Patch::of(&a[0])?;
+    let b = p.bounds().ok_or_else(corner_of_empty)?;
+    p.map(|i, j| (b.top + b.right - j, b.left + b.bottom - i))
+}
+
+// ----- painting ------------------------------------------------------------------------------
+
+/// Writes `(i, j, colour)` items onto the grid, skipping locations outside it; with `under`,
+/// only onto cells that hold that colour at the time of writing.
+fn write(g: &mut Grid, items: impl Iterator<Item = (i64, i64, i64)>, under: Option<Color>) -> DslResult<()> {
+    let (h, w) = (g.h as i64, g.w as i64);
+    for (i, j, v) in items {
+        if (0..h).contains(&i) && (0..w).contains(&j) {
+            let k = (i * w + j) as usize;
+            if under.map_or(true, |bg| g.cells[k] == bg) {
+                g.cells[k] = to_color(v)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `(i, j, value)` for each location of a patch.
+fn at_locations(locs: &[Loc], value: i64) -> impl Iterator<Item = (i64, i64, i64)> + '_ {
+    locs.iter().map(move |l| (l.i.into(), l.j.into(), value))
+}
+
+/// `(i + di, j + dj, colour)` for each cell of an object.
+fn shifted_cells(cells: &[Cell], di: i64, dj: i64) -> impl Iterator<Item = (i64, i64, i64)> + '_ {
+    cells.iter().map(move |c| {
+        (
+            i64::from(c.i).saturating_add(di),
+            i64::from(c.j).saturating_add(dj),
+            c.color.into(),
+        )
+    })
+}
+
+/// The cells of an object in the reference's iteration order: a tuple's own order (duplicates
+/// kept), a set's canonical order.
+fn cells_in_order(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
+    match obj {
+        Value::Tuple(items) => Ok(Arc::new(
+            items.iter().map(common::member_cell).collect::<DslResult<_>>()?,
+        )),
+        _ => common::cells(obj),
+    }
+}
+
+/// `fill` and `underfill`.
+fn fill_patch(a: &[Value], under: bool) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    first_row_width(&g)?;
+    let bg = if under { Some(background(&g)?) } else { None };
+    let value = a[1].as_int()?;
+    let locs = common::locs(&a[2])?;
+    let mut out = (*g).clone();
+    write(&mut out, at_locations(&locs, value), bg)?;
+    Ok(Value::grid(out))
+}
+
+/// `paint` and `underpaint`: the last write to a cell wins.
+fn paint_object(a: &[Value], under: bool) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    first_row_width(&g)?;
+    let bg = if under { Some(background(&g)?) } else { None };
+    let cells = cells_in_order(&a[1])?;
+    let mut out = (*g).clone();
+    write(&mut out, shifted_cells(&cells, 0, 0), bg)?;
+    Ok(Value::grid(out))
+}
+
+fn fill(a: &[Value]) -> DslResult<Value> {
+    fill_patch(a, false)
+}
+
+fn underfill(a: &[Value]) -> DslResult<Value> {
+    fill_patch(a, true)
+}
+
+fn paint(a: &[Value]) -> DslResult<Value> {
+    paint_object(a, false)
+}
+
+fn underpaint(a: &[Value]) -> DslResult<Value> {
+    paint_object(a, true)
+}
+
+/// The grid with the patch filled with the background colour (`cover`), as a grid to paint on.
+fn covered(grid: &Value, patch: &Value) -> DslResult<(Grid, Arc<Vec<Loc>>)> {
+    let g = grid.as_grid()?;
+    let bg = background(&g)?;
+    let locs = common::locs(patch)?;
+    let mut out = (*g).clone();
+    write(&mut out, at_locations(&locs, bg.into()), None)?;
+    Ok((out, locs))
+}
+
+fn cover(a: &[Value]) -> DslResult<Value> {
+    Ok(Value::grid(covered(&a[0], &a[1])?.0))
+}
+
+/// `move(grid, obj, offset)`: cover the object, then paint it shifted (in the shifted set's
+/// order, which is the object's own).
+fn move_object(a: &[Value]) -> DslResult<Value> {
+    let (mut out, locs) = covered(&a[0], &a[1])?;
+    // `shift` returns an empty patch before reading the offset.
+    if !locs.is_empty() {
+        let (di, dj) = a[2].as_pair()?;
+        let cells = common::cells(&a[1])?;
+        write(&mut out, shifted_cells(&cells, di, dj), None)?;
+    }
+    Ok(Value::grid(out))
+}
+
+// ----- scaling -------------------------------------------------------------------------------
+
+/// Each cell repeated `fx` times across and each row `fy` times down. (A zero factor leaves no
+/// rows or no columns, so the divisions below never see it.)
+fn scaled(g: &Grid, fy: usize, fx: usize) -> DslResult<Value> {
+    let h = capped(g.h as i128 * fy as i128)?;
+    let w = capped(g.w as i128 * fx as i128)?;
+    capped(h as i128 * w as i128)?;
+    Ok(build(h, w, |r, c| g.get(r / fy, c / fx)))
+}
+
+fn hupscale(a: &[Value]) -> DslResult<Value> {
+    scaled(&*a[0].as_grid()?, 1, factor(&a[1])?)
+}
+
+fn vupscale(a: &[Value]) -> DslResult<Value> {
+    scaled(&*a[0].as_grid()?, factor(&a[1])?, 1)
+}
+
+/// `upscale` of a grid, or of an object about its upper left corner.
+fn upscale(a: &[Value]) -> DslResult<Value> {
+    if a[0].is_tuple() {
+        let f = factor(&a[1])?;
+        return scaled(&*a[0].as_grid()?, f, f);
+    }
+    let cells = common::cells(&a[0])?;
+    let Some(b) = Bounds::of_cells(&cells) else {
+        return Ok(Value::empty_set());
+    };
+    let f = factor(&a[1])?;
+    capped(cells.len() as i128 * f as i128 * f as i128)?;
+    let f = f as i64;
+    let mut out = Vec::with_capacity(cells.len() * (f * f) as usize);
+    for c in cells.iter() {
+        let (i, j) = (
+            b.top + (i64::from(c.i) - b.top) * f,
+            b.left + (i64::from(c.j) - b.left) * f,
+        );
+        for di in 0..f {
+            for dj in 0..f {
+                let l = loc(i + di, j + dj)?;
+                out.push(Cell {
+                    color: c.color,
+                    i: l.i,
+                    j: l.j,
+                });
+            }
+        }
+    }
+    Ok(Value::object(out))
+}
+
+/// `downscale`: the rows and columns whose index is a multiple of the factor (Python's `%`, so
+/// a negative factor acts as its absolute value).
+fn downscale(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    let w = first_row_width(&g)?;
+    let f = a[1].as_int()?;
+    if f == 0 {
+        return Err(zero_division());
+    }
+    let step = usize::try_from(f.unsigned_abs()).unwrap_or(usize::MAX);
+    Ok(build(g.h.div_ceil(step), w.div_ceil(step), |r, c| {
+        g.get(r * step, c * step)
+    }))
+}
+
+// ----- concatenation and splitting -----------------------------------------------------------
+
+/// `hconcat`: rows joined pairwise, as many as the shorter grid has.
+fn hconcat(a: &[Value]) -> DslResult<Value> {
+    let (x, y) = (a[0].as_grid()?, a[1].as_grid()?);
+    Ok(build(x.h.min(y.h), x.w + y.w, |r, c| {
+        if c < x.w {
+            x.get(r, c)
+        } else {
+            y.get(r, c - x.w)
+        }
+    }))
+}
+
+/// `vconcat`: tuple concatenation, a grid when the rows agree in width.
+fn vconcat(a: &[Value]) -> DslResult<Value> {
+    if let (Ok(x), Ok(y)) = (a[0].as_grid(), a[1].as_grid()) {
+        if x.h == 0 || y.h == 0 || x.w == y.w {
+            let w = if x.h == 0 { y.w } else { x.w };
+            return Ok(grid_value(x.h + y.h, w, [&x.cells[..], &y.cells[..]].concat()));
+        }
+    }
+    match (a[0].members(), a[1].members()) {
+        (Some(x), Some(y)) if a[0].is_tuple() && a[1].is_tuple() => Ok(Value::tuple([x, y].concat())),
+        _ => Err(DslError::type_error(
+            "two tuples",
+            if a[0].is_tuple() { &a[1] } else { &a[0] },
+        )),
+    }
+}
+
+/// The `n` ranges of `hsplit`/`vsplit` along an axis of `len` cells: `len // n` cells each, one
+/// cell skipped between parts when `n` does not divide `len`.
+fn split_ranges(len: usize, n: i64) -> DslResult<Vec<Range<usize>>> {
+    if n == 0 {
+        return Err(zero_division());
+    }
+    let n = capped(n.into())?;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let (part, gap) = (len / n, usize::from(len % n != 0));
+    Ok((0..n)
+        .map(|k| {
+            let s = (part + gap) * k;
+            s.min(len)..(s + part).min(len)
+        })
+        .collect())
+}
+
+fn hsplit(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    let ranges = split_ranges(first_row_width(&g)?, a[1].as_int()?)?;
+    Ok(Value::tuple(
+        ranges.into_iter().map(|cols| crop(&g, 0..g.h, cols)).collect(),
+    ))
+}
+
+fn vsplit(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    first_row_width(&g)?;
+    let ranges = split_ranges(g.h, a[1].as_int()?)?;
+    Ok(Value::tuple(
+        ranges.into_iter().map(|rows| crop(&g, rows, 0..g.w)).collect(),
+    ))
+}
+
+// ----- cropping ------------------------------------------------------------------------------
+
+/// `subgrid(patch, grid)`: `crop` to the bounding box, with Python's slicing.
+fn subgrid(a: &[Value]) -> DslResult<Value> {
+    let b = Patch::of(&a[0])?.bounds().ok_or_else(corner_of_empty)?;
+    let g = a[1].as_grid()?;
+    let rows = py_slice(g.h, b.top, b.top + b.height());
+    let cols = py_slice(g.w, b.left, b.left + b.width());
+    Ok(crop(&g, rows, cols))
+}
+
+fn trim(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    Ok(crop(&g, py_slice(g.h, 1, -1), py_slice(g.w, 1, -1)))
+}
+
+/// `t[range(len(t))]` for any tuple: rows of a grid, members of another tuple.
+fn slice_tuple(t: &Value, range: impl Fn(usize) -> Range<usize>) -> DslResult<Value> {
+    if let Value::Grid(g) = t {
+        return Ok(crop(g, range(g.h), 0..g.w));
+    }
+    match t.members() {
+        Some(items) if t.is_tuple() => Ok(Value::tuple(items[range(items.len())].to_vec())),
+        _ => Err(DslError::type_error("a tuple", t)),
+    }
+}
+
+fn tophalf(a: &[Value]) -> DslResult<Value> {
+    slice_tuple(&a[0], |n| 0..n / 2)
+}
+
+fn bottomhalf(a: &[Value]) -> DslResult<Value> {
+    slice_tuple(&a[0], |n| n / 2 + n % 2..n)
+}
+
+/// The columns `cols` of every row; the reference goes through `rot90`/`tophalf`/`rot270`,
+/// so no columns give the empty grid rather than rows of width 0.
+fn half_columns(g: &Grid, cols: Range<usize>) -> Value {
+    if cols.is_empty() {
+        Value::empty_tuple()
+    } else {
+        crop(g, 0..g.h, cols)
+    }
+}
+
+fn lefthalf(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    Ok(half_columns(&g, 0..g.w / 2))
+}
+
+fn righthalf(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    Ok(half_columns(&g, g.w / 2 + g.w % 2..g.w))
+}
+
+// ----- colours -------------------------------------------------------------------------------
+
+/// Every cell through `f`.
+fn recolored(g: &Grid, f: impl Fn(Color) -> DslResult<Color>) -> DslResult<Value> {
+    let cells = g.cells.iter().map(|&c| f(c)).collect::<DslResult<_>>()?;
+    Ok(grid_value(g.h, g.w, cells))
+}
+
+fn cellwise(a: &[Value]) -> DslResult<Value> {
+    let (x, y) = (a[0].as_grid()?, a[1].as_grid()?);
+    let w = first_row_width(&x)?;
+    let fallback = a[2].as_int()?;
+    if w > 0 && (y.h < x.h || y.w < w) {
+        bail!(Index, "tuple index out of range");
+    }
+    let mut cells = Vec::with_capacity(x.h * w);
+    for i in 0..x.h {
+        for j in 0..w {
+            let v = x.get(i, j);
+            cells.push(if v == y.get(i, j) { v } else { to_color(fallback)? });
+        }
+    }
+    Ok(grid_value(x.h, w, cells))
+}
+
+fn replace(a: &[Value]) -> DslResult<Value> {
+    let (from, to) = (a[1].as_int()?, a[2].as_int()?);
+    recolored(&*a[0].as_grid()?, |c| {
+        if i64::from(c) == from {
+            to_color(to)
+        } else {
+            Ok(c)
+        }
+    })
+}
+
+fn switch(a: &[Value]) -> DslResult<Value> {
+    let (x, y) = (a[1].as_int()?, a[2].as_int()?);
+    recolored(&*a[0].as_grid()?, |c| match i64::from(c) {
+        v if v == x => to_color(y),
+        v if v == y => to_color(x),
+        _ => Ok(c),
+    })
+}
+
+/// `index(grid, loc)`: the colour, or `None` outside the grid.
+fn index(a: &[Value]) -> DslResult<Value> {
+    let (i, j) = a[1].as_pair()?;
+    let g = a[0].as_grid()?;
+    first_row_width(&g)?;
+    Ok(g.at(i, j).map_or(Value::None, |c| Value::Int(c.into())))
+}
+
+/// `canvas(value, (h, w))`; a value no grid cell holds gives a plain tuple of tuples.
+fn canvas(a: &[Value]) -> DslResult<Value> {
+    let (rows, cols) = a[1].as_pair()?;
+    let (h, w) = (capped(rows.into())?, capped(cols.into())?);
+    capped(h as i128 * w as i128)?;
+    if h == 0 {
+        return Ok(Value::empty_tuple());
+    }
+    let color = match a[0] {
+        Value::Int(v) => Color::try_from(v).ok(),
+        _ => None,
+    };
+    match color {
+        Some(c) => Ok(Value::grid(Grid::filled(h, w, c))),
+        // Rows of width 0 never look at the value.
+        None if w == 0 => Ok(Value::grid(Grid::filled(h, 0, 0))),
+        None => Ok(Value::tuple(vec![Value::tuple(vec![a[0].clone(); w]); h])),
+    }
+}
+
+// ----- frontiers -----------------------------------------------------------------------------
+
+/// For each row, whether it holds exactly one colour (`len(set(row)) == 1`).
+fn uniform_rows(g: &Grid) -> Vec<bool> {
+    (0..g.h)
+        .map(|r| {
+            let row = g.row(r);
+            row.first().is_some_and(|&c| row.iter().all(|&x| x == c))
+        })
+        .collect()
+}
+
+/// For each column, whether it holds exactly one colour.
+fn uniform_columns(g: &Grid) -> Vec<bool> {
+    (0..g.w)
+        .map(|c| g.h > 0 && (1..g.h).all(|r| g.get(r, c) == g.get(0, c)))
+        .collect()
+}
+
+/// `frontiers(grid)`: each single-coloured row and column as an object.
+fn frontiers(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    first_row_width(&g)?;
+    let cell = |i: usize, j: usize| Cell {
+        color: g.get(i, j).into(),
+        i: i as i32,
+        j: j as i32,
+    };
+    let (rows, columns) = (uniform_rows(&g), uniform_columns(&g));
+    let mut found = Vec::new();
+    for i in (0..g.h).filter(|&i| rows[i]) {
+        found.push(Value::object((0..g.w).map(|j| cell(i, j)).collect()));
+    }
+    for j in (0..g.w).filter(|&j| columns[j]) {
+        found.push(Value::object((0..g.h).map(|i| cell(i, j)).collect()));
+    }
+    Ok(Value::set(found))
+}
+
+/// `compress(grid)`: the grid without its single-coloured rows and columns.
+fn compress(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    let keep = |uniform: Vec<bool>| -> Vec<usize> { (0..uniform.len()).filter(|&k| !uniform[k]).collect() };
+    let (rows, cols) = (keep(uniform_rows(&g)), keep(uniform_columns(&g)));
+    Ok(build(rows.len(), cols.len(), |r, c| g.get(rows[r], cols[c])))
+}
+
+// ----- occurrences ---------------------------------------------------------------------------
+
+/// One cell of a normalised object: its offset from the object's upper left corner and colour.
+#[derive(Clone, Copy)]
+struct Probe {
+    di: usize,
+    dj: usize,
+    color: Color,
+}
+
+/// `occurrences(grid, obj)`: every `(i, j)` such that the object, normalised and shifted by
+/// `(i, j)`, matches the grid cell for cell.
+///
+/// The reference tries the offsets `0..=h - oh` by `0..=w - ow`, where the shifted object always
+/// lies inside the grid; so an empty object occurs at every offset of `0..=h` by `0..=w`.
+fn occurrences(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    let patch = Patch::of(&a[1])?;
+    let w = first_row_width(&g)?;
+    let Some(b) = patch.bounds() else {
+        let everywhere = Bounds {
+            top: 0,
+            bottom: g.h as i64,
+            left: 0,
+            right: w as i64,
+        };
+        return Ok(Value::indices_sorted(everywhere.locations()?));
+    };
+    let (h2, w2) = (g.h as i64 - b.height() + 1, w as i64 - b.width() + 1);
+    if h2 <= 0 || w2 <= 0 {
+        return Ok(Value::indices_sorted(Vec::new()));
+    }
+    let Patch::Cells(cells) = patch else {
+        return Err(DslError::type_error("an object (cells (value, (i, j)))", &a[1]));
+    };
+    let mut probes = Vec::with_capacity(cells.len());
+    for c in cells.iter() {
+        // A colour no cell can hold never matches.
+        let Ok(color) = Color::try_from(c.color) else {
+            return Ok(Value::indices_sorted(Vec::new()));
+        };
+        probes.push(Probe {
+            di: (i64::from(c.i) - b.top) as usize,
+            dj: (i64::from(c.j) - b.left) as usize,
+            color,
+        });
+    }
+    let (h2, w2) = (h2 as usize, w2 as usize);
+    let found = if w <= 64 {
+        scan_masks(&g, &probes, h2, w2)
+    } else {
+        scan_cells(&g, &probes, h2, w2)
+    };
+    Ok(Value::indices_sorted(found))
+}
+
+/// Matches probes against a grid at most 64 wide: per colour, a bit mask of each row's cells
+/// of that colour; a row of candidate offsets is one word, narrowed probe by probe.
+fn scan_masks(g: &Grid, probes: &[Probe], h2: usize, w2: usize) -> Vec<Loc> {
+    let mut colors: Vec<Color> = probes.iter().map(|p| p.color).collect();
+    colors.sort_unstable();
+    colors.dedup();
+    // masks[k * h + r]: bit j set where row r holds colors[k].
+    let mut masks = vec![0u64; colors.len() * g.h];
+    for (k, &color) in colors.iter().enumerate() {
+        for r in 0..g.h {
+            masks[k * g.h + r] = g
+                .row(r)
+                .iter()
+                .enumerate()
+                .fold(0, |m, (j, &x)| m | (u64::from(x == color) << j));
+        }
+    }
+    // Per probe: where its colour's masks start, moved down by its row offset; its column offset.
+    let probes: Vec<(usize, usize)> = probes
+        .iter()
+        .map(|p| (colors.partition_point(|&c| c < p.color) * g.h + p.di, p.dj))
+        .collect();
+    let all = u64::MAX >> (64 - w2);
+    let mut found = Vec::new();
+    for i in 0..h2 {
+        let mut candidates = all;
+        for &(row, dj) in &probes {
+            candidates &= masks[row + i] >> dj;
+            if candidates == 0 {
+                break;
+            }
+        }
+        while candidates != 0 {
+            found.push(Loc {
+                i: i as i32,
+                j: candidates.trailing_zeros() as i32,
+            });
+            candidates &= candidates - 1;
+        }
+    }
+    found
+}
+
+/// Matches probes cell by cell, for grids too wide for [`scan_masks`].
+fn scan_cells(g: &Grid, probes: &[Probe], h2: usize, w2: usize) -> Vec<Loc> {
+    let offsets: Vec<(usize, Color)> = probes.iter().map(|p| (p.di * g.w + p.dj, p.color)).collect();
+    let mut found = Vec::new();
+    for i in 0..h2 {
+        for j in 0..w2 {
+            let base = i * g.w + j;
+            if offsets.iter().all(|&(o, color)| g.cells[base + o] == color) {
+                found.push(Loc {
+                    i: i as i32,
+                    j: j as i32,
+                });
+            }
+        }
+    }
+    found
+}
+
+// ----- centres and boxes ---------------------------------------------------------------------
+
+/// `center(patch)`.
+fn center(a: &[Value]) -> DslResult<Value> {
+    let (i, j) = nonempty_bounds(&a[0])?.center();
+    Ok(Value::Pair(i, j))
+}
+
+/// 1 when `to` is past `from`, else -1: the reference's `1 if from < to else -1`.
+fn toward(from: i64, to: i64) -> i64 {
+    if from < to {
+        1
+    } else {
+        -1
+    }
+}
+
+/// `position(a, b)`: the unit step from `a`'s centre towards `b`'s, 0 on an axis where the
+/// centres agree (and `(0, -1)` when they coincide).
+fn position(a: &[Value]) -> DslResult<Value> {
+    let (ia, ja) = nonempty_bounds(&a[0])?.center();
+    let (ib, jb) = nonempty_bounds(&a[1])?.center();
+    Ok(if ia == ib {
+        Value::Pair(0, toward(ja, jb))
+    } else if ja == jb {
+        Value::Pair(toward(ia, ib), 0)
+    } else {
+        Value::Pair(toward(ia, ib), toward(ja, jb))
+    })
+}
+
+/// `corners(patch)`: for an empty patch the four corner functions all return `()`.
+fn corners(a: &[Value]) -> DslResult<Value> {
+    let Some(b) = Patch::of(&a[0])?.bounds() else {
+        return Ok(Value::set(vec![Value::empty_tuple()]));
+    };
+    Ok(Value::indices(vec![
+        loc(b.top, b.left)?,
+        loc(b.top, b.right)?,
+        loc(b.bottom, b.left)?,
+        loc(b.bottom, b.right)?,
+    ]))
+}
+
+fn backdrop(a: &[Value]) -> DslResult<Value> {
+    match Patch::of(&a[0])?.bounds() {
+        None => Ok(Value::empty_set()),
+        Some(b) => Ok(Value::indices_sorted(b.locations()?)),
+    }
+}
+
+fn delta(a: &[Value]) -> DslResult<Value> {
+    let locs = common::locs(&a[0])?;
+    let Some(b) = Bounds::of_locs(&locs) else {
+        return Ok(Value::empty_set());
+    };
+    let mut inside = locs.iter().peekable();
+    let mut out = Vec::new();
+    for l in b.locations()? {
+        if inside.next_if_eq(&&l).is_none() {
+            out.push(l);
+        }
+    }
+    Ok(Value::indices_sorted(out))
+}
+
+/// The outline of the rectangle spanned by two corners, as sorted locations.
+fn outline(b: Bounds) -> DslResult<Value> {
+    let (si, ei) = (b.top.min(b.bottom), b.top.max(b.bottom));
+    let (sj, ej) = (b.left.min(b.right), b.left.max(b.right));
+    capped(2 * (i128::from(ei - si + 1) + i128::from(ej - sj + 1)))?;
+    let mut out = Vec::new();
+    for i in si..=ei {
+        if i == si || i == ei {
+            for j in sj..=ej {
+                out.push(loc(i, j)?);
+            }
+        } else {
+            out.push(loc(i, sj)?);
+            if ej != sj {
+                out.push(loc(i, ej)?);
+            }
+        }
+    }
+    Ok(Value::indices_sorted(out))
+}
+
+/// The bounding box grown by `d` on every side (shrunk for negative `d`; the reference then
+/// swaps crossed edges, as [`outline`] does).
+fn grown(b: Bounds, d: i64) -> Bounds {
+    Bounds {
+        top: b.top - d,
+        bottom: b.bottom + d,
+        left: b.left - d,
+        right: b.right + d,
+    }
+}
+
+fn inbox(a: &[Value]) -> DslResult<Value> {
+    outline(grown(nonempty_bounds(&a[0])?, -1))
+}
+
+fn outbox(a: &[Value]) -> DslResult<Value> {
+    outline(grown(nonempty_bounds(&a[0])?, 1))
+}
+
+/// `box(patch)`; an empty patch is returned as it is.
+fn outline_box(a: &[Value]) -> DslResult<Value> {
+    match Patch::of(&a[0])?.bounds() {
+        None => Ok(a[0].clone()),
+        Some(b) => outline(b),
+    }
+}
+
+// ----- lines ---------------------------------------------------------------------------------
+
+/// The reference's `connect`: a horizontal, vertical or diagonal line between two points, or the
+/// empty set when they are on none. Wide integers, so `shoot` from any start cannot overflow.
+fn line(a: (i128, i128), b: (i128, i128)) -> DslResult<Value> {
+    let (si, ei) = (a.0.min(b.0), a.0.max(b.0));
+    let (sj, ej) = (a.1.min(b.1), a.1.max(b.1));
+    // The first point, the step, and the number of points.
+    let (start, step, n) = if a.0 == b.0 {
+        ((a.0, sj), (0, 1), ej - sj + 1)
+    } else if a.1 == b.1 {
+        ((si, a.1), (1, 0), ei - si + 1)
+    } else if b.0 - a.0 == b.1 - a.1 {
+        ((si, sj), (1, 1), ei - si + 1)
+    } else if b.0 - a.0 == a.1 - b.1 {
+        ((si, ej), (1, -1), ei - si + 1)
+    } else {
+        return Ok(Value::empty_set());
+    };
+    let n = capped(n)?;
+    let wide = |x: i128| i64::try_from(x).map_err(|_| DslError::TooLarge(format!("coordinate {x} is out of range")));
+    let mut out = Vec::with_capacity(n);
+    for k in 0..n as i128 {
+        out.push(loc(wide(start.0 + k * step.0)?, wide(start.1 + k * step.1)?)?);
+    }
+    Ok(Value::indices_sorted(out))
+}
+
+fn wide_pair(v: &Value) -> DslResult<(i128, i128)> {
+    let (i, j) = v.as_pair()?;
+    Ok((i.into(), j.into()))
+}
+
+fn connect(a: &[Value]) -> DslResult<Value> {
+    line(wide_pair(&a[0])?, wide_pair(&a[1])?)
+}
+
+/// `shoot(start, direction)`: the line from `start` to `start + 42 * direction`.
+fn shoot(a: &[Value]) -> DslResult<Value> {
+    let (start, dir) = (wide_pair(&a[0])?, wide_pair(&a[1])?);
+    line(start, (start.0 + 42 * dir.0, start.1 + 42 * dir.1))
+}
+
+/// The 30 locations of a frontier: `along(k)` for `k` in `0..30`.
+fn frontier(along: impl Fn(i32) -> Loc) -> Value {
+    Value::indices_sorted((0..30).map(along).collect())
+}
+
+fn vfrontier(a: &[Value]) -> DslResult<Value> {
+    let j = coord(a[0].as_pair()?.1)?;
+    Ok(frontier(|i| Loc { i, j }))
+}
+
+fn hfrontier(a: &[Value]) -> DslResult<Value> {
+    let i = coord(a[0].as_pair()?.0)?;
+    Ok(frontier(|j| Loc { i, j }))
+}
+
+// ----- gravitate -----------------------------------------------------------------------------
+
+/// Whether some column holds locations of both patches.
+fn vmatching(a: &[Loc], b: &[Loc]) -> bool {
+    let mut columns: Vec<i32> = a.iter().map(|l| l.j).collect();
+    columns.sort_unstable();
+    b.iter().any(|l| columns.binary_search(&l.j).is_ok())
+}
+
+/// Whether `a` moved by `(di, dj)` is adjacent to `b`: their closest Manhattan distance is 1.
+fn adjacent_after(a: &[Loc], b: &[Loc], di: i64, dj: i64) -> bool {
+    let mut best = i64::MAX;
+    for p in a {
+        let (i, j) = (i64::from(p.i) + di, i64::from(p.j) + dj);
+        for q in b {
+            best = best.min((i - i64::from(q.i)).abs() + (j - i64::from(q.j)).abs());
+            if best == 0 {
+                return false;
+            }
+        }
+    }
+    best == 1
+}
+
+/// `gravitate(source, destination)`: step towards the destination (vertically when they share a
+/// column) until adjacent, at most 42 steps; the offset of the steps taken.
+fn gravitate(a: &[Value]) -> DslResult<Value> {
+    let (src, dst) = (common::locs(&a[0])?, common::locs(&a[1])?);
+    let (si, sj) = Bounds::of_locs(&src).ok_or_else(empty_patch)?.center();
+    let (di, dj) = Bounds::of_locs(&dst).ok_or_else(empty_patch)?.center();
+    let (i, j) = if vmatching(&src, &dst) {
+        (toward(si, di), 0)
+    } else {
+        (0, toward(sj, dj))
+    };
+    let steps = (0..42)
+        .find(|&k| adjacent_after(&src, &dst, k * i, k * j))
+        .unwrap_or(42);
+    Ok(Value::Pair(steps * i, steps * j))
+}
+
+// ----- periods -------------------------------------------------------------------------------
+
+/// `hperiod`/`vperiod`: the smallest `p` such that the object moved back by `p` along the axis,
+/// cut to its own box, lies inside itself; the extent of the box when no smaller `p` does.
+fn period(obj: &Value, vertical: bool) -> DslResult<Value> {
+    let patch = Patch::of(obj)?;
+    let Some(b) = patch.bounds() else {
+        return Ok(Value::Int(0));
+    };
+    let extent = if vertical { b.height() } else { b.width() };
+    if extent <= 1 {
+        return Ok(Value::Int(extent));
+    }
+    let Patch::Cells(cells) = patch else {
+        return Err(DslError::type_error("an object (cells (value, (i, j)))", obj));
+    };
+    // Along the axis: (cross coordinate, coordinate) of a cell.
+    let axis = |c: &Cell| if vertical { (c.j, c.i) } else { (c.i, c.j) };
+    // Whether the cell moved back by `p` along the axis is a cell of the object.
+    let lands = |c: &Cell, p: i64| {
+        let (cross, along) = axis(c);
+        let Ok(along) = i32::try_from(i64::from(along) - p) else {
+            return false;
+        };
+        let (i, j) = if vertical { (along, cross) } else { (cross, along) };
+        cells.binary_search(&Cell { color: c.color, i, j }).is_ok()
+    };
+    // A period below the extent moves the cell at the far edge onto a cell of its colour on its
+    // line, so only those distances are candidates.
+    let far = cells.iter().max_by_key(|c| axis(c).1).ok_or_else(empty_patch)?;
+    let (far_cross, far_along) = axis(far);
+    let mut candidates: Vec<i64> = cells
+        .iter()
+        .filter(|c| c.color == far.color && axis(c).0 == far_cross && axis(c).1 < far_along)
+        .map(|c| i64::from(far_along) - i64::from(axis(c).1))
+        .collect();
+    candidates.sort_unstable();
+    let origin = if vertical { b.top } else { b.left };
+    for p in candidates {
+        let fits = cells
+            .iter()
+            .filter(|c| i64::from(axis(c).1) - origin >= p)
+            .all(|c| lands(c, p));
+        if fits {
+            return Ok(Value::Int(p));
+        }
+    }
+    Ok(Value::Int(extent))
+}
+
+fn hperiod(a: &[Value]) -> DslResult<Value> {
+    period(&a[0], false)
+}
+
+fn vperiod(a: &[Value]) -> DslResult<Value> {
+    period(&a[0], true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 20x40 grid of a few colours in an irregular pattern.
+    fn noisy() -> Grid {
+        let cells = (0..20 * 40)
+            .map(|k: usize| ((k * 7 + k / 40 * 3) % 5 % 3) as Color)
+            .collect();
+        Grid::new(20, 40, cells)
+    }
+
+    #[test]
+    fn both_scans_agree() {
+        let g = noisy();
+        for (oh, ow) in [(1, 1), (2, 2), (3, 2), (1, 5)] {
+            // Every window of the grid, taken as the object, occurs at least where it came from.
+            for (ti, tj) in [(0, 0), (5, 7), (17, 30)] {
+                let probes: Vec<Probe> = (0..oh)
+                    .flat_map(|di| (0..ow).map(move |dj| (di, dj)))
+                    .map(|(di, dj)| Probe {
+                        di,
+                        dj,
+                        color: g.get(ti + di, tj + dj),
+                    })
+                    .collect();
+                let (h2, w2) = (g.h - oh + 1, g.w - ow + 1);
+                let by_masks = scan_masks(&g, &probes, h2, w2);
+                assert_eq!(by_masks, scan_cells(&g, &probes, h2, w2));
+                assert!(by_masks.contains(&Loc {
+                    i: ti as i32,
+                    j: tj as i32
+                }));
+            }
+        }
+    }
+}
