@@ -11,7 +11,7 @@
 
 use super::grids::{GridBatch, PatchBatch};
 use super::{Arg, LaneResult};
-use crate::dsl::{Color, PrimId, Value};
+use crate::dsl::{Cell, Color, Loc, PrimId, Value};
 
 /// The grid transformations `transform` batches: `rot90`, `rot180`, `rot270`, `hmirror`,
 /// `vmirror`, `dmirror`, `cmirror`.
@@ -80,10 +80,10 @@ pub trait Backend: Sync {
     fn colorfilter(&self, objects: &[&Value], colors: &[i64]) -> Vec<LaneResult>;
 
     /// `fill(grid, colour, patch)`.
-    fn fill(&self, grids: &GridBatch, colors: &[Color], patches: &PatchBatch) -> Vec<LaneResult>;
+    fn fill(&self, grids: &GridBatch, colors: &[Color], patches: &PatchBatch<Loc>) -> Vec<LaneResult>;
 
     /// `paint(grid, object)`.
-    fn paint(&self, grids: &GridBatch, objects: &PatchBatch) -> Vec<LaneResult>;
+    fn paint(&self, grids: &GridBatch, objects: &PatchBatch<Cell>) -> Vec<LaneResult>;
 
     /// One of the rotations and mirrors, on grids.
     fn transform(&self, grids: &GridBatch, t: Transform) -> Vec<LaneResult>;

@@ -11,10 +11,11 @@ use std::time::{Duration, Instant};
 use smallvec::SmallVec;
 
 use super::backend::{Backend, Transform};
-use super::grids::{GridBatch, GridView, PatchBatch};
+use super::grids::{GridBatch, PatchBatch};
 use super::{par_map, Arg, LaneResult};
 use crate::dsl::func::{call, panic_message, Deadline};
-use crate::dsl::{Color, DslError, PrimId, Value};
+use crate::dsl::prims;
+use crate::dsl::{Cell, Color, DslError, GridView, Loc, PrimId, Value};
 
 /// Lanes per parallel chunk for scalar primitives (cheap, so chunks are long).
 const SCALAR_CHUNK: usize = 32;
@@ -96,21 +97,25 @@ impl Backend for CpuBackend {
         })
     }
 
-    fn fill(&self, grids: &GridBatch, colors: &[Color], patches: &PatchBatch) -> Vec<LaneResult> {
-        on_views(grids, |g, k| {
-            let patch = Value::indices(patches.patch(k).iter().map(|c| c.loc()).collect());
-            scalar("fill", g, &[Value::Int(colors[k] as i64), patch])
-        })
+    fn fill(&self, grids: &GridBatch, colors: &[Color], patches: &PatchBatch<Loc>) -> Vec<LaneResult> {
+        on_views(grids, |g, k| prims::fill_of(g, colors[k].into(), patches.patch(k)))
     }
 
-    fn paint(&self, grids: &GridBatch, objects: &PatchBatch) -> Vec<LaneResult> {
-        on_views(grids, |g, k| {
-            scalar("paint", g, &[Value::object(objects.patch(k).to_vec())])
-        })
+    fn paint(&self, grids: &GridBatch, objects: &PatchBatch<Cell>) -> Vec<LaneResult> {
+        on_views(grids, |g, k| prims::paint_of(g, objects.patch(k)))
     }
 
     fn transform(&self, grids: &GridBatch, t: Transform) -> Vec<LaneResult> {
-        on_views(grids, |g, _| scalar(t.name(), g, &[]))
+        let f = match t {
+            Transform::Rot90 => prims::rot90_of,
+            Transform::Rot180 => prims::rot180_of,
+            Transform::Rot270 => prims::rot270_of,
+            Transform::Hmirror => prims::hmirror_of,
+            Transform::Vmirror => prims::vmirror_of,
+            Transform::Dmirror => prims::dmirror_of,
+            Transform::Cmirror => prims::cmirror_of,
+        };
+        on_views(grids, |g, _| Ok(f(g)))
     }
 }
 
@@ -126,7 +131,7 @@ fn missing(name: &str) -> DslError {
 /// The scalar primitive `name` on a grid and further arguments.
 fn scalar(name: &str, g: GridView<'_>, rest: &[Value]) -> LaneResult {
     let id = PrimId::of(name).ok_or_else(|| missing(name))?;
-    let mut args = vec![Value::grid(crate::dsl::Grid::new(g.h, g.w, g.cells.to_vec()))];
+    let mut args = vec![Value::grid(g.to_grid())];
     args.extend_from_slice(rest);
     (id.spec().imp)(&args)
 }

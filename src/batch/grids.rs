@@ -10,7 +10,7 @@
 //! A grid with a side over 255 cells (which `upscale` or `hconcat` can build) does not fit a
 //! [`GridMeta`]; [`GridBatch::fits`] says so, and callers keep such a lane on the scalar path.
 
-use crate::dsl::{Cell, Color, Grid};
+use crate::dsl::{Color, Grid, GridView};
 
 /// Where one grid of a [`GridBatch`] lies in the flat cell buffer, and its shape.
 #[repr(C)]
@@ -110,44 +110,36 @@ impl GridBatch {
     }
 }
 
-/// One grid of a batch: its cells, row-major, and its shape.
-#[derive(Clone, Copy, Debug)]
-pub struct GridView<'a> {
-    pub cells: &'a [Color],
-    pub h: usize,
-    pub w: usize,
-}
-
-/// The patches (index sets or objects) of a batch in one flat buffer: lane `k`'s cells are
-/// `cells[offsets[k]..offsets[k + 1]]`, in the patch's order. An index set's cells carry
-/// colour 0, which `fill` ignores.
+/// The patches of a batch in one flat buffer, as locations (`Loc`, for `fill`) or cells
+/// (`Cell`, for `paint`): lane `k`'s items are `items[offsets[k]..offsets[k + 1]]`, in the
+/// patch's order.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PatchBatch {
-    pub cells: Vec<Cell>,
+pub struct PatchBatch<T> {
+    pub items: Vec<T>,
     pub offsets: Vec<u32>,
 }
 
-impl Default for PatchBatch {
-    fn default() -> PatchBatch {
+impl<T> Default for PatchBatch<T> {
+    fn default() -> PatchBatch<T> {
         PatchBatch {
-            cells: Vec::new(),
+            items: Vec::new(),
             offsets: vec![0],
         }
     }
 }
 
-impl PatchBatch {
-    /// Appends one patch; `false` (and nothing appended) past `u32::MAX` cells in all.
-    pub fn push(&mut self, cells: impl IntoIterator<Item = Cell>) -> bool {
-        let before = self.cells.len();
-        self.cells.extend(cells);
-        match u32::try_from(self.cells.len()) {
+impl<T> PatchBatch<T> {
+    /// Appends one patch; `false` (and nothing appended) past `u32::MAX` items in all.
+    pub fn push(&mut self, items: impl IntoIterator<Item = T>) -> bool {
+        let before = self.items.len();
+        self.items.extend(items);
+        match u32::try_from(self.items.len()) {
             Ok(end) => {
                 self.offsets.push(end);
                 true
             }
             Err(_) => {
-                self.cells.truncate(before);
+                self.items.truncate(before);
                 false
             }
         }
@@ -162,9 +154,9 @@ impl PatchBatch {
         self.len() == 0
     }
 
-    /// The cells of patch `k`.
-    pub fn patch(&self, k: usize) -> &[Cell] {
-        &self.cells[self.offsets[k] as usize..self.offsets[k + 1] as usize]
+    /// The items of patch `k`.
+    pub fn patch(&self, k: usize) -> &[T] {
+        &self.items[self.offsets[k] as usize..self.offsets[k + 1] as usize]
     }
 }
 

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 pub use backend::{Backend, Transform};
 pub use cpu::CpuBackend;
-pub use grids::{GridBatch, GridMeta, GridView, PatchBatch};
+pub use grids::{GridBatch, GridMeta, PatchBatch};
 pub use ops::{call_prim, call_value};
 
 use crate::dsl::{DslResult, Value};

@@ -15,7 +15,7 @@ use super::backend::{Backend, Transform};
 use super::grids::{GridBatch, PatchBatch};
 use super::{Arg, LaneResult};
 use crate::dsl::prims::{merge_values, same_kind};
-use crate::dsl::{registry, Cell, Color, Func, Grid, PrimId, Value};
+use crate::dsl::{registry, Cell, Color, Func, Grid, Loc, PrimId, Value};
 
 /// The primitives with a batched op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,19 +114,19 @@ pub fn call_prim<B: Backend + ?Sized>(b: &B, prim: PrimId, args: &[Arg<'_>], lan
             call.on_grids(
                 |k| color(k).is_some() && patch_cells(args[2].get(k)).is_some(),
                 |grids, lanes| {
-                    let patches = patch_batch(lanes, |k| patch_cells(args[2].get(k)));
+                    let patches = loc_batch(lanes, |k| patch_cells(args[2].get(k)));
                     b.fill(grids, &collect(lanes, color), &patches)
                 },
             )
         }
         BatchOp::Paint => {
             let object = |k| match args[1].get(k) {
-                Value::Object(cells) => Some(Cells::Object(cells)),
+                Value::Object(cells) => Some(cells.as_slice()),
                 _ => None,
             };
             call.on_grids(
                 |k| object(k).is_some(),
-                |grids, lanes| b.paint(grids, &patch_batch(lanes, object)),
+                |grids, lanes| b.paint(grids, &cell_batch(lanes, object)),
             )
         }
         BatchOp::Apply { merge } => match args[0] {
@@ -197,7 +197,7 @@ fn collect<T>(lanes: &[usize], f: impl Fn(usize) -> Option<T>) -> Vec<T> {
 
 /// The cells of a patch in the compact variants a batched op takes.
 enum Cells<'a> {
-    Indices(&'a [crate::dsl::Loc]),
+    Indices(&'a [Loc]),
     Object(&'a [Cell]),
 }
 
@@ -209,20 +209,26 @@ fn patch_cells(v: &Value) -> Option<Cells<'_>> {
     }
 }
 
-/// The patches of the given lanes in one flat buffer.
-fn patch_batch<'a>(lanes: &[usize], patch: impl Fn(usize) -> Option<Cells<'a>>) -> PatchBatch {
+/// The locations of the given lanes' patches in one flat buffer.
+fn loc_batch<'a>(lanes: &[usize], patch: impl Fn(usize) -> Option<Cells<'a>>) -> PatchBatch<Loc> {
     let mut batch = PatchBatch::default();
     for &k in lanes {
         let pushed = match patch(k) {
-            Some(Cells::Indices(locs)) => batch.push(locs.iter().map(|l| Cell {
-                color: 0,
-                i: l.i,
-                j: l.j,
-            })),
-            Some(Cells::Object(cells)) => batch.push(cells.iter().copied()),
+            Some(Cells::Indices(locs)) => batch.push(locs.iter().copied()),
+            Some(Cells::Object(cells)) => batch.push(cells.iter().map(|c| c.loc())),
             None => batch.push([]),
         };
-        debug_assert!(pushed, "a batch of patches past u32::MAX cells");
+        debug_assert!(pushed, "a batch of patches past u32::MAX locations");
+    }
+    batch
+}
+
+/// The cells of the given lanes' objects in one flat buffer.
+fn cell_batch<'a>(lanes: &[usize], object: impl Fn(usize) -> Option<&'a [Cell]>) -> PatchBatch<Cell> {
+    let mut batch = PatchBatch::default();
+    for &k in lanes {
+        let pushed = batch.push(object(k).unwrap_or_default().iter().copied());
+        debug_assert!(pushed, "a batch of objects past u32::MAX cells");
     }
     batch
 }

@@ -12,4 +12,4 @@ pub mod value;
 pub use error::{DslError, DslResult};
 pub use func::{call, Func};
 pub use registry::{registry, PrimId, PrimSpec, Ty};
-pub use value::{Cell, Color, Grid, Loc, Value};
+pub use value::{Cell, Color, Grid, GridView, Loc, Value};

@@ -120,6 +120,42 @@ impl Grid {
     }
 }
 
+impl Grid {
+    /// The grid as a borrowed view.
+    pub fn view(&self) -> GridView<'_> {
+        GridView {
+            cells: &self.cells,
+            h: self.h,
+            w: self.w,
+        }
+    }
+}
+
+/// A borrowed grid: row-major cells and the shape. A [`Grid`]'s, or one grid of a flat batch
+/// of many (`batch::GridBatch`), so a primitive's core written over a view serves both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GridView<'a> {
+    pub cells: &'a [Color],
+    pub h: usize,
+    pub w: usize,
+}
+
+impl GridView<'_> {
+    #[inline]
+    pub fn get(&self, i: usize, j: usize) -> Color {
+        self.cells[i * self.w + j]
+    }
+
+    pub fn row(&self, i: usize) -> &[Color] {
+        &self.cells[i * self.w..(i + 1) * self.w]
+    }
+
+    /// An owned copy.
+    pub fn to_grid(&self) -> Grid {
+        Grid::new(self.h, self.w, self.cells.to_vec())
+    }
+}
+
 impl fmt::Debug for Grid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", Value::Grid(Arc::new(self.clone())))

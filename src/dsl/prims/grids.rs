@@ -18,7 +18,7 @@ use std::sync::Arc;
 use crate::bail;
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::registry::{PrimSpec, Ty};
-use crate::dsl::value::{Cell, Color, Grid, Loc, Value};
+use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
 use crate::prim;
 
 use super::common::{self, coord, MAX_MEMBERS};
@@ -125,7 +125,7 @@ fn py_slice(len: usize, start: i64, stop: i64) -> Range<usize> {
 
 /// The shape of `zip(*grid)`: columns become rows, and a grid without rows or columns gives
 /// nothing.
-fn transposed(g: &Grid) -> (usize, usize) {
+fn transposed(g: GridView<'_>) -> (usize, usize) {
     if g.h == 0 || g.w == 0 {
         (0, 0)
     } else {
@@ -135,10 +135,16 @@ fn transposed(g: &Grid) -> (usize, usize) {
 
 /// `len(grid[0])`, which raises on a grid without rows.
 fn first_row_width(g: &Grid) -> DslResult<usize> {
-    if g.h == 0 {
+    has_rows(g.h)?;
+    Ok(g.w)
+}
+
+/// The `IndexError` of `grid[0]` on a grid without rows.
+fn has_rows(h: usize) -> DslResult<()> {
+    if h == 0 {
         bail!(Index, "tuple index out of range");
     }
-    Ok(g.w)
+    Ok(())
 }
 
 /// A colour to store in a cell.
@@ -306,27 +312,64 @@ fn nonempty_bounds(v: &Value) -> DslResult<Bounds> {
 
 // ----- rotations and mirrors -----------------------------------------------------------------
 
+// The grid cases work on a borrowed grid and are public: each is also the lane function of the
+// batched `transform` (`batch::cpu`).
+
+/// `rot90` of a grid.
+pub fn rot90_of(g: GridView<'_>) -> Value {
+    let (h, w) = transposed(g);
+    build(h, w, |r, c| g.get(g.h - 1 - c, r))
+}
+
+/// `rot180` of a grid.
+pub fn rot180_of(g: GridView<'_>) -> Value {
+    build(g.h, g.w, |r, c| g.get(g.h - 1 - r, g.w - 1 - c))
+}
+
+/// `rot270` of a grid.
+pub fn rot270_of(g: GridView<'_>) -> Value {
+    let (h, w) = transposed(g);
+    build(h, w, |r, c| g.get(c, g.w - 1 - r))
+}
+
+/// `hmirror` of a grid.
+pub fn hmirror_of(g: GridView<'_>) -> Value {
+    build(g.h, g.w, |r, c| g.get(g.h - 1 - r, c))
+}
+
+/// `vmirror` of a grid.
+pub fn vmirror_of(g: GridView<'_>) -> Value {
+    build(g.h, g.w, |r, c| g.get(r, g.w - 1 - c))
+}
+
+/// `dmirror` of a grid.
+pub fn dmirror_of(g: GridView<'_>) -> Value {
+    let (h, w) = transposed(g);
+    build(h, w, |r, c| g.get(c, r))
+}
+
+/// `cmirror` of a grid.
+pub fn cmirror_of(g: GridView<'_>) -> Value {
+    let (h, w) = transposed(g);
+    build(h, w, |r, c| g.get(g.h - 1 - c, g.w - 1 - r))
+}
+
 fn rot90(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    let (h, w) = transposed(&g);
-    Ok(build(h, w, |r, c| g.get(g.h - 1 - c, r)))
+    Ok(rot90_of(a[0].as_grid()?.view()))
 }
 
 fn rot180(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    Ok(build(g.h, g.w, |r, c| g.get(g.h - 1 - r, g.w - 1 - c)))
+    Ok(rot180_of(a[0].as_grid()?.view()))
 }
 
 fn rot270(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    let (h, w) = transposed(&g);
-    Ok(build(h, w, |r, c| g.get(c, g.w - 1 - r)))
+    Ok(rot270_of(a[0].as_grid()?.view()))
 }
 
 /// `t[::-1]` for any tuple: a grid's rows, a pair's members.
 fn reversed(t: &Value) -> DslResult<Value> {
     match t {
-        Value::Grid(g) => Ok(build(g.h, g.w, |r, c| g.get(g.h - 1 - r, c))),
+        Value::Grid(g) => Ok(hmirror_of(g.view())),
         Value::Pair(x, y) => Ok(Value::Pair(*y, *x)),
         Value::Tuple(items) => Ok(Value::tuple(items.iter().rev().cloned().collect())),
         _ => Err(DslError::type_error("a tuple", t)),
@@ -350,7 +393,7 @@ fn hmirror(a: &[Value]) -> DslResult<Value> {
 
 fn vmirror(a: &[Value]) -> DslResult<Value> {
     match &a[0] {
-        Value::Grid(g) => Ok(build(g.h, g.w, |r, c| g.get(r, g.w - 1 - c))),
+        Value::Grid(g) => Ok(vmirror_of(g.view())),
         t if t.is_tuple() => {
             let rows = t.members().unwrap_or_default();
             Ok(Value::tuple(rows.iter().map(reversed).collect::<DslResult<_>>()?))
@@ -366,9 +409,7 @@ fn vmirror(a: &[Value]) -> DslResult<Value> {
 
 fn dmirror(a: &[Value]) -> DslResult<Value> {
     if a[0].is_tuple() {
-        let g = a[0].as_grid()?;
-        let (h, w) = transposed(&g);
-        return Ok(build(h, w, |r, c| g.get(c, r)));
+        return Ok(dmirror_of(a[0].as_grid()?.view()));
     }
     let p = Patch::of(&a[0])?;
     let b = p
@@ -379,9 +420,7 @@ fn dmirror(a: &[Value]) -> DslResult<Value> {
 
 fn cmirror(a: &[Value]) -> DslResult<Value> {
     if a[0].is_tuple() {
-        let g = a[0].as_grid()?;
-        let (h, w) = transposed(&g);
-        return Ok(build(h, w, |r, c| g.get(g.h - 1 - c, g.w - 1 - r)));
+        return Ok(cmirror_of(a[0].as_grid()?.view()));
     }
     // The reference's vmirror(dmirror(vmirror(piece))), composed.
     let p = Patch::of(&a[0])?;
@@ -440,9 +479,7 @@ fn fill_patch(a: &[Value], under: bool) -> DslResult<Value> {
     let bg = if under { Some(background(&g)?) } else { None };
     let value = a[1].as_int()?;
     let locs = common::locs(&a[2])?;
-    let mut out = (*g).clone();
-    write(&mut out, at_locations(&locs, value), bg)?;
-    Ok(Value::grid(out))
+    written(g.view(), at_locations(&locs, value), bg)
 }
 
 /// `paint` and `underpaint`: the last write to a cell wins.
@@ -451,9 +488,28 @@ fn paint_object(a: &[Value], under: bool) -> DslResult<Value> {
     first_row_width(&g)?;
     let bg = if under { Some(background(&g)?) } else { None };
     let cells = cells_in_order(&a[1])?;
-    let mut out = (*g).clone();
-    write(&mut out, shifted_cells(&cells, 0, 0), bg)?;
+    written(g.view(), shifted_cells(&cells, 0, 0), bg)
+}
+
+/// A copy of a grid with items written on it (see [`write`]).
+fn written(g: GridView<'_>, items: impl Iterator<Item = (i64, i64, i64)>, under: Option<Color>) -> DslResult<Value> {
+    let mut out = g.to_grid();
+    write(&mut out, items, under)?;
     Ok(Value::grid(out))
+}
+
+/// `fill(grid, value, patch)` given the patch's locations, on a borrowed grid: the lane
+/// function of the batched `fill`.
+pub fn fill_of(g: GridView<'_>, value: i64, locs: &[Loc]) -> DslResult<Value> {
+    has_rows(g.h)?;
+    written(g, at_locations(locs, value), None)
+}
+
+/// `paint(grid, obj)` given the object's cells in order, on a borrowed grid: the lane function
+/// of the batched `paint`.
+pub fn paint_of(g: GridView<'_>, cells: &[Cell]) -> DslResult<Value> {
+    has_rows(g.h)?;
+    written(g, shifted_cells(cells, 0, 0), None)
 }
 
 fn fill(a: &[Value]) -> DslResult<Value> {
