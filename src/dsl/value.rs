@@ -6,8 +6,9 @@
 //! specialised, compact variants:
 //!
 //! * [`Value::Pair`] for a tuple of two integers (locations, directions, shapes) — no allocation;
-//! * [`Value::Grid`] for a grid: one flat `i8` buffer of at most 30x30 cells (ARC colours are
-//!   0..9; `i8` also holds the negative constants a mutated program may paint with);
+//! * [`Value::Grid`] for a grid: one flat `i8` buffer, row-major (ARC grids have at most 30x30
+//!   cells, though `upscale` or `hconcat` can build larger ones; ARC colours are 0..9 and `i8`
+//!   also holds the negative constants a mutated program may paint with);
 //! * [`Value::Indices`] and [`Value::Object`] for sets of locations and of cells: sorted flat
 //!   vectors of small structs, so set operations are merges and scans, not hashing of boxed values;
 //! * [`Value::Tuple`] and [`Value::Set`] for everything else.

@@ -65,6 +65,8 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
             l.dedup();
             Ok(Arc::new(l))
         }
+        // Python treats any empty container, `()` included, as an empty patch.
+        other if other.is_empty() => Ok(Arc::new(Vec::new())),
         _ => Err(DslError::type_error("a patch", patch)),
     }
 }
@@ -80,6 +82,7 @@ pub fn cells(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
             c.dedup();
             Ok(Arc::new(c))
         }
+        other if other.is_empty() => Ok(Arc::new(Vec::new())),
         _ => Err(DslError::type_error("an object", obj)),
     }
 }
