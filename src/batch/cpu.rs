@@ -17,8 +17,10 @@ use crate::dsl::func::{call, panic_message, Deadline};
 use crate::dsl::prims;
 use crate::dsl::{Cell, Color, DslError, GridView, Loc, PrimId, Value};
 
-/// Lanes per parallel chunk for scalar primitives (cheap, so chunks are long).
-const SCALAR_CHUNK: usize = 32;
+/// Lanes per parallel chunk for scalar primitives and function values: one, leaving the split
+/// to rayon's adaptive splitter. Most lanes are cheap, but a lane that calls function values
+/// can run for seconds, and longer chunks would pile such lanes onto one thread.
+const SCALAR_CHUNK: usize = 1;
 /// Lanes per parallel chunk for the grid ops (each lane does real work).
 const GRID_CHUNK: usize = 8;
 
@@ -35,9 +37,9 @@ impl CpuBackend {
         CpuBackend { limit }
     }
 
-    /// Runs one lane under the time limit, a panic becoming the lane's error.
-    fn guarded(&self, what: &dyn Fn() -> String, f: impl FnOnce() -> LaneResult) -> LaneResult {
-        let _deadline = Deadline::set(self.limit.map(|l| Instant::now() + l));
+    /// Runs one lane, a panic becoming the lane's error; under the time limit when `timed`.
+    fn guarded(&self, timed: bool, what: &dyn Fn() -> String, f: impl FnOnce() -> LaneResult) -> LaneResult {
+        let _deadline = timed.then(|| Deadline::set(self.limit.map(|l| Instant::now() + l)));
         catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
             let message = panic_message(&panic);
             Err(DslError::Value(format!(
@@ -46,6 +48,15 @@ impl CpuBackend {
             )))
         })
     }
+}
+
+/// Whether a call may run function values, and so needs the time limit: only a function, or
+/// a tuple or set (which may hold functions, as `rapply`'s does), can lead to one. Grids,
+/// patches and numbers cannot, and reading the clock for them would cost more than most
+/// primitives.
+fn may_call(args: &SmallVec<[Value; 4]>) -> bool {
+    args.iter()
+        .any(|a| matches!(a, Value::Func(_) | Value::Tuple(_) | Value::Set(_)))
 }
 
 /// The arguments of lane `k`.
@@ -61,14 +72,15 @@ impl Backend for CpuBackend {
     fn map_scalar(&self, prim: PrimId, args: &[Arg<'_>], lanes: usize) -> Vec<LaneResult> {
         let spec = prim.spec();
         par_map(lanes, SCALAR_CHUNK, |k| {
-            self.guarded(&|| spec.name.to_string(), || (spec.imp)(&lane_args(args, k)))
+            let a = lane_args(args, k);
+            self.guarded(may_call(&a), &|| spec.name.to_string(), || (spec.imp)(&a))
         })
     }
 
     fn map_call(&self, function: &Arg<'_>, args: &[Arg<'_>], lanes: usize) -> Vec<LaneResult> {
         par_map(lanes, SCALAR_CHUNK, |k| {
             let f = function.get(k);
-            self.guarded(&|| f.to_string(), || call(f, &lane_args(args, k)))
+            self.guarded(true, &|| f.to_string(), || call(f, &lane_args(args, k)))
         })
     }
 

@@ -9,17 +9,18 @@
 //! whose argument is an error gets that error and is left out of the call, so an error stays
 //! in its lane and in the lanes that depend on it.
 //!
-//! Nodes are evaluated by depth: all nodes of one depth in parallel (rayon), each node's lanes
-//! in parallel chunks inside the backend. A column is dropped as soon as the last node that
-//! reads it is done, except the columns scoring reads (outputs and guards).
+//! Nodes are evaluated in dataflow order: each node is a rayon task started when its last
+//! argument is ready, and its lanes run in parallel chunks inside the backend. A column is
+//! dropped as soon as the last node that reads it is done, except the columns scoring reads
+//! (outputs and guards).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
-use rayon::prelude::*;
 use smallvec::SmallVec;
 
-use super::merge::{Input, Level, Merged, NodeId, NodeOp};
+use super::merge::{Input, Level, Merged, Node, NodeId, NodeOp};
 use crate::batch::{call_prim, call_value, Arg, Backend, LaneResult};
 use crate::dsl::Value;
 use crate::tasks::Task;
@@ -141,7 +142,7 @@ impl Column {
 
 /// What evaluation leaves for scoring: the columns of outputs and guards, by node.
 pub struct Evaluation {
-    pub columns: Vec<Option<Column>>,
+    pub columns: Vec<Option<Arc<Column>>>,
     /// Nodes evaluated (steps, inputs and constants that some solver needs).
     pub nodes_evaluated: usize,
 }
@@ -157,57 +158,111 @@ pub fn evaluate(
 ) -> Evaluation {
     let domains = domains(merged, lanes, solver_tasks);
     let n = merged.nodes.len();
-    // Depth: inputs and constants 0, a step one more than its deepest argument.
-    let mut depth = vec![0usize; n];
+    let mut users: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut pending = Vec::with_capacity(n);
     for (k, node) in merged.nodes.iter().enumerate() {
-        depth[k] = node.args.iter().map(|&a| depth[a as usize] + 1).max().unwrap_or(0);
-    }
-    // The last depth at which each column is read; sinks are read by scoring, at the end.
-    let mut last_use = vec![0usize; n];
-    for (k, node) in merged.nodes.iter().enumerate() {
+        let args = distinct(&node.args);
+        pending.push(AtomicUsize::new(args.len()));
         if domains[k].is_some() {
-            for &a in &node.args {
-                last_use[a as usize] = last_use[a as usize].max(depth[k]);
+            for a in args {
+                users[a].push(k);
             }
         }
     }
-    for &sink in &sinks(merged) {
-        last_use[sink as usize] = usize::MAX;
+    let mut kept = vec![false; n];
+    for sink in sinks(merged) {
+        kept[sink as usize] = true;
     }
-    let max_depth = depth.iter().copied().max().unwrap_or(0);
-    let mut by_depth: Vec<Vec<usize>> = vec![Vec::new(); max_depth + 1];
-    for k in (0..n).filter(|&k| domains[k].is_some()) {
-        by_depth[depth[k]].push(k);
-    }
-    let mut columns: Vec<Option<Column>> = (0..n).map(|_| None).collect();
-    let mut readers_left: Vec<Vec<usize>> = vec![Vec::new(); max_depth + 1];
-    for k in (0..n).filter(|&k| last_use[k] != usize::MAX && domains[k].is_some()) {
-        readers_left[last_use[k].max(depth[k])].push(k);
-    }
-    let mut evaluated = 0;
-    for d in 0..=max_depth {
-        let done: Vec<(usize, Column)> = by_depth[d]
-            .par_iter()
-            .map(|&k| {
-                let domain = domains[k]
-                    .clone()
-                    .unwrap_or_else(|| Arc::new(Domain::new(Vec::new(), lanes)));
-                let column = evaluate_node(merged, k, domain, &columns, lanes, backend);
-                tick();
-                (k, column)
-            })
-            .collect();
-        evaluated += done.len();
-        for (k, column) in done {
-            columns[k] = Some(column);
+    let scheduler = Scheduler {
+        merged,
+        lanes,
+        backend,
+        tick,
+        readers_left: users.iter().map(|u| AtomicUsize::new(u.len())).collect(),
+        users,
+        pending,
+        kept,
+        slots: (0..n).map(|_| Mutex::new(None)).collect(),
+        evaluated: AtomicUsize::new(0),
+        domains,
+    };
+    rayon::scope(|s| {
+        for k in 0..n {
+            if scheduler.domains[k].is_some() && merged.nodes[k].args.is_empty() {
+                let scheduler = &scheduler;
+                s.spawn(move |s| scheduler.run(s, k));
+            }
         }
-        for &k in &readers_left[d] {
-            columns[k] = None;
-        }
-    }
+    });
     Evaluation {
-        columns,
-        nodes_evaluated: evaluated,
+        nodes_evaluated: scheduler.evaluated.into_inner(),
+        columns: scheduler
+            .slots
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect(),
+    }
+}
+
+/// The distinct argument nodes of a node.
+fn distinct(args: &[NodeId]) -> SmallVec<[usize; 4]> {
+    let mut out: SmallVec<[usize; 4]> = args.iter().map(|&a| a as usize).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Dataflow scheduling: a node runs as soon as its last argument is ready (a rayon task), and
+/// a column is dropped as soon as its last reader is done, unless scoring reads it. Unlike a
+/// depth-by-depth sweep, one slow lane holds up only the nodes that need it.
+struct Scheduler<'a, 't> {
+    merged: &'a Merged,
+    lanes: &'a Lanes<'t>,
+    backend: &'a dyn Backend,
+    tick: &'a (dyn Fn() + Sync),
+    domains: Vec<Option<Arc<Domain>>>,
+    /// The nodes that read each node (each once).
+    users: Vec<Vec<usize>>,
+    /// Arguments not yet evaluated, per node.
+    pending: Vec<AtomicUsize>,
+    /// Readers not yet done, per node.
+    readers_left: Vec<AtomicUsize>,
+    /// Columns scoring reads, kept to the end.
+    kept: Vec<bool>,
+    slots: Vec<Mutex<Option<Arc<Column>>>>,
+    evaluated: AtomicUsize,
+}
+
+impl Scheduler<'_, '_> {
+    fn slot(&self, k: usize) -> std::sync::MutexGuard<'_, Option<Arc<Column>>> {
+        self.slots[k].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Evaluates node `k`, then starts the readers it was the last argument of and drops the
+    /// columns it was the last reader of.
+    fn run<'s>(&'s self, s: &rayon::Scope<'s>, k: usize) {
+        let node = &self.merged.nodes[k];
+        let domain = match &self.domains[k] {
+            Some(d) => d.clone(),
+            None => return,
+        };
+        let args: SmallVec<[Option<Arc<Column>>; 4]> =
+            node.args.iter().map(|&a| self.slot(a as usize).clone()).collect();
+        let column = evaluate_node(node, domain, &args, self.lanes, self.backend);
+        drop(args);
+        *self.slot(k) = Some(Arc::new(column));
+        self.evaluated.fetch_add(1, Ordering::Relaxed);
+        (self.tick)();
+        for &u in &self.users[k] {
+            if self.pending[u].fetch_sub(1, Ordering::AcqRel) == 1 {
+                s.spawn(move |s| self.run(s, u));
+            }
+        }
+        for a in distinct(&node.args) {
+            if !self.kept[a] && self.readers_left[a].fetch_sub(1, Ordering::AcqRel) == 1 {
+                *self.slot(a) = None;
+            }
+        }
     }
 }
 
@@ -309,16 +364,14 @@ fn gather<'a>(column: &'a Column, level: Level, dom: &Domain, lanes: &Lanes<'_>)
     }
 }
 
-/// Evaluates one node over its domain.
+/// Evaluates one node over its domain, given its argument columns.
 fn evaluate_node(
-    merged: &Merged,
-    k: usize,
+    node: &Node,
     domain: Arc<Domain>,
-    columns: &[Option<Column>],
+    args: &[Option<Arc<Column>>],
     lanes: &Lanes<'_>,
     backend: &dyn Backend,
 ) -> Column {
-    let node = &merged.nodes[k];
     let values = match &node.op {
         NodeOp::Const(c) => Values::One(Ok(c.value())),
         NodeOp::Input(Input::S) => Values::PerTask(
@@ -342,15 +395,14 @@ fn evaluate_node(
             Values::PerLane(vs)
         }
         NodeOp::Prim(_) | NodeOp::Call => {
-            let args: SmallVec<[Gathered<'_>; 4]> = node
-                .args
+            let gathered: SmallVec<[Gathered<'_>; 4]> = args
                 .iter()
-                .map(|&a| match &columns[a as usize] {
+                .map(|c| match c {
                     Some(c) => gather(c, node.level, &domain, lanes),
                     None => unreachable_column(),
                 })
                 .collect();
-            call_node(&node.op, node.level, &args, &domain, backend)
+            call_node(&node.op, node.level, &gathered, &domain, backend)
         }
     };
     Column { domain, values }
