@@ -165,12 +165,15 @@ fn an_error_stays_in_its_lane() {
 #[test]
 fn an_unused_step_that_raises_fails_the_solver_as_in_the_interpreter() {
     let t = task(TWO_LANES);
+    // Sample 0's output is its input, but `first` raises there on a step the output ignores.
     let src = "def solve_t(I):\n    x1 = ofcolor(I, ONE)\n    x2 = first(x1)\n    O = identity(I)\n    return O\n";
     let solvers = parse_file("t.py", src).unwrap();
     let m = batt(&solvers, &[], std::slice::from_ref(&t), Config::default());
     let r = run_on_task(&solvers[0], &t, None);
-    assert_eq!((m[0].correct, r.correct), (1, 1));
+    assert_eq!((m[0].correct, r.correct), (0, 0));
     assert!(m[0].error.is_some() && r.error.is_some());
+    let without = parse_file("t.py", "def solve_t(I):\n    O = identity(I)\n    return O\n").unwrap();
+    assert_eq!(batt(&without, &[], &[t], Config::default())[0].correct, 1);
 }
 
 // ----- batched ops against the scalar primitives, lane by lane --------------------------------
