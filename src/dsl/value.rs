@@ -24,8 +24,8 @@
 //! Python iterates a frozenset in hash-table order. This port keeps every set sorted in one
 //! **ascending canonical order** and iterates it that way everywhere (`first`, `argmax` ties,
 //! `totuple`, ...). The order is:
-//! `None` < numbers < tuples < sets < functions; numbers by value (a bool before an int of the
-//! same value); tuples and sets lexicographically by their members (a set by its sorted
+//! `None` < numbers < tuples < sets < functions; numbers by value (as in Python, `True` equals
+//! `1`); tuples and sets lexicographically by their members (a set by its sorted
 //! members), a shorter prefix first. So cells sort by colour, then row, then column, and
 //! locations by row, then column. This order reproduces the reference's output on every
 //! published solver the reference solves (DESIGN.md §3).
@@ -252,9 +252,10 @@ impl Value {
     }
 
     /// A frozenset from members in any order: sorted canonically, duplicates dropped, and kept
-    /// as an index set or an object when every member is a location or a cell.
+    /// as an index set or an object when every member is a location or a cell. Of equal
+    /// members (`0` and `False`) the first one given stays, as in a Python set.
     pub fn set(mut items: Vec<Value>) -> Value {
-        items.sort_unstable();
+        items.sort();
         items.dedup();
         Value::set_sorted(items)
     }
@@ -472,10 +473,11 @@ impl Ord for Value {
         }
         match ra {
             Rank::None => Ordering::Equal,
+            // Python: `True == 1` and `False == 0`, so a set never holds both.
             Rank::Number => {
                 let key = |v: &Value| match v {
-                    Bool(b) => (*b as i64, 0),
-                    Int(n) => (*n, 1),
+                    Bool(b) => *b as i64,
+                    Int(n) => *n,
                     _ => unreachable!("rank Number holds only bools and ints"),
                 };
                 key(self).cmp(&key(other))
@@ -593,7 +595,12 @@ mod tests {
             v.iter().map(|x| x.type_name()).collect::<Vec<_>>(),
             ["NoneType", "bool", "int", "tuple", "frozenset"]
         );
-        assert!(Value::Bool(true) != Value::Int(1));
+        assert_eq!(Value::Bool(true), Value::Int(1));
+        // A set keeps the first of equal members, as Python does.
+        assert_eq!(
+            Value::set(vec![Value::Int(0), Value::Bool(false)]).members().unwrap()[0].type_name(),
+            "int"
+        );
     }
 
     #[test]

@@ -1,5 +1,688 @@
-//! TODO(family patches): being written.
+//! Patches and the colours of elements: measuring a patch (`height`, `width`, `shape`, the
+//! corners, `uppermost` ...), moving and converting it (`shift`, `normalize`, `toindices`,
+//! `recolor`, `toobject`, `asobject`, `crop`), relating two patches (`hmatching`, `manhattan`,
+//! `adjacent`, ...), and reading the colours of a grid or an object (`mostcolor`, `palette`,
+//! `colorcount`, `color`, ...).
+//!
+//! The reference sees a patch through `toindices` and a grid through `len(grid)` and
+//! `len(grid[0])`; the helpers below do the same with fast paths for the compact variants
+//! ([`Value::Indices`], [`Value::Object`], [`Value::Grid`]) and the generic views of
+//! [`common`] for everything else. An element's colours are what the reference's
+//! comprehensions read: the cells of a grid, the first item of each member of a set (so an
+//! index set yields its rows, as `for v, _ in element` does in Python).
 
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::registry::PrimSpec;
+use crate::dsl::value::{Cell, Grid, Loc, Value};
+use crate::{bail, prim};
 
-pub const PRIMS: &[PrimSpec] = &[];
+use super::common::{self, coord, MAX_MEMBERS};
+use super::objects::{sorted_cells, Histogram};
+
+pub const PRIMS: &[PrimSpec] = &[
+    prim!(mostcolor, [Element] -> Integer, "most common colour (ties: the smallest)"),
+    prim!(leastcolor, [Element] -> Integer, "least common colour (ties: the smallest)"),
+    prim!(height, [Piece] -> Integer, "height of a grid or patch"),
+    prim!(width, [Piece] -> Integer, "width of a grid or patch"),
+    prim!(shape, [Piece] -> IntegerTuple, "height and width of a grid or patch"),
+    prim!(portrait, [Piece] -> Boolean, "whether height is greater than width"),
+    prim!(colorcount, [Element, Integer] -> Integer, "number of cells with a colour"),
+    prim!(colorfilter, [Objects, Integer] -> Objects, "objects of a colour"),
+    prim!(sizefilter, [Container, Integer] -> FrozenSet, "items of a size"),
+    prim!(asindices, [Grid] -> Indices, "indices of all grid cells"),
+    prim!(ofcolor, [Grid, Integer] -> Indices, "indices of the grid cells of a colour"),
+    prim!(ulcorner, [Patch] -> IntegerTuple, "index of the upper left corner"),
+    prim!(urcorner, [Patch] -> IntegerTuple, "index of the upper right corner"),
+    prim!(llcorner, [Patch] -> IntegerTuple, "index of the lower left corner"),
+    prim!(lrcorner, [Patch] -> IntegerTuple, "index of the lower right corner"),
+    prim!(crop, [Grid, IntegerTuple, IntegerTuple] -> Grid, "subgrid given by start and dimensions"),
+    prim!(toindices, [Patch] -> Indices, "indices of a patch's cells"),
+    prim!(recolor, [Integer, Patch] -> Object, "the patch as an object of one colour"),
+    prim!(shift, [Patch, IntegerTuple] -> Patch, "move a patch"),
+    prim!(normalize, [Patch] -> Patch, "move the upper left corner to the origin"),
+    prim!(dneighbors, [IntegerTuple] -> Indices, "directly adjacent indices"),
+    prim!(ineighbors, [IntegerTuple] -> Indices, "diagonally adjacent indices"),
+    prim!(neighbors, [IntegerTuple] -> Indices, "adjacent indices"),
+    prim!(uppermost, [Patch] -> Integer, "row of the uppermost cell"),
+    prim!(lowermost, [Patch] -> Integer, "row of the lowermost cell"),
+    prim!(leftmost, [Patch] -> Integer, "column of the leftmost cell"),
+    prim!(rightmost, [Patch] -> Integer, "column of the rightmost cell"),
+    prim!(square, [Piece] -> Boolean, "whether the piece forms a filled square"),
+    prim!(vline, [Patch] -> Boolean, "whether the patch forms a vertical line"),
+    prim!(hline, [Patch] -> Boolean, "whether the patch forms a horizontal line"),
+    prim!(hmatching, [Patch, Patch] -> Boolean, "whether both patches have cells in some row"),
+    prim!(vmatching, [Patch, Patch] -> Boolean, "whether both patches have cells in some column"),
+    prim!(manhattan, [Patch, Patch] -> Integer, "closest manhattan distance between two patches"),
+    prim!(adjacent, [Patch, Patch] -> Boolean, "whether two patches are at manhattan distance 1"),
+    prim!(bordering, [Patch, Grid] -> Boolean, "whether a patch touches a grid border"),
+    prim!(centerofmass, [Patch] -> IntegerTuple, "center of mass (floored)"),
+    prim!(palette, [Element] -> IntegerSet, "colours occurring in a grid or object"),
+    // Annotated `IntegerSet` in the reference although it returns an integer.
+    prim!(numcolors, [Element] -> IntegerSet, "number of colours occurring in a grid or object"),
+    prim!(color, [Object] -> Integer, "colour of an object (of its first cell)"),
+    prim!(toobject, [Patch, Grid] -> Object, "object of a patch's cells inside the grid"),
+    prim!(asobject, [Grid] -> Object, "the grid as an object"),
+];
+
+// ----- colours of elements ----------------------------------------------------------------
+
+/// The colours of an element with their counts, ascending by colour: the reference's
+/// `values` list of `mostcolor`/`palette`, tallied.
+fn color_counts(e: &Value) -> DslResult<Vec<(i32, usize)>> {
+    let mut values: Vec<i32> = match e {
+        Value::Object(c) => c.iter().map(|c| c.color).collect(),
+        Value::Indices(l) => l.iter().map(|l| l.i).collect(),
+        Value::Set(items) => items.iter().map(unpack_value).collect::<DslResult<_>>()?,
+        v if v.is_tuple() => {
+            let g = v.as_grid()?;
+            return Ok(Histogram::of(&g.cells).iter().map(|(c, n)| (c as i32, n)).collect());
+        }
+        v => return Err(DslError::type_error("a grid or an object", v)),
+    };
+    values.sort_unstable();
+    let mut counts: Vec<(i32, usize)> = Vec::new();
+    for v in values {
+        match counts.last_mut() {
+            Some((c, n)) if *c == v => *n += 1,
+            _ => counts.push((v, 1)),
+        }
+    }
+    Ok(counts)
+}
+
+/// `v` of a set member unpacked as `v, _`, as an integer.
+fn unpack_value(m: &Value) -> DslResult<i32> {
+    match m.member(0) {
+        Some(v) if m.len() == Some(2) => coord(v.as_int()?),
+        _ => Err(DslError::type_error("a member (value, index)", m)),
+    }
+}
+
+/// Python's `x == y` where both may be integers: a bool equals the integer of its value.
+fn py_eq(x: &Value, y: &Value) -> bool {
+    match (x.as_int(), y.as_int()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => x == y,
+    }
+}
+
+/// `next(iter(container))`.
+fn first_member(v: &Value) -> DslResult<Value> {
+    match v.len() {
+        None => Err(DslError::type_error("an iterable", v)),
+        Some(0) => bail!(StopIteration, "empty container"),
+        Some(_) => v.member(0).ok_or_else(|| DslError::type_error("an iterable", v)),
+    }
+}
+
+/// `x[0]`: the first item of a tuple (sets and numbers are not subscriptable).
+fn item0(x: &Value) -> DslResult<Value> {
+    if !x.is_tuple() {
+        return Err(DslError::type_error("a subscriptable tuple", x));
+    }
+    x.member(0)
+        .ok_or_else(|| DslError::Index("tuple index out of range".into()))
+}
+
+/// `min`/`max` of colour counts, as `mostcolor`/`leastcolor` pick them.
+fn extreme(e: &Value, most: bool) -> DslResult<Value> {
+    let counts = color_counts(e)?;
+    match common::extreme_color(&counts, most) {
+        Some(c) => Ok(Value::Int(c as i64)),
+        None => bail!(Value, "{}() arg is an empty sequence", if most { "max" } else { "min" }),
+    }
+}
+
+fn mostcolor(a: &[Value]) -> DslResult<Value> {
+    extreme(&a[0], true)
+}
+
+fn leastcolor(a: &[Value]) -> DslResult<Value> {
+    extreme(&a[0], false)
+}
+
+fn colorcount(a: &[Value]) -> DslResult<Value> {
+    // A value that is not an integer equals no colour.
+    let Ok(value) = a[1].as_int() else {
+        return Ok(Value::Int(0));
+    };
+    let n = match &a[0] {
+        Value::Grid(g) => g.cells.iter().filter(|&&c| c as i64 == value).count(),
+        Value::Object(c) => c.iter().filter(|c| c.color as i64 == value).count(),
+        e => color_counts(e)?
+            .iter()
+            .find(|&&(c, _)| c as i64 == value)
+            .map_or(0, |&(_, n)| n),
+    };
+    Ok(Value::Int(n as i64))
+}
+
+fn colorfilter(a: &[Value]) -> DslResult<Value> {
+    let members = a[0]
+        .members()
+        .ok_or_else(|| DslError::type_error("a container of objects", &a[0]))?;
+    let mut kept = Vec::new();
+    for obj in members {
+        let first_color = match &obj {
+            Value::Object(c) => match c.first() {
+                Some(cell) => Value::Int(cell.color as i64),
+                // `next` of an empty object inside a generator: the reference raises RuntimeError.
+                None => bail!(StopIteration, "colorfilter met an empty object"),
+            },
+            other => item0(&first_member(other)?)?,
+        };
+        if py_eq(&first_color, &a[1]) {
+            kept.push(obj);
+        }
+    }
+    Ok(if a[0].is_set() {
+        Value::set_sorted(kept)
+    } else {
+        Value::set(kept)
+    })
+}
+
+fn sizefilter(a: &[Value]) -> DslResult<Value> {
+    let n = a[1].as_int().ok();
+    let matches = |item: &Value| -> DslResult<bool> {
+        let len = item.len().ok_or_else(|| DslError::type_error("a sized item", item))?;
+        Ok(Some(len as i64) == n)
+    };
+    match &a[0] {
+        // Every member of an index set or object is a pair: all of them or none.
+        Value::Indices(_) | Value::Object(_) => Ok(if n == Some(2) { a[0].clone() } else { Value::empty_set() }),
+        Value::Set(items) => {
+            let mut kept = Vec::new();
+            for item in items.iter() {
+                if matches(item)? {
+                    kept.push(item.clone());
+                }
+            }
+            Ok(Value::set_sorted(kept))
+        }
+        container => {
+            let items = container
+                .members()
+                .ok_or_else(|| DslError::type_error("a container", container))?;
+            let mut kept = Vec::new();
+            for item in items {
+                if matches(&item)? {
+                    kept.push(item);
+                }
+            }
+            Ok(Value::set(kept))
+        }
+    }
+}
+
+fn palette(a: &[Value]) -> DslResult<Value> {
+    let colors = color_counts(&a[0])?
+        .into_iter()
+        .map(|(c, _)| Value::Int(c as i64))
+        .collect();
+    Ok(Value::set_sorted(colors))
+}
+
+fn numcolors(a: &[Value]) -> DslResult<Value> {
+    Ok(Value::Int(color_counts(&a[0])?.len() as i64))
+}
+
+fn color(a: &[Value]) -> DslResult<Value> {
+    match &a[0] {
+        Value::Object(c) => match c.first() {
+            Some(cell) => Ok(Value::Int(cell.color as i64)),
+            None => bail!(StopIteration, "color of an empty object"),
+        },
+        obj => item0(&first_member(obj)?),
+    }
+}
+
+// ----- grids as the reference measures them -------------------------------------------------
+
+/// `len(grid[0])`: the width of the first row (an `IndexError` for an empty grid).
+fn first_row_len(g: &Value) -> DslResult<i64> {
+    match g {
+        Value::Grid(g) if g.h > 0 => Ok(g.w as i64),
+        _ => {
+            let row = item0(g)?;
+            row.len()
+                .map(|n| n as i64)
+                .ok_or_else(|| DslError::type_error("a sized row", &row))
+        }
+    }
+}
+
+/// `len(grid)` of a tuple.
+fn tuple_len(t: &Value) -> i64 {
+    t.len().unwrap_or(0) as i64
+}
+
+/// Python's `seq[start:start + len]` on a sequence of `n` items: the range it keeps.
+fn py_slice(n: usize, start: i64, len: i64) -> Range<usize> {
+    let n = n as i64;
+    let clamp = |x: i64| if x < 0 { (x + n).max(0) } else { x.min(n) };
+    let (s, e) = (clamp(start), clamp(start.saturating_add(len)));
+    s as usize..e.max(s) as usize
+}
+
+/// `crop`: the rows and columns Python's slices `[start:start + dims]` keep.
+pub(super) fn crop_grid(g: &Grid, start: (i64, i64), dims: (i64, i64)) -> Grid {
+    let rows = py_slice(g.h, start.0, dims.0);
+    if rows.is_empty() {
+        return Grid::new(0, 0, Vec::new());
+    }
+    let cols = py_slice(g.w, start.1, dims.1);
+    let mut cells = Vec::with_capacity(rows.len() * cols.len());
+    for r in rows.clone() {
+        cells.extend_from_slice(&g.row(r)[cols.clone()]);
+    }
+    Grid::new(rows.len(), cols.len(), cells)
+}
+
+fn crop(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    Ok(Value::grid(crop_grid(&g, a[1].as_pair()?, a[2].as_pair()?)))
+}
+
+fn asindices(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    if g.h.saturating_mul(g.w) > MAX_MEMBERS {
+        bail!(TooLarge, "a {}x{} grid has too many indices", g.h, g.w);
+    }
+    let mut locs = Vec::with_capacity(g.h * g.w);
+    for i in 0..g.h as i32 {
+        locs.extend((0..g.w as i32).map(|j| Loc { i, j }));
+    }
+    Ok(Value::indices_sorted(locs))
+}
+
+fn ofcolor(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    let Ok(value) = a[1].as_int() else {
+        return Ok(Value::empty_set());
+    };
+    let mut locs = Vec::new();
+    for i in 0..g.h {
+        for (j, &c) in g.row(i).iter().enumerate() {
+            if c as i64 == value {
+                locs.push(Loc {
+                    i: i as i32,
+                    j: j as i32,
+                });
+            }
+        }
+    }
+    Ok(Value::indices_sorted(locs))
+}
+
+fn asobject(a: &[Value]) -> DslResult<Value> {
+    let g = a[0].as_grid()?;
+    Ok(Value::Object(Arc::new(sorted_cells(&g))))
+}
+
+fn toobject(a: &[Value]) -> DslResult<Value> {
+    let g = a[1].as_grid()?;
+    first_row_len(&a[1])?;
+    let cells = common::locs(&a[0])?
+        .iter()
+        .filter_map(|l| {
+            let c = g.at(l.i as i64, l.j as i64)?;
+            Some(Cell {
+                color: c as i32,
+                i: l.i,
+                j: l.j,
+            })
+        })
+        .collect();
+    Ok(Value::object(cells))
+}
+
+// ----- the extent of a patch ----------------------------------------------------------------
+
+/// `(top, bottom, left, right)` of locations, inclusive; `None` when there are none.
+fn loc_bounds(locs: impl IntoIterator<Item = Loc>) -> Option<(i64, i64, i64, i64)> {
+    let mut it = locs.into_iter();
+    let first = it.next()?;
+    let (mut t, mut b, mut l, mut r) = (first.i, first.i, first.j, first.j);
+    for loc in it {
+        t = t.min(loc.i);
+        b = b.max(loc.i);
+        l = l.min(loc.j);
+        r = r.max(loc.j);
+    }
+    Some((t as i64, b as i64, l as i64, r as i64))
+}
+
+/// The bounding box of a patch's `toindices`, `None` when it is empty.
+fn patch_bounds(p: &Value) -> DslResult<Option<(i64, i64, i64, i64)>> {
+    Ok(match p {
+        Value::Indices(l) => loc_bounds(l.iter().copied()),
+        Value::Object(c) => loc_bounds(c.iter().map(|c| c.loc())),
+        _ => loc_bounds(common::locs(p)?.iter().copied()),
+    })
+}
+
+/// The bounding box of a patch; an error where the reference takes `min` of nothing.
+fn nonempty_bounds(p: &Value) -> DslResult<(i64, i64, i64, i64)> {
+    match patch_bounds(p)? {
+        Some(b) => Ok(b),
+        None => bail!(Value, "min() arg is an empty sequence (empty patch)"),
+    }
+}
+
+/// `(height, width)` of a patch, `(0, 0)` when empty.
+fn patch_shape(p: &Value) -> DslResult<(i64, i64)> {
+    Ok(patch_bounds(p)?.map_or((0, 0), |(t, b, l, r)| (b - t + 1, r - l + 1)))
+}
+
+/// `(height(piece), width(piece))`: a tuple is measured as a grid, a set as a patch.
+fn piece_shape(p: &Value) -> DslResult<(i64, i64)> {
+    if p.is_tuple() {
+        let h = tuple_len(p);
+        return Ok((h, if h == 0 { 0 } else { first_row_len(p)? }));
+    }
+    patch_shape(p)
+}
+
+fn height(a: &[Value]) -> DslResult<Value> {
+    let p = &a[0];
+    let h = if p.is_tuple() { tuple_len(p) } else { patch_shape(p)?.0 };
+    Ok(Value::Int(h))
+}
+
+fn width(a: &[Value]) -> DslResult<Value> {
+    Ok(Value::Int(piece_shape(&a[0])?.1))
+}
+
+fn shape(a: &[Value]) -> DslResult<Value> {
+    let (h, w) = piece_shape(&a[0])?;
+    Ok(Value::Pair(h, w))
+}
+
+fn portrait(a: &[Value]) -> DslResult<Value> {
+    let (h, w) = piece_shape(&a[0])?;
+    Ok(Value::Bool(h > w))
+}
+
+fn square(a: &[Value]) -> DslResult<Value> {
+    let p = &a[0];
+    if p.is_tuple() {
+        return Ok(Value::Bool(tuple_len(p) == first_row_len(p)?));
+    }
+    let (h, w) = patch_shape(p)?;
+    Ok(Value::Bool(h * w == tuple_len(p) && h == w))
+}
+
+/// `vline`/`hline`: as many cells as the extent along the line, one cell across it.
+fn is_line(p: &Value, vertical: bool) -> DslResult<Value> {
+    let (h, w) = piece_shape(p)?;
+    let (along, across) = if vertical { (h, w) } else { (w, h) };
+    Ok(Value::Bool(along == tuple_len(p) && across == 1))
+}
+
+fn vline(a: &[Value]) -> DslResult<Value> {
+    is_line(&a[0], true)
+}
+
+fn hline(a: &[Value]) -> DslResult<Value> {
+    is_line(&a[0], false)
+}
+
+fn uppermost(a: &[Value]) -> DslResult<Value> {
+    Ok(Value::Int(nonempty_bounds(&a[0])?.0))
+}
+
+fn lowermost(a: &[Value]) -> DslResult<Value> {
+    Ok(Value::Int(nonempty_bounds(&a[0])?.1))
+}
+
+fn leftmost(a: &[Value]) -> DslResult<Value> {
+    Ok(Value::Int(nonempty_bounds(&a[0])?.2))
+}
+
+fn rightmost(a: &[Value]) -> DslResult<Value> {
+    Ok(Value::Int(nonempty_bounds(&a[0])?.3))
+}
+
+/// A corner `(row, column)` picked from the bounding box; `()` for an empty patch.
+fn corner(p: &Value, bottom: bool, right: bool) -> DslResult<Value> {
+    Ok(match patch_bounds(p)? {
+        None => Value::empty_tuple(),
+        Some((t, b, l, r)) => Value::Pair(if bottom { b } else { t }, if right { r } else { l }),
+    })
+}
+
+fn ulcorner(a: &[Value]) -> DslResult<Value> {
+    corner(&a[0], false, false)
+}
+
+fn urcorner(a: &[Value]) -> DslResult<Value> {
+    corner(&a[0], false, true)
+}
+
+fn llcorner(a: &[Value]) -> DslResult<Value> {
+    corner(&a[0], true, false)
+}
+
+fn lrcorner(a: &[Value]) -> DslResult<Value> {
+    corner(&a[0], true, true)
+}
+
+fn bordering(a: &[Value]) -> DslResult<Value> {
+    // The reference's `or` chain, evaluated lazily: `len(grid[0])` is read last.
+    let (t, b, l, r) = nonempty_bounds(&a[0])?;
+    let grid = &a[1];
+    if t == 0 || l == 0 {
+        return Ok(Value::Bool(true));
+    }
+    let h = grid.len().ok_or_else(|| DslError::type_error("a grid", grid))?;
+    if b == h as i64 - 1 {
+        return Ok(Value::Bool(true));
+    }
+    Ok(Value::Bool(r == first_row_len(grid)? - 1))
+}
+
+fn centerofmass(a: &[Value]) -> DslResult<Value> {
+    let p = &a[0];
+    let locs = common::locs(p)?;
+    if locs.is_empty() {
+        return Ok(Value::empty_tuple());
+    }
+    // The sums run over `toindices`, the divisor is `len(patch)` (cells, duplicates included).
+    let n = tuple_len(p);
+    let (si, sj) = locs
+        .iter()
+        .fold((0i64, 0i64), |(si, sj), l| (si + l.i as i64, sj + l.j as i64));
+    Ok(Value::Pair(si.div_euclid(n), sj.div_euclid(n)))
+}
+
+// ----- moving and converting patches --------------------------------------------------------
+
+fn toindices(a: &[Value]) -> DslResult<Value> {
+    match &a[0] {
+        p @ Value::Indices(_) => Ok(p.clone()),
+        p => Ok(Value::Indices(common::locs(p)?)),
+    }
+}
+
+fn recolor(a: &[Value]) -> DslResult<Value> {
+    let color = coord(a[0].as_int()?)?;
+    let cells = common::locs(&a[1])?
+        .iter()
+        .map(|l| Cell { color, i: l.i, j: l.j })
+        .collect();
+    Ok(Value::Object(Arc::new(cells)))
+}
+
+/// A coordinate moved by an offset, if the result is still a coordinate.
+fn moved(x: i32, d: i64) -> DslResult<i32> {
+    coord((x as i64).saturating_add(d))
+}
+
+/// A patch as the reference's `shift` sees it: cells if its first member's second item is a
+/// tuple, locations otherwise.
+enum PatchView {
+    Locs(Arc<Vec<Loc>>),
+    Cells(Arc<Vec<Cell>>),
+}
+
+fn patch_view(p: &Value) -> DslResult<PatchView> {
+    Ok(match p {
+        Value::Indices(l) => PatchView::Locs(l.clone()),
+        Value::Object(c) => PatchView::Cells(c.clone()),
+        _ => {
+            let of_cells = p.member(0).and_then(|m| m.member(1)).is_some_and(|x| x.is_tuple());
+            if of_cells {
+                PatchView::Cells(common::cells(p)?)
+            } else {
+                PatchView::Locs(common::locs(p)?)
+            }
+        }
+    })
+}
+
+/// `shift(patch, (di, dj))` of a non-empty patch. A translation keeps the canonical order.
+fn shifted(p: &Value, di: i64, dj: i64) -> DslResult<Value> {
+    Ok(match patch_view(p)? {
+        PatchView::Locs(l) => Value::Indices(Arc::new(
+            l.iter()
+                .map(|l| {
+                    Ok(Loc {
+                        i: moved(l.i, di)?,
+                        j: moved(l.j, dj)?,
+                    })
+                })
+                .collect::<DslResult<_>>()?,
+        )),
+        PatchView::Cells(c) => Value::Object(Arc::new(
+            c.iter()
+                .map(|c| {
+                    Ok(Cell {
+                        color: c.color,
+                        i: moved(c.i, di)?,
+                        j: moved(c.j, dj)?,
+                    })
+                })
+                .collect::<DslResult<_>>()?,
+        )),
+    })
+}
+
+/// Whether a patch is empty (`len(patch) == 0`); an error for values without a length.
+fn is_empty_patch(p: &Value) -> DslResult<bool> {
+    match p.len() {
+        Some(n) => Ok(n == 0),
+        None => Err(DslError::type_error("a patch", p)),
+    }
+}
+
+fn shift(a: &[Value]) -> DslResult<Value> {
+    if is_empty_patch(&a[0])? {
+        return Ok(a[0].clone());
+    }
+    let (di, dj) = a[1].as_pair()?;
+    shifted(&a[0], di, dj)
+}
+
+fn normalize(a: &[Value]) -> DslResult<Value> {
+    if is_empty_patch(&a[0])? {
+        return Ok(a[0].clone());
+    }
+    let (t, _, l, _) = nonempty_bounds(&a[0])?;
+    shifted(&a[0], -t, -l)
+}
+
+/// The offsets of the direct neighbours, in canonical order.
+const DIRECT: &[(i64, i64)] = &[(-1, 0), (0, -1), (0, 1), (1, 0)];
+/// The offsets of the diagonal neighbours, in canonical order.
+const DIAGONAL: &[(i64, i64)] = &[(-1, -1), (-1, 1), (1, -1), (1, 1)];
+/// The offsets of all eight neighbours, in canonical order.
+const ALL_AROUND: &[(i64, i64)] = &[(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)];
+
+/// The locations at the given offsets (sorted) from a location.
+fn around(loc: &Value, offsets: &[(i64, i64)]) -> DslResult<Value> {
+    let (i, j) = loc.as_pair()?;
+    let locs = offsets
+        .iter()
+        .map(|&(di, dj)| {
+            Ok(Loc {
+                i: coord(i.saturating_add(di))?,
+                j: coord(j.saturating_add(dj))?,
+            })
+        })
+        .collect::<DslResult<_>>()?;
+    Ok(Value::indices_sorted(locs))
+}
+
+fn dneighbors(a: &[Value]) -> DslResult<Value> {
+    around(&a[0], DIRECT)
+}
+
+fn ineighbors(a: &[Value]) -> DslResult<Value> {
+    around(&a[0], DIAGONAL)
+}
+
+fn neighbors(a: &[Value]) -> DslResult<Value> {
+    around(&a[0], ALL_AROUND)
+}
+
+// ----- two patches --------------------------------------------------------------------------
+
+/// The distinct rows (or columns) a patch occupies, ascending.
+fn lines(p: &Value, rows: bool) -> DslResult<Vec<i32>> {
+    let mut v: Vec<i32> = common::locs(p)?.iter().map(|l| if rows { l.i } else { l.j }).collect();
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
+
+/// Whether two patches share a row (or a column).
+fn share_line(a: &Value, b: &Value, rows: bool) -> DslResult<Value> {
+    let (x, y) = (lines(a, rows)?, lines(b, rows)?);
+    Ok(Value::Bool(x.iter().any(|v| y.binary_search(v).is_ok())))
+}
+
+fn hmatching(a: &[Value]) -> DslResult<Value> {
+    share_line(&a[0], &a[1], true)
+}
+
+fn vmatching(a: &[Value]) -> DslResult<Value> {
+    share_line(&a[0], &a[1], false)
+}
+
+/// The smallest manhattan distance between a location of `a` and one of `b`.
+fn min_distance(a: &Value, b: &Value) -> DslResult<i64> {
+    let (x, y) = (common::locs(a)?, common::locs(b)?);
+    let distance = |p: &Loc, q: &Loc| (p.i as i64 - q.i as i64).abs() + (p.j as i64 - q.j as i64).abs();
+    match x.iter().flat_map(|p| y.iter().map(move |q| distance(p, q))).min() {
+        Some(d) => Ok(d),
+        None => bail!(Value, "min() arg is an empty sequence (empty patch)"),
+    }
+}
+
+fn manhattan(a: &[Value]) -> DslResult<Value> {
+    Ok(Value::Int(min_distance(&a[0], &a[1])?))
+}
+
+fn adjacent(a: &[Value]) -> DslResult<Value> {
+    Ok(Value::Bool(min_distance(&a[0], &a[1])? == 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_follow_python() {
+        assert_eq!(py_slice(5, 1, 2), 1..3);
+        assert_eq!(py_slice(5, -2, 5), 3..3);
+        assert_eq!(py_slice(5, -2, 9), 3..5);
+        assert_eq!(py_slice(5, -9, 3), 0..0);
+        assert_eq!(py_slice(5, -9, 7), 0..3);
+        assert_eq!(py_slice(5, 4, -3), 4..4);
+        assert_eq!(py_slice(5, 3, i64::MAX), 3..5);
+    }
+}
