@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use crate::dsl::error::DslResult;
 use crate::dsl::registry::PrimSpec;
-use crate::dsl::value::{Cell, Color, Grid, Value};
+use crate::dsl::value::{Cell, Color, Grid, GridView, Value};
 use crate::{bail, prim};
 
 pub const PRIMS: &[PrimSpec] = &[
@@ -79,8 +79,8 @@ impl Histogram {
 }
 
 /// `mostcolor(grid)`, or the reference's `ValueError` for a grid without cells.
-fn background(g: &Grid) -> DslResult<Color> {
-    match Histogram::of(&g.cells).most_common() {
+fn background(g: GridView<'_>) -> DslResult<Color> {
+    match Histogram::of(g.cells).most_common() {
         Some(c) => Ok(c),
         None => bail!(Value, "max() arg is an empty sequence (mostcolor of an empty grid)"),
     }
@@ -88,10 +88,10 @@ fn background(g: &Grid) -> DslResult<Color> {
 
 /// A grid's cells sorted by (colour, row, column), by counting sort: the reference's
 /// `asobject`.
-pub(super) fn sorted_cells(g: &Grid) -> Vec<Cell> {
+pub(super) fn sorted_cells(g: GridView<'_>) -> Vec<Cell> {
     let mut next = [0usize; 256];
     let mut at = 0;
-    for (c, n) in Histogram::of(&g.cells).iter() {
+    for (c, n) in Histogram::of(g.cells).iter() {
         next[slot(c)] = at;
         at += n;
     }
@@ -172,7 +172,7 @@ impl Labels {
 
     /// Pass 1: labels every non-background cell, joining it to the already-labelled
     /// neighbours it connects to (of its own colour when `univalued`, of any colour otherwise).
-    fn label(&mut self, g: &Grid, univalued: bool, diagonal: bool, bg: Option<Color>) {
+    fn label(&mut self, g: GridView<'_>, univalued: bool, diagonal: bool, bg: Option<Color>) {
         let w = g.w;
         self.cell.clear();
         self.cell.resize(g.cells.len(), NONE);
@@ -225,7 +225,7 @@ impl Labels {
 
     /// Pass 2: the cells of each component in row-major order, the components in the order
     /// of their first cell in that order.
-    fn components(&mut self, g: &Grid) -> Vec<Vec<Cell>> {
+    fn components(&mut self, g: GridView<'_>) -> Vec<Vec<Cell>> {
         self.slot.clear();
         self.slot.resize(self.parent.len(), NONE);
         let mut comps: Vec<Vec<Cell>> = Vec::new();
@@ -266,8 +266,13 @@ fn objects_value(mut comps: Vec<Vec<Cell>>) -> Value {
 
 /// The reference's `objects(grid, univalued, diagonal, without_bg)`.
 fn find_objects(grid: &Value, univalued: bool, diagonal: bool, without_bg: bool) -> DslResult<Value> {
-    let g = grid.as_grid()?;
-    let bg = if without_bg { Some(background(&g)?) } else { None };
+    objects_of(grid.as_grid()?.view(), univalued, diagonal, without_bg)
+}
+
+/// `objects` of a borrowed grid: the primitive's core, and the lane function of the batched
+/// op (`batch::cpu`).
+pub fn objects_of(g: GridView<'_>, univalued: bool, diagonal: bool, without_bg: bool) -> DslResult<Value> {
+    let bg = if without_bg { Some(background(g)?) } else { None };
     if g.h == 0 {
         bail!(Index, "tuple index out of range (objects of an empty grid)");
     }
@@ -276,13 +281,13 @@ fn find_objects(grid: &Value, univalued: bool, diagonal: bool, without_bg: bool)
         if g.cells.is_empty() {
             Vec::new()
         } else {
-            vec![sorted_cells(&g)]
+            vec![sorted_cells(g)]
         }
     } else {
         let mut comps = LABELS.with_borrow_mut(|labels| {
-            labels.label(&g, univalued, diagonal, bg);
+            labels.label(g, univalued, diagonal, bg);
             labels.flatten();
-            labels.components(&g)
+            labels.components(g)
         });
         if !univalued {
             for c in &mut comps {
@@ -310,7 +315,7 @@ fn o_g(a: &[Value]) -> DslResult<Value> {
 
 /// One object per colour of the grid, the colour `skip` left out.
 fn color_classes(g: &Grid, skip: Option<Color>) -> Value {
-    let cells = sorted_cells(g);
+    let cells = sorted_cells(g.view());
     let comps = cells
         .chunk_by(|a, b| a.color == b.color)
         .filter(|c| c.first().map(|c| c.color) != skip.map(i32::from))
@@ -326,17 +331,18 @@ fn partition(a: &[Value]) -> DslResult<Value> {
 
 fn fgpartition(a: &[Value]) -> DslResult<Value> {
     let g = a[0].as_grid()?;
-    let bg = background(&g)?;
+    let bg = background(g.view())?;
     Ok(color_classes(&g, Some(bg)))
 }
 
 fn p_g(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    let colors = Histogram::of(&g.cells)
-        .iter()
-        .map(|(c, _)| Value::Int(c as i64))
-        .collect();
-    Ok(Value::tuple(colors))
+    Ok(p_g_of(&a[0].as_grid()?.cells))
+}
+
+/// `p_g` of a grid's cells: the lane function of the batched op.
+pub fn p_g_of(cells: &[Color]) -> Value {
+    let colors = Histogram::of(cells).iter().map(|(c, _)| Value::Int(c as i64)).collect();
+    Value::tuple(colors)
 }
 
 #[cfg(test)]

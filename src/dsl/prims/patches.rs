@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::registry::PrimSpec;
-use crate::dsl::value::{Cell, Grid, Loc, Value};
+use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
 use crate::{bail, prim};
 
 use super::common::{self, coord, MAX_MEMBERS};
@@ -150,7 +150,7 @@ fn colorcount(a: &[Value]) -> DslResult<Value> {
         return Ok(Value::Int(0));
     };
     let n = match &a[0] {
-        Value::Grid(g) => g.cells.iter().filter(|&&c| c as i64 == value).count(),
+        Value::Grid(g) => return Ok(colorcount_of(&g.cells, value)),
         Value::Object(c) => c.iter().filter(|c| c.color as i64 == value).count(),
         e => color_counts(e)?
             .iter()
@@ -160,10 +160,20 @@ fn colorcount(a: &[Value]) -> DslResult<Value> {
     Ok(Value::Int(n as i64))
 }
 
+/// `colorcount` of a grid's cells: the lane function of the batched op.
+pub fn colorcount_of(cells: &[Color], value: i64) -> Value {
+    Value::Int(cells.iter().filter(|&&c| c as i64 == value).count() as i64)
+}
+
 fn colorfilter(a: &[Value]) -> DslResult<Value> {
-    let members = a[0]
+    colorfilter_of(&a[0], &a[1])
+}
+
+/// `colorfilter(objs, value)`: the primitive's core, and the lane function of the batched op.
+pub fn colorfilter_of(objs: &Value, value: &Value) -> DslResult<Value> {
+    let members = objs
         .members()
-        .ok_or_else(|| DslError::type_error("a container of objects", &a[0]))?;
+        .ok_or_else(|| DslError::type_error("a container of objects", objs))?;
     let mut kept = Vec::new();
     for obj in members {
         let first_color = match &obj {
@@ -174,11 +184,11 @@ fn colorfilter(a: &[Value]) -> DslResult<Value> {
             },
             other => item0(&first_member(other)?)?,
         };
-        if py_eq(&first_color, &a[1]) {
+        if py_eq(&first_color, value) {
             kept.push(obj);
         }
     }
-    Ok(if a[0].is_set() {
+    Ok(if objs.is_set() {
         Value::set_sorted(kept)
     } else {
         Value::set(kept)
@@ -219,11 +229,19 @@ fn sizefilter(a: &[Value]) -> DslResult<Value> {
 }
 
 fn palette(a: &[Value]) -> DslResult<Value> {
+    if let Value::Grid(g) = &a[0] {
+        return Ok(palette_of(&g.cells));
+    }
     let colors = color_counts(&a[0])?
         .into_iter()
         .map(|(c, _)| Value::Int(c as i64))
         .collect();
     Ok(Value::set_sorted(colors))
+}
+
+/// `palette` of a grid's cells: the lane function of the batched op.
+pub fn palette_of(cells: &[Color]) -> Value {
+    Value::set_sorted(Histogram::of(cells).iter().map(|(c, _)| Value::Int(c as i64)).collect())
 }
 
 fn numcolors(a: &[Value]) -> DslResult<Value> {
@@ -304,6 +322,11 @@ fn ofcolor(a: &[Value]) -> DslResult<Value> {
     let Ok(value) = a[1].as_int() else {
         return Ok(Value::empty_set());
     };
+    Ok(ofcolor_of(g.view(), value))
+}
+
+/// `ofcolor` of a borrowed grid: the lane function of the batched op.
+pub fn ofcolor_of(g: GridView<'_>, value: i64) -> Value {
     let mut locs = Vec::new();
     for i in 0..g.h {
         for (j, &c) in g.row(i).iter().enumerate() {
@@ -315,12 +338,12 @@ fn ofcolor(a: &[Value]) -> DslResult<Value> {
             }
         }
     }
-    Ok(Value::indices_sorted(locs))
+    Value::indices_sorted(locs)
 }
 
 fn asobject(a: &[Value]) -> DslResult<Value> {
     let g = a[0].as_grid()?;
-    Ok(Value::Object(Arc::new(sorted_cells(&g))))
+    Ok(Value::Object(Arc::new(sorted_cells(g.view()))))
 }
 
 fn toobject(a: &[Value]) -> DslResult<Value> {
