@@ -5,6 +5,7 @@
 //! Every lane runs isolated as the interpreter runs a program: under a time limit (the
 //! thread's [`Deadline`]) and with a panic turned into that lane's error.
 
+use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
@@ -54,14 +55,25 @@ impl CpuBackend {
 /// a tuple or set (which may hold functions, as `rapply`'s does), can lead to one. Grids,
 /// patches and numbers cannot, and reading the clock for them would cost more than most
 /// primitives.
-fn may_call(args: &SmallVec<[Value; 4]>) -> bool {
+fn may_call(args: &[Value]) -> bool {
     args.iter()
         .any(|a| matches!(a, Value::Func(_) | Value::Tuple(_) | Value::Set(_)))
 }
 
-/// The arguments of lane `k`.
-fn lane_args(args: &[Arg<'_>], k: usize) -> SmallVec<[Value; 4]> {
-    args.iter().map(|a| a.get(k).clone()).collect()
+/// Calls `f` with the arguments of lane `k` as one slice, without touching reference counts.
+fn with_lane_args<R>(args: &[Arg<'_>], k: usize, f: impl FnOnce(&[Value]) -> R) -> R {
+    let copies: SmallVec<[ManuallyDrop<Value>; 4]> = args
+        .iter()
+        // SAFETY: a bitwise copy of a value that `args` keeps borrowed, and so alive, for
+        // the whole call; wrapped in `ManuallyDrop`, it is never dropped, so it releases no
+        // reference it did not take. `f` sees it only through a shared borrow: clones made
+        // from it take their own references, as clones of the original would.
+        .map(|a| ManuallyDrop::new(unsafe { std::ptr::read(a.get(k)) }))
+        .collect();
+    // SAFETY: `ManuallyDrop<Value>` is `repr(transparent)` over `Value`, so the copies form a
+    // valid `[Value]` for as long as `copies` lives, which outlasts the borrow given to `f`.
+    let slice = unsafe { std::slice::from_raw_parts(copies.as_ptr().cast::<Value>(), copies.len()) };
+    f(slice)
 }
 
 impl Backend for CpuBackend {
@@ -72,40 +84,40 @@ impl Backend for CpuBackend {
     fn map_scalar(&self, prim: PrimId, args: &[Arg<'_>], lanes: usize) -> Vec<LaneResult> {
         let spec = prim.spec();
         par_map(lanes, SCALAR_CHUNK, |k| {
-            let a = lane_args(args, k);
-            self.guarded(may_call(&a), &|| spec.name.to_string(), || (spec.imp)(&a))
+            with_lane_args(args, k, |a| {
+                self.guarded(may_call(a), &|| spec.name.to_string(), || (spec.imp)(a))
+            })
         })
     }
 
     fn map_call(&self, function: &Arg<'_>, args: &[Arg<'_>], lanes: usize) -> Vec<LaneResult> {
         par_map(lanes, SCALAR_CHUNK, |k| {
             let f = function.get(k);
-            self.guarded(true, &|| f.to_string(), || call(f, &lane_args(args, k)))
+            with_lane_args(args, k, |a| self.guarded(true, &|| f.to_string(), || call(f, a)))
         })
     }
 
     fn objects(&self, grids: &GridBatch, mode: u8) -> Vec<LaneResult> {
-        let flags = [mode & 4 != 0, mode & 2 != 0, mode & 1 != 0].map(Value::Bool);
-        on_views(grids, |g, _| scalar("objects", g, &flags))
+        let (univalued, diagonal, without_bg) = (mode & 4 != 0, mode & 2 != 0, mode & 1 != 0);
+        on_views(grids, |g, _| prims::objects_of(g, univalued, diagonal, without_bg))
     }
 
     fn ofcolor(&self, grids: &GridBatch, colors: &[i64]) -> Vec<LaneResult> {
-        on_views(grids, |g, k| scalar("ofcolor", g, &[Value::Int(colors[k])]))
+        on_views(grids, |g, k| Ok(prims::ofcolor_of(g, colors[k])))
     }
 
     fn colorcount(&self, grids: &GridBatch, colors: &[i64]) -> Vec<LaneResult> {
-        on_views(grids, |g, k| scalar("colorcount", g, &[Value::Int(colors[k])]))
+        on_views(grids, |g, k| Ok(prims::colorcount_of(g.cells, colors[k])))
     }
 
     fn palette(&self, grids: &GridBatch, as_tuple: bool) -> Vec<LaneResult> {
-        on_views(grids, |g, _| scalar(if as_tuple { "p_g" } else { "palette" }, g, &[]))
+        let f = if as_tuple { prims::p_g_of } else { prims::palette_of };
+        on_views(grids, |g, _| Ok(f(g.cells)))
     }
 
     fn colorfilter(&self, objects: &[&Value], colors: &[i64]) -> Vec<LaneResult> {
-        let id = PrimId::of("colorfilter");
-        par_map(objects.len(), GRID_CHUNK, |k| match id {
-            Some(id) => (id.spec().imp)(&[objects[k].clone(), Value::Int(colors[k])]),
-            None => Err(missing("colorfilter")),
+        par_map(objects.len(), GRID_CHUNK, |k| {
+            prims::colorfilter_of(objects[k], &Value::Int(colors[k]))
         })
     }
 
@@ -134,16 +146,4 @@ impl Backend for CpuBackend {
 /// `f(grid k, k)` on each grid of a batch, in parallel.
 fn on_views(grids: &GridBatch, f: impl Fn(GridView<'_>, usize) -> LaneResult + Sync + Send) -> Vec<LaneResult> {
     par_map(grids.len(), GRID_CHUNK, |k| f(grids.view(k), k))
-}
-
-fn missing(name: &str) -> DslError {
-    DslError::Value(format!("internal error: primitive {name} is not registered"))
-}
-
-/// The scalar primitive `name` on a grid and further arguments.
-fn scalar(name: &str, g: GridView<'_>, rest: &[Value]) -> LaneResult {
-    let id = PrimId::of(name).ok_or_else(|| missing(name))?;
-    let mut args = vec![Value::grid(g.to_grid())];
-    args.extend_from_slice(rest);
-    (id.spec().imp)(&args)
 }
