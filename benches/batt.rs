@@ -50,7 +50,16 @@ static POOLS: LazyLock<Vec<(&'static str, Vec<Program>)>> = LazyLock::new(|| {
         None => eprintln!("note: set ARCBATCH_REFERENCE_SOLVERS to bench the 400 published solvers too"),
     }
     let Some(all) = training() else { return pools };
-    let probe = tasks_with_lanes(&all, 8);
+    // One sample of every tenth task: small and large grids alike.
+    let probe: Vec<Task> = all
+        .iter()
+        .step_by(10)
+        .map(|t| Task {
+            train: t.train[..1].to_vec(),
+            test: Vec::new(),
+            ..t.clone()
+        })
+        .collect();
     let backend = CpuBackend::new(Some(PATHOLOGICAL * 8));
     for (name, programs) in &mut pools {
         programs.retain(|p| {

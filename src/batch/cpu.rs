@@ -38,17 +38,23 @@ impl CpuBackend {
         CpuBackend { limit }
     }
 
-    /// Runs one lane, a panic becoming the lane's error; under the time limit when `timed`.
+    /// Runs one lane [`isolated`], under the time limit when `timed`.
     fn guarded(&self, timed: bool, what: &dyn Fn() -> String, f: impl FnOnce() -> LaneResult) -> LaneResult {
         let _deadline = timed.then(|| Deadline::set(self.limit.map(|l| Instant::now() + l)));
-        catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-            let message = panic_message(&panic);
-            Err(DslError::Value(format!(
-                "internal error: {} panicked: {message}",
-                what()
-            )))
-        })
+        isolated(what, f)
     }
+}
+
+/// Runs one lane, a panic (a bug in the port) becoming the lane's error, so it cannot take the
+/// other lanes down. `what` names the operation in the message.
+fn isolated(what: &dyn Fn() -> String, f: impl FnOnce() -> LaneResult) -> LaneResult {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let message = panic_message(&panic);
+        Err(DslError::Value(format!(
+            "internal error: {} panicked: {message}",
+            what()
+        )))
+    })
 }
 
 /// Whether a call may run function values, and so needs the time limit: only a function, or
@@ -99,34 +105,40 @@ impl Backend for CpuBackend {
 
     fn objects(&self, grids: &GridBatch, mode: u8) -> Vec<LaneResult> {
         let (univalued, diagonal, without_bg) = (mode & 4 != 0, mode & 2 != 0, mode & 1 != 0);
-        on_views(grids, |g, _| prims::objects_of(g, univalued, diagonal, without_bg))
+        on_views("objects", grids, |g, _| {
+            prims::objects_of(g, univalued, diagonal, without_bg)
+        })
     }
 
     fn ofcolor(&self, grids: &GridBatch, colors: &[i64]) -> Vec<LaneResult> {
-        on_views(grids, |g, k| Ok(prims::ofcolor_of(g, colors[k])))
+        on_views("ofcolor", grids, |g, k| Ok(prims::ofcolor_of(g, colors[k])))
     }
 
     fn colorcount(&self, grids: &GridBatch, colors: &[i64]) -> Vec<LaneResult> {
-        on_views(grids, |g, k| Ok(prims::colorcount_of(g.cells, colors[k])))
+        on_views("colorcount", grids, |g, k| Ok(prims::colorcount_of(g.cells, colors[k])))
     }
 
     fn palette(&self, grids: &GridBatch, as_tuple: bool) -> Vec<LaneResult> {
         let f = if as_tuple { prims::p_g_of } else { prims::palette_of };
-        on_views(grids, |g, _| Ok(f(g.cells)))
+        on_views("palette", grids, |g, _| Ok(f(g.cells)))
     }
 
     fn colorfilter(&self, objects: &[&Value], colors: &[i64]) -> Vec<LaneResult> {
         par_map(objects.len(), GRID_CHUNK, |k| {
-            prims::colorfilter_of(objects[k], &Value::Int(colors[k]))
+            isolated(&|| "colorfilter".into(), || {
+                prims::colorfilter_of(objects[k], &Value::Int(colors[k]))
+            })
         })
     }
 
     fn fill(&self, grids: &GridBatch, colors: &[Color], patches: &PatchBatch<Loc>) -> Vec<LaneResult> {
-        on_views(grids, |g, k| prims::fill_of(g, colors[k].into(), patches.patch(k)))
+        on_views("fill", grids, |g, k| {
+            prims::fill_of(g, colors[k].into(), patches.patch(k))
+        })
     }
 
     fn paint(&self, grids: &GridBatch, objects: &PatchBatch<Cell>) -> Vec<LaneResult> {
-        on_views(grids, |g, k| prims::paint_of(g, objects.patch(k)))
+        on_views("paint", grids, |g, k| prims::paint_of(g, objects.patch(k)))
     }
 
     fn transform(&self, grids: &GridBatch, t: Transform) -> Vec<LaneResult> {
@@ -139,11 +151,18 @@ impl Backend for CpuBackend {
             Transform::Dmirror => prims::dmirror_of,
             Transform::Cmirror => prims::cmirror_of,
         };
-        on_views(grids, |g, _| Ok(f(g)))
+        on_views(t.name(), grids, |g, _| Ok(f(g)))
     }
 }
 
-/// `f(grid k, k)` on each grid of a batch, in parallel.
-fn on_views(grids: &GridBatch, f: impl Fn(GridView<'_>, usize) -> LaneResult + Sync + Send) -> Vec<LaneResult> {
-    par_map(grids.len(), GRID_CHUNK, |k| f(grids.view(k), k))
+/// `f(grid k, k)` on each grid of a batch, in parallel, each lane [`isolated`]; `op` names the
+/// batched op in messages.
+fn on_views(
+    op: &str,
+    grids: &GridBatch,
+    f: impl Fn(GridView<'_>, usize) -> LaneResult + Sync + Send,
+) -> Vec<LaneResult> {
+    par_map(grids.len(), GRID_CHUNK, |k| {
+        isolated(&|| op.to_string(), || f(grids.view(k), k))
+    })
 }

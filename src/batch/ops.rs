@@ -62,11 +62,6 @@ static OPS: LazyLock<Vec<Option<BatchOp>>> = LazyLock::new(|| {
     ops
 });
 
-/// Whether a primitive has a batched op (the others run lane by lane).
-pub fn is_batched(prim: PrimId) -> bool {
-    OPS.get(prim.0 as usize).copied().flatten().is_some()
-}
-
 /// Calls a primitive on `lanes` lanes: one result per lane, in lane order.
 pub fn call_prim<B: Backend + ?Sized>(b: &B, prim: PrimId, args: &[Arg<'_>], lanes: usize) -> Vec<LaneResult> {
     if lanes == 0 {

@@ -143,8 +143,6 @@ impl Column {
 /// What evaluation leaves for scoring: the columns of outputs and guards, by node.
 pub struct Evaluation {
     pub columns: Vec<Option<Arc<Column>>>,
-    /// Nodes evaluated (steps, inputs and constants that some solver needs).
-    pub nodes_evaluated: usize,
 }
 
 /// Evaluates the DAG: solver `k` on the tasks `solver_tasks[k]` (indices into `lanes.tasks`).
@@ -183,7 +181,6 @@ pub fn evaluate(
         pending,
         kept,
         slots: (0..n).map(|_| Mutex::new(None)).collect(),
-        evaluated: AtomicUsize::new(0),
         domains,
     };
     rayon::scope(|s| {
@@ -195,7 +192,6 @@ pub fn evaluate(
         }
     });
     Evaluation {
-        nodes_evaluated: scheduler.evaluated.into_inner(),
         columns: scheduler
             .slots
             .into_iter()
@@ -230,7 +226,6 @@ struct Scheduler<'a, 't> {
     /// Columns scoring reads, kept to the end.
     kept: Vec<bool>,
     slots: Vec<Mutex<Option<Arc<Column>>>>,
-    evaluated: AtomicUsize,
 }
 
 impl Scheduler<'_, '_> {
@@ -251,7 +246,6 @@ impl Scheduler<'_, '_> {
         let column = evaluate_node(node, domain, &args, self.lanes, self.backend);
         drop(args);
         *self.slot(k) = Some(Arc::new(column));
-        self.evaluated.fetch_add(1, Ordering::Relaxed);
         (self.tick)();
         for &u in &self.users[k] {
             if self.pending[u].fetch_sub(1, Ordering::AcqRel) == 1 {

@@ -8,7 +8,7 @@ pub mod eval;
 pub mod merge;
 pub mod score;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use crate::batch::Backend;
@@ -83,11 +83,11 @@ impl<'t> Plan<'t> {
             }
         } else {
             let by_id: HashMap<&str, &Task> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
-            let mut taken: HashMap<&str, ()> = HashMap::new();
+            let mut taken: HashSet<&str> = HashSet::new();
             let mut pairs: Vec<(&Task, &Program)> = Vec::new();
             for p in solvers {
                 let id = p.task_id().unwrap_or(&p.name);
-                if taken.insert(id, ()).is_some() {
+                if !taken.insert(id) {
                     duplicate_solvers.push(p.name.clone());
                     continue;
                 }
