@@ -56,6 +56,11 @@ pub trait Backend: Sync {
     /// A short name for reports (`cpu`, `gpu`, `emu`).
     fn name(&self) -> &'static str;
 
+    /// Into how many independent shards to cut `lanes` lanes, each evaluated on its own: the
+    /// CPU backend several per thread (parallel over shards, as the interpreter is over
+    /// lanes); a GPU backend one per device, so that each launch is as large as it can be.
+    fn shards(&self, lanes: usize) -> usize;
+
     /// Any primitive, lane by lane (the scalar version on each lane): the fallback.
     fn map_scalar(&self, prim: PrimId, args: &[Arg<'_>], lanes: usize) -> Vec<LaneResult>;
 

@@ -22,6 +22,10 @@ use crate::dsl::{Cell, Color, DslError, GridView, Loc, PrimId, Value};
 /// to rayon's adaptive splitter. Most lanes are cheap, but a lane that calls function values
 /// can run for seconds, and longer chunks would pile such lanes onto one thread.
 const SCALAR_CHUNK: usize = 1;
+/// Fewest lanes worth a shard of their own: below it, per-node costs are no longer spread.
+const MIN_SHARD_LANES: usize = 32;
+/// Shards per thread: enough for rayon to balance shards of uneven cost.
+const SHARDS_PER_THREAD: usize = 4;
 /// Lanes per parallel chunk for the grid ops (each lane does real work).
 const GRID_CHUNK: usize = 8;
 
@@ -85,6 +89,10 @@ fn with_lane_args<R>(args: &[Arg<'_>], k: usize, f: impl FnOnce(&[Value]) -> R) 
 impl Backend for CpuBackend {
     fn name(&self) -> &'static str {
         "cpu"
+    }
+
+    fn shards(&self, lanes: usize) -> usize {
+        (lanes / MIN_SHARD_LANES).clamp(1, SHARDS_PER_THREAD * rayon::current_num_threads())
     }
 
     fn map_scalar(&self, prim: PrimId, args: &[Arg<'_>], lanes: usize) -> Vec<LaneResult> {

@@ -15,6 +15,7 @@
 //! (outputs and guards).
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -76,6 +77,34 @@ impl<'t> Lanes<'t> {
     /// The global lane of sample `s` of task `t`.
     pub fn lane(&self, t: usize, s: usize) -> usize {
         self.start[t] + s
+    }
+
+    /// The lanes of the tasks `tasks` only (sharing the values).
+    pub fn slice(&self, tasks: Range<usize>) -> Lanes<'t> {
+        let first = self.start.get(tasks.start).copied().unwrap_or(self.len());
+        let end = self.start.get(tasks.end).copied().unwrap_or(self.len());
+        Lanes {
+            tasks: self.tasks[tasks.clone()].to_vec(),
+            start: self.start[tasks.clone()].iter().map(|s| s - first).collect(),
+            inputs: self.inputs[first..end].to_vec(),
+            expected: self.expected[first..end].to_vec(),
+            pairs: self.pairs[tasks].to_vec(),
+        }
+    }
+
+    /// The tasks cut into at most `n` contiguous ranges of about equal numbers of lanes.
+    pub fn shards(&self, n: usize) -> Vec<Range<usize>> {
+        let per_shard = self.len().div_ceil(n.max(1)).max(1);
+        let mut ranges = Vec::new();
+        let mut from = 0;
+        for t in 0..self.tasks.len() {
+            let end = self.start[t] + self.samples(t);
+            if end - self.start[from] >= per_shard || t + 1 == self.tasks.len() {
+                ranges.push(from..t + 1);
+                from = t + 1;
+            }
+        }
+        ranges
     }
 }
 
@@ -258,6 +287,14 @@ impl Scheduler<'_, '_> {
             }
         }
     }
+}
+
+/// The number of nodes [`evaluate`] runs (and ticks for) with these solver tasks.
+pub fn live_nodes(merged: &Merged, lanes: &Lanes<'_>, solver_tasks: &[Vec<u32>]) -> usize {
+    domains(merged, lanes, solver_tasks)
+        .iter()
+        .filter(|d| d.is_some())
+        .count()
 }
 
 /// The nodes scoring reads: every outcome's output and guards.

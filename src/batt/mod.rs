@@ -3,6 +3,15 @@
 //!
 //! Knows programs, tasks and the batch layer; nothing of the CLI. [`Plan::new`] assigns
 //! solvers to tasks and merges; [`Plan::run`] evaluates on a backend and scores.
+//!
+//! `run` cuts the lanes into shards, contiguous runs of whole tasks, as many as the backend
+//! asks for ([`Backend::shards`]): the CPU backend several per thread, so shards run in
+//! parallel as the interpreter's lanes do and a slow lane holds up only its shard; a GPU
+//! backend one per device, so launches stay as large as they can be. Each shard is evaluated
+//! on its own, which computes a constant-only node once per shard rather than once overall
+//! (such nodes build function values and cost next to nothing). Measured on the team library
+//! (32 solvers, 942 lanes), shards and one big batch cost the same within noise; the choice
+//! is for the heavy tail and for several devices.
 
 pub mod eval;
 pub mod merge;
@@ -10,6 +19,8 @@ pub mod score;
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
+
+use rayon::prelude::*;
 
 use crate::batch::Backend;
 use crate::program::Program;
@@ -133,12 +144,53 @@ impl<'t> Plan<'t> {
         self.lanes.len()
     }
 
-    /// Evaluates on a backend and scores; `tick` is called once per node evaluated (at most
-    /// `merged.nodes.len()` times).
+    /// The lanes cut into the backend's shards, each with its solvers' tasks (indices into the
+    /// shard's own tasks). One shard is the whole plan, unsliced.
+    fn shards(&self, backend: &dyn Backend) -> Vec<(Lanes<'t>, Vec<Vec<u32>>)> {
+        let ranges = self.lanes.shards(backend.shards(self.lanes.len()));
+        if ranges.len() <= 1 {
+            return vec![(self.lanes.slice(0..self.lanes.tasks.len()), self.solver_tasks.clone())];
+        }
+        ranges
+            .into_iter()
+            .map(|r| {
+                let tasks = self
+                    .solver_tasks
+                    .iter()
+                    .map(|ts| {
+                        ts.iter()
+                            .filter(|&&t| r.contains(&(t as usize)))
+                            .map(|&t| t - r.start as u32)
+                            .collect()
+                    })
+                    .collect();
+                (self.lanes.slice(r), tasks)
+            })
+            .collect()
+    }
+
+    /// How many times [`run`](Self::run) calls its `tick` on this backend: once per node of
+    /// each shard.
+    pub fn work(&self, backend: &dyn Backend) -> u64 {
+        self.shards(backend)
+            .iter()
+            .map(|(lanes, tasks)| eval::live_nodes(&self.merged, lanes, tasks) as u64)
+            .sum()
+    }
+
+    /// Evaluates on a backend and scores. The lanes are cut into the backend's shards
+    /// (contiguous runs of tasks), evaluated in parallel, each columnar over its own lanes;
+    /// `tick` is called once per node of each shard.
     pub fn run(&self, backend: &dyn Backend, tick: &(dyn Fn() + Sync)) -> Report {
         let start = Instant::now();
-        let evaluation = eval::evaluate(&self.merged, &self.lanes, &self.solver_tasks, backend, tick);
-        let matches = score::score(&self.merged, &self.names, &self.lanes, &self.solver_tasks, &evaluation);
+        let matches: Vec<Match> = self
+            .shards(backend)
+            .into_par_iter()
+            .flat_map_iter(|(lanes, tasks)| {
+                let evaluation = eval::evaluate(&self.merged, &lanes, &tasks, backend, tick);
+                score::score(&self.merged, &self.names, &lanes, &tasks, &evaluation)
+            })
+            .collect();
         Report {
             steps_total: self.merged.steps_total,
             steps_merged: self.merged.steps_merged(),

@@ -50,7 +50,7 @@ pub fn run(options: &Options) -> Result<(), String> {
     let backend = match options.backend {
         BackendKind::Cpu => CpuBackend::new(Some(options.timeout)),
     };
-    let progress = Progress::new(plan.merged.nodes.len() as u64, "nodes");
+    let progress = Progress::new(plan.work(&backend), "nodes");
     let report = plan.run(&backend, &|| progress.tick());
     progress.finish();
     print_summary(&plan, &report, options.config);
