@@ -1,5 +1,5 @@
 //! Benchmarks of the hot primitives over real ARC grids: every train and test input grid of
-//! the ARC-AGI-1 training split (`ARC_TRAINING_DIR`, by default `/work/shared/arc/training`).
+//! the ARC-AGI-1 training split (`ARC_TRAINING_DIR`, by default `../shared/arc/training` beside the checkout).
 //!
 //! Primitives are called through the registry, so the benches compile whichever family
 //! implements them; a primitive that is not registered is skipped with a note. Each bench
@@ -16,8 +16,6 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 use arcbatch::dsl::registry::PrimFn;
 use arcbatch::dsl::{Grid, PrimId, Value};
-
-const DEFAULT_DIR: &str = "/work/shared/arc/training";
 
 /// Every train and test input grid of the task files in `dir`.
 fn load_grids(dir: &Path) -> Result<Vec<Value>, String> {
@@ -84,7 +82,8 @@ fn foreground_objects(objects: PrimFn, grid: &Value) -> Vec<Value> {
 }
 
 fn benches(c: &mut Criterion) {
-    let dir = std::env::var("ARC_TRAINING_DIR").unwrap_or_else(|_| DEFAULT_DIR.to_string());
+    let dir = std::env::var("ARC_TRAINING_DIR")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/arc/training").to_string());
     let grids = match load_grids(Path::new(&dir)) {
         Ok(g) if !g.is_empty() => g,
         Ok(_) => return println!("note: no ARC grids in {dir}; nothing to bench"),
