@@ -10,7 +10,7 @@
 //!
 //! `cargo bench --bench batt` (all), `cargo bench --bench batt -- mutants` (one group).
 
-#[path = "../tests/shared.rs"]
+#[path = "../tests/shared/mod.rs"]
 mod shared;
 
 use std::path::Path;

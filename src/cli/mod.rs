@@ -102,8 +102,9 @@ struct RunFlags {
 }
 
 impl RunFlags {
-    fn options(&self) -> run::Options {
+    fn options(&self, demo: bool) -> run::Options {
         run::Options {
+            demo,
             json: self.json.clone(),
             submission: self.submission.clone(),
             timeout: Duration::from_millis(self.timeout_ms),
@@ -132,9 +133,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         } => conform::run(&dir, &prims, max_failures),
         Command::Run { solvers, tasks, common } => {
             init_threads(common.threads)?;
+            let demo = solvers.is_none() && tasks.is_none();
             run::run(
                 run::read_inputs(solvers.as_deref(), tasks.as_deref())?,
-                &common.options(),
+                &common.options(demo),
             )?;
             Ok(ExitCode::SUCCESS)
         }
@@ -163,7 +165,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         }
         Command::Demo { common } => {
             init_threads(common.threads)?;
-            run::run(run::read_inputs(None, None)?, &common.options())?;
+            run::run(run::read_inputs(None, None)?, &common.options(true))?;
             Ok(ExitCode::SUCCESS)
         }
     }

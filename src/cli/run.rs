@@ -46,6 +46,8 @@ pub fn read_inputs(solvers: Option<&Path>, tasks_path: Option<&Path>) -> Result<
 }
 
 pub struct Options {
+    /// The embedded demo: leave out the library solvers that have no demo task.
+    pub demo: bool,
     pub json: Option<PathBuf>,
     pub submission: Option<PathBuf>,
     pub timeout: Duration,
@@ -62,7 +64,7 @@ pub fn run(inputs: Inputs, options: &Options) -> Result<(), String> {
         progress.tick()
     });
     progress.finish();
-    print_summary(&report, &inputs.tasks.tasks);
+    print_summary(&report, &inputs.tasks.tasks, options.demo);
     eprintln!(
         "(wall time including start-up work: {:.3} s)",
         started.elapsed().as_secs_f64()
@@ -76,7 +78,10 @@ pub fn run(inputs: Inputs, options: &Options) -> Result<(), String> {
     Ok(())
 }
 
-fn print_summary(report: &RunReport, tasks: &[Task]) {
+/// Runs with at most this many tasks print a line for every task.
+const TASKS_SHOWN: usize = 20;
+
+fn print_summary(report: &RunReport, tasks: &[Task], demo: bool) {
     let solved = report.results.iter().filter(|r| r.solved()).count();
     let pairs: usize = report.results.iter().map(|r| r.pairs).sum();
     let correct: usize = report.results.iter().map(|r| r.correct).sum();
@@ -98,14 +103,27 @@ fn print_summary(report: &RunReport, tasks: &[Task]) {
         let parts: Vec<String> = failures.iter().map(|(k, n)| format!("{k}: {n}")).collect();
         println!("unsolved by kind: {}", parts.join(", "));
     }
-    for r in report.results.iter().filter(|r| !r.solved()) {
-        let why = r
-            .error
-            .as_ref()
-            .map_or_else(|| "wrong output".to_string(), |e| e.to_string());
-        println!("  {} ({}): {}/{} pairs; {why}", r.task, r.solver, r.correct, r.pairs);
+    let every_task = report.results.len() <= TASKS_SHOWN;
+    for r in report.results.iter().filter(|r| every_task || !r.solved()) {
+        let why = match &r.error {
+            _ if r.solved() => "solved".to_string(),
+            Some(e) => e.to_string(),
+            None => "wrong output".to_string(),
+        };
+        println!(
+            "  {} ({}): {}/{} pairs, {} µs; {why}",
+            r.task, r.solver, r.correct, r.pairs, r.micros
+        );
     }
-    list("solvers without a task", &report.solvers_without_task);
+    if demo {
+        println!(
+            "the embedded library also holds {} solvers of ARC training tasks: \
+             `arcbatch run --tasks DIR` runs them on a task folder",
+            report.solvers_without_task.len()
+        );
+    } else {
+        list("solvers without a task", &report.solvers_without_task);
+    }
     list("tasks without a solver", &report.tasks_without_solver);
     list("duplicate solvers (first one used)", &report.duplicate_solvers);
 }

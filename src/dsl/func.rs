@@ -10,6 +10,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
+use smallvec::SmallVec;
+
 use super::error::{DslError, DslResult};
 use super::registry::PrimId;
 use super::value::Value;
@@ -151,15 +153,16 @@ pub fn call(f: &Value, args: &[Value]) -> DslResult<Value> {
             call(outer, &[x, y])
         }
         Func::Matcher(function, target) => Ok(Value::Bool(call(function, args)? == *target)),
+        // Bound calls build their argument list inline: they run once per element in `apply`.
         Func::Rbind(function, fixed) => {
-            let mut full = args.to_vec();
+            let mut full: SmallVec<[Value; 4]> = args.iter().cloned().collect();
             full.push(fixed.clone());
             call(function, &full)
         }
         Func::Lbind(function, fixed) => {
-            let mut full = Vec::with_capacity(args.len() + 1);
+            let mut full: SmallVec<[Value; 4]> = SmallVec::new();
             full.push(fixed.clone());
-            full.extend_from_slice(args);
+            full.extend(args.iter().cloned());
             call(function, &full)
         }
         Func::Power(function, n) => {

@@ -5,14 +5,14 @@
 //!
 //! `objects` is the hottest primitive of the published solvers, so it is written for speed.
 //! The reference floods from each unvisited cell in hash order; the components it finds do
-//! not depend on that order, so the port labels them in one row-major union-find pass over
-//! the flat grid instead (each cell meets only its already-visited neighbours: left, up and,
-//! with `diagonal`, the two upper diagonals), then hands every cell to its component in a
-//! second row-major pass. The working arrays live in a per-thread [`Labels`] reused across
-//! calls, so a call allocates only its result. The result comes out in canonical order
-//! without a generic sort: cells in row-major order are sorted within a one-coloured object
-//! (a many-coloured one is sorted once), and objects are ordered by their first cell, which
-//! decides the canonical order because two objects never share a cell.
+//! not depend on that order, so the port finds them in one row-major pass instead: each row
+//! is cut into runs of connecting cells, and union-find joins every run to the runs of the
+//! row above that it touches. A second pass copies each run into its component. The working
+//! arrays live in a per-thread [`Labels`] reused across calls, so a call allocates only its
+//! result. The result comes out in canonical order without a generic sort: row-major order
+//! is sorted within a one-coloured object (a many-coloured one is sorted once), and objects
+//! are ordered by their first cell, which decides the canonical order because two objects
+//! never share a cell.
 
 use std::cell::RefCell;
 use std::ops::Range;
@@ -42,6 +42,9 @@ fn slot_color(k: usize) -> Color {
     (k as u8 ^ 0x80) as Color
 }
 
+/// The widest colour range [`Histogram::of`] counts with its interleaved small tables.
+const SMALL_SPAN: usize = 16;
+
 /// The colour counts of a grid.
 pub(super) struct Histogram {
     /// Cells per colour, indexed by [`slot`].
@@ -53,13 +56,33 @@ pub(super) struct Histogram {
 impl Histogram {
     pub(super) fn of(cells: &[Color]) -> Histogram {
         let mut counts = [0u32; 256];
-        for &c in cells {
-            counts[slot(c)] += 1;
-        }
-        let range = match (cells.iter().min(), cells.iter().max()) {
-            (Some(&lo), Some(&hi)) => slot(lo)..slot(hi) + 1,
-            _ => 0..0,
+        let Some(&first) = cells.first() else {
+            return Histogram { counts, range: 0..0 };
         };
+        let (lo, hi) = cells.iter().fold((first, first), |(lo, hi), &c| (lo.min(c), hi.max(c)));
+        let range = slot(lo)..slot(hi) + 1;
+        if range.len() <= SMALL_SPAN {
+            // Few colours (the ARC case): four small tables filled in turn, so that a run of
+            // one colour does not wait on a single counter.
+            let mut lanes = [[0u32; SMALL_SPAN]; 4];
+            let offset = |c: Color| (c as i32 - lo as i32) as usize % SMALL_SPAN;
+            let mut quads = cells.chunks_exact(4);
+            for q in &mut quads {
+                for (lane, &c) in lanes.iter_mut().zip(q) {
+                    lane[offset(c)] += 1;
+                }
+            }
+            for &c in quads.remainder() {
+                lanes[0][offset(c)] += 1;
+            }
+            for (k, count) in counts[range.clone()].iter_mut().enumerate() {
+                *count = lanes.iter().map(|lane| lane[k]).sum();
+            }
+        } else {
+            for &c in cells {
+                counts[slot(c)] += 1;
+            }
+        }
         Histogram { counts, range }
     }
 
@@ -112,103 +135,135 @@ pub(super) fn sorted_cells(g: GridView<'_>) -> Vec<Cell> {
 
 // ----- connected components -----------------------------------------------------------------
 
-/// No label: a background cell, or a root not yet given an output slot.
+/// No label: a label not yet chosen, or a root not yet given its place in the output.
 const NONE: u32 = u32::MAX;
+
+/// A horizontal run of connecting cells of one row: columns `start..end`, starting with a
+/// cell of colour `color` (with `univalued`, all its cells have it).
+#[derive(Clone, Copy)]
+struct Run {
+    start: u32,
+    end: u32,
+    label: u32,
+    color: Color,
+}
 
 /// The working arrays of the component labelling.
 #[derive(Default)]
 struct Labels {
-    /// Per cell: its provisional label, or [`NONE`] for background.
-    cell: Vec<u32>,
+    /// The runs of every row, row after row, left to right within a row.
+    runs: Vec<Run>,
+    /// Per row: the index of its first run (and one more entry: the number of runs).
+    rows: Vec<usize>,
     /// Per label: its parent in the union-find forest, never above the label itself.
     parent: Vec<u32>,
-    /// Per label: how many cells it was given; after [`Labels::flatten`], per root, the size
+    /// Per label: how many cells its runs hold; after [`Labels::flatten`], per root, the size
     /// of its component.
     size: Vec<u32>,
-    /// Per root: the index of its component in the output, or [`NONE`].
-    slot: Vec<u32>,
+    /// Per label: the colour of the run that created it (with `univalued`, its component's).
+    color: Vec<Color>,
+    /// Per root: the index of its component in the output.
+    rank: Vec<u32>,
+    /// Per index in the output: the root of its component.
+    order: Vec<u32>,
 }
 
 thread_local! {
     static LABELS: RefCell<Labels> = RefCell::new(Labels::default());
 }
 
+/// The root of a label in the union-find forest, halving the path on the way.
+fn find(parent: &mut [u32], mut x: u32) -> u32 {
+    while parent[x as usize] != x {
+        let grand = parent[parent[x as usize] as usize];
+        parent[x as usize] = grand;
+        x = grand;
+    }
+    x
+}
+
+/// Folds the label `other` of a connecting run into `l`, the label chosen so far for the
+/// current run: the first one met is taken, later ones are joined to it under the smaller
+/// root.
+fn meet(parent: &mut [u32], l: u32, other: u32) -> u32 {
+    if l == NONE || l == other {
+        return other;
+    }
+    let (ra, rb) = (find(parent, l), find(parent, other));
+    if ra < rb {
+        parent[rb as usize] = ra;
+    } else if rb < ra {
+        parent[ra as usize] = rb;
+    }
+    l
+}
+
 impl Labels {
-    fn find(&mut self, mut x: u32) -> u32 {
-        while self.parent[x as usize] != x {
-            let grand = self.parent[self.parent[x as usize] as usize];
-            self.parent[x as usize] = grand;
-            x = grand;
-        }
-        x
-    }
-
-    /// Joins the sets of two labels under the smaller root.
-    fn union(&mut self, a: u32, b: u32) {
-        let (ra, rb) = (self.find(a), self.find(b));
-        if ra < rb {
-            self.parent[rb as usize] = ra;
-        } else if rb < ra {
-            self.parent[ra as usize] = rb;
-        }
-    }
-
-    /// Folds the neighbour cell `nb` into `l`, the label found so far for the current cell:
-    /// if they connect, the current cell takes the neighbour's label or joins it to its own.
-    #[inline]
-    fn meet(&mut self, l: u32, nb: usize, connects: bool) -> u32 {
-        let nl = self.cell[nb];
-        if !connects || nl == NONE {
-            l
-        } else if l == NONE {
-            nl
-        } else {
-            if nl != l {
-                self.union(l, nl);
-            }
-            l
-        }
-    }
-
-    /// Pass 1: labels every non-background cell, joining it to the already-labelled
-    /// neighbours it connects to (of its own colour when `univalued`, of any colour otherwise).
-    fn label(&mut self, g: GridView<'_>, univalued: bool, diagonal: bool, bg: Option<Color>) {
-        let w = g.w;
-        self.cell.clear();
-        self.cell.resize(g.cells.len(), NONE);
-        self.parent.clear();
-        self.size.clear();
+    /// Pass 1: cuts every row into runs of connecting cells (of one colour when
+    /// `UNIVALUED`, of any colour but `bg` otherwise) and labels each run, joining it to the
+    /// runs of the row above that it touches (by a side, or a corner too when `diagonal`).
+    fn label<const UNIVALUED: bool>(&mut self, g: GridView<'_>, diagonal: bool, bg: Option<Color>) {
+        let Labels {
+            runs,
+            rows,
+            parent,
+            size,
+            color,
+            ..
+        } = self;
+        runs.clear();
+        rows.clear();
+        parent.clear();
+        size.clear();
+        color.clear();
+        let reach = diagonal as u32;
+        let mut above = 0;
         for i in 0..g.h {
-            for j in 0..w {
-                let idx = i * w + j;
-                let v = g.cells[idx];
+            let first = runs.len();
+            rows.push(first);
+            let row = g.row(i);
+            let mut j = 0;
+            while j < row.len() {
+                let v = row[j];
                 if bg == Some(v) {
+                    j += 1;
                     continue;
                 }
-                let connects = |nb: usize| !univalued || g.cells[nb] == v;
-                let mut l = NONE;
-                if j > 0 {
-                    l = self.meet(l, idx - 1, connects(idx - 1));
+                let start = j;
+                j += 1;
+                while j < row.len() && (if UNIVALUED { row[j] == v } else { bg != Some(row[j]) }) {
+                    j += 1;
                 }
-                if i > 0 {
-                    let up = idx - w;
-                    l = self.meet(l, up, connects(up));
-                    if diagonal && j > 0 {
-                        l = self.meet(l, up - 1, connects(up - 1));
-                    }
-                    if diagonal && j + 1 < w {
-                        l = self.meet(l, up + 1, connects(up + 1));
+                let (start, end) = (start as u32, j as u32);
+                // The runs above that end before this one (less a corner) touch neither it
+                // nor any later run of this row.
+                let prev = &runs[..first];
+                while above < first && prev[above].end + reach <= start {
+                    above += 1;
+                }
+                let mut l = NONE;
+                for r in prev[above..].iter().take_while(|r| r.start < end + reach) {
+                    if !UNIVALUED || r.color == v {
+                        l = meet(parent, l, r.label);
                     }
                 }
                 if l == NONE {
-                    l = self.parent.len() as u32;
-                    self.parent.push(l);
-                    self.size.push(0);
+                    l = parent.len() as u32;
+                    parent.push(l);
+                    size.push(0);
+                    color.push(v);
                 }
-                self.size[l as usize] += 1;
-                self.cell[idx] = l;
+                size[l as usize] += end - start;
+                runs.push(Run {
+                    start,
+                    end,
+                    label: l,
+                    color: v,
+                });
             }
+            above = first;
         }
+        rows.push(runs.len());
     }
 
     /// Points every label straight at its root and gathers the sizes at the roots. Labels
@@ -223,42 +278,76 @@ impl Labels {
         }
     }
 
-    /// Pass 2: the cells of each component in row-major order, the components in the order
-    /// of their first cell in that order.
-    fn components(&mut self, g: GridView<'_>) -> Vec<Vec<Cell>> {
-        self.slot.clear();
-        self.slot.resize(self.parent.len(), NONE);
-        let mut comps: Vec<Vec<Cell>> = Vec::new();
+    /// Pass 2: the components, each with its cells sorted. A root is the label of its
+    /// component's first run, so roots ascend with the components' first cells in row-major
+    /// order. With `univalued`, cells copied in row-major order are sorted already and the
+    /// components, ordered stably by colour, are in canonical order; otherwise each is sorted
+    /// here and the caller orders them.
+    fn components(&mut self, g: GridView<'_>, univalued: bool) -> Vec<Vec<Cell>> {
+        self.rank.clear();
+        self.rank.resize(self.parent.len(), NONE);
+        self.order.clear();
+        let roots = (0..self.parent.len()).filter(|&x| self.parent[x] as usize == x);
+        if univalued {
+            // A stable counting sort of the roots by colour.
+            let mut next = [0u32; 256];
+            let (mut lo, mut hi) = (usize::MAX, 0);
+            for root in roots.clone() {
+                let k = slot(self.color[root]);
+                next[k] += 1;
+                (lo, hi) = (lo.min(k), hi.max(k));
+            }
+            let mut at = 0;
+            for n in next.iter_mut().take(hi + 1).skip(lo) {
+                (*n, at) = (at, at + *n);
+            }
+            self.order.resize(at as usize, 0);
+            for root in roots {
+                let n = &mut next[slot(self.color[root])];
+                self.rank[root] = *n;
+                self.order[*n as usize] = root as u32;
+                *n += 1;
+            }
+        } else {
+            for root in roots {
+                self.rank[root] = self.order.len() as u32;
+                self.order.push(root as u32);
+            }
+        }
+        let mut comps: Vec<Vec<Cell>> = self
+            .order
+            .iter()
+            .map(|&root| Vec::with_capacity(self.size[root as usize] as usize))
+            .collect();
         for i in 0..g.h {
-            for j in 0..g.w {
-                let idx = i * g.w + j;
-                let l = self.cell[idx];
-                if l == NONE {
-                    continue;
-                }
-                let root = self.parent[l as usize] as usize;
-                let k = match self.slot[root] {
-                    NONE => {
-                        self.slot[root] = comps.len() as u32;
-                        comps.push(Vec::with_capacity(self.size[root] as usize));
-                        comps.len() - 1
-                    }
-                    k => k as usize,
-                };
-                comps[k].push(Cell {
-                    color: g.cells[idx] as i32,
-                    i: i as i32,
-                    j: j as i32,
-                });
+            let row = g.row(i);
+            for run in &self.runs[self.rows[i]..self.rows[i + 1]] {
+                let comp: &mut Vec<Cell> = &mut comps[self.rank[self.parent[run.label as usize] as usize] as usize];
+                let (start, end) = (run.start as usize, run.end as usize);
+                // Two exact-length iterators zipped: `extend` writes without growth checks.
+                comp.extend(
+                    row[start..end]
+                        .iter()
+                        .zip(start as i32..end as i32)
+                        .map(|(&c, j)| Cell {
+                            color: c as i32,
+                            i: i as i32,
+                            j,
+                        }),
+                );
+            }
+        }
+        if !univalued {
+            for c in &mut comps {
+                c.sort_unstable();
             }
         }
         comps
     }
 }
 
-/// Objects, each sorted, as an Objects value in canonical order.
-fn objects_value(mut comps: Vec<Vec<Cell>>) -> Value {
-    comps.sort_unstable_by_key(|c| c.first().copied());
+/// Objects already in canonical order as an Objects value.
+fn objects_value(comps: Vec<Vec<Cell>>) -> Value {
     Value::Set(Arc::new(
         comps.into_iter().map(|c| Value::Object(Arc::new(c))).collect(),
     ))
@@ -285,14 +374,17 @@ pub fn objects_of(g: GridView<'_>, univalued: bool, diagonal: bool, without_bg: 
         }
     } else {
         let mut comps = LABELS.with_borrow_mut(|labels| {
-            labels.label(g, univalued, diagonal, bg);
+            if univalued {
+                labels.label::<true>(g, diagonal, bg);
+            } else {
+                labels.label::<false>(g, diagonal, bg);
+            }
             labels.flatten();
-            labels.components(g)
+            labels.components(g, univalued)
         });
         if !univalued {
-            for c in &mut comps {
-                c.sort_unstable();
-            }
+            // Many-coloured objects, each sorted: order them by their first cell.
+            comps.sort_unstable_by_key(|c| c.first().copied());
         }
         comps
     };
@@ -419,7 +511,16 @@ mod tests {
                 assert_eq!(on_no_columns.unwrap(), Value::empty_set());
             }
         }
-        assert!(o_g(&[no_columns, Value::Int(8)]).is_err());
+        assert!(o_g(&[no_columns.clone(), Value::Int(8)]).is_err());
+        assert!(o_g(&[no_columns, Value::Int(-1)]).is_err());
+    }
+
+    #[test]
+    fn p_g_is_the_palette_as_a_tuple() {
+        let g = |cells: Vec<i8>| Value::grid(Grid::new(2, 2, cells));
+        let three = p_g(&[g(vec![7, 0, 3, 0])]).unwrap();
+        assert_eq!(three, Value::tuple(vec![Value::Int(0), Value::Int(3), Value::Int(7)]));
+        assert_eq!(p_g(&[g(vec![5, 2, 2, 5])]).unwrap(), Value::Pair(2, 5));
     }
 
     #[test]
@@ -427,5 +528,9 @@ mod tests {
         let h = Histogram::of(&[3, -2, 3, 0, -2]);
         assert_eq!(h.iter().collect::<Vec<_>>(), [(-2, 2), (0, 1), (3, 2)]);
         assert_eq!(h.most_common(), Some(-2));
+        let wide = Histogram::of(&[100, -100, 5, 100]);
+        assert_eq!(wide.iter().collect::<Vec<_>>(), [(-100, 1), (5, 1), (100, 2)]);
+        assert_eq!(wide.most_common(), Some(100));
+        assert_eq!(Histogram::of(&[]).most_common(), None);
     }
 }
