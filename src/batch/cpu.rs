@@ -54,10 +54,7 @@ impl CpuBackend {
 fn isolated(what: &dyn Fn() -> String, f: impl FnOnce() -> LaneResult) -> LaneResult {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
         let message = panic_message(&panic);
-        Err(DslError::Value(format!(
-            "internal error: {} panicked: {message}",
-            what()
-        )))
+        Err(DslError::Internal(format!("{} panicked: {message}", what())))
     })
 }
 

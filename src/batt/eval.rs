@@ -443,8 +443,8 @@ fn evaluate_node(
 /// as a panic-free error lane so a bug shows as wrong answers in tests, not a crash.
 fn unreachable_column<'a>() -> Gathered<'a> {
     static MISSING: std::sync::LazyLock<LaneResult> = std::sync::LazyLock::new(|| {
-        Err(crate::dsl::DslError::Value(
-            "internal error: a column was dropped before its last use".into(),
+        Err(crate::dsl::DslError::Internal(
+            "a column was dropped before its last use".into(),
         ))
     });
     Gathered::One(&MISSING)

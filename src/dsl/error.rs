@@ -37,6 +37,10 @@ pub enum DslError {
     /// or time first).
     #[error("size limit: {0}")]
     TooLarge(String),
+    /// A bug in the port (a panic caught in a lane, broken bookkeeping): reported as this lane's
+    /// error so that it never takes the other lanes down.
+    #[error("internal error: {0}")]
+    Internal(String),
     /// The program ran past its time limit (see [`crate::dsl::func::Deadline`]).
     #[error("time limit exceeded")]
     Timeout,
@@ -71,6 +75,7 @@ impl DslError {
             DslError::Attribute(_) => "AttributeError",
             DslError::ColorRange(_) | DslError::TooLarge(_) => "MemoryError",
             DslError::Timeout => "TimeoutError",
+            DslError::Internal(_) => "InternalError",
         }
     }
 }
