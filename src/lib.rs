@@ -1,8 +1,10 @@
 //! arcbatch: fast, bit-exact evaluation of Michael Hodel's ARC DSL.
 //!
 //! Layers, each ignorant of those above it: [`dsl`] (values and primitives) → [`program`]
-//! (parser, IR, interpreter) → [`tasks`] (ARC task files) → [`run`] (solvers on their tasks).
-//! [`golden`] reads the conformance corpus.
+//! (parser, IR, interpreter) → [`tasks`] (ARC task files) → [`run`] (solvers on their tasks);
+//! [`batch`] (lanes and batched operations behind a backend trait) → [`batt`] (many programs
+//! merged and evaluated column-wise) → [`tools`] (profiles). [`golden`] reads the conformance
+//! corpus; [`embedded`] holds the demo the binary carries.
 
 pub mod batch;
 pub mod batt;
@@ -12,3 +14,4 @@ pub mod golden;
 pub mod program;
 pub mod run;
 pub mod tasks;
+pub mod tools;

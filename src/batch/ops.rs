@@ -63,6 +63,11 @@ static OPS: LazyLock<Vec<Option<BatchOp>>> = LazyLock::new(|| {
 });
 
 /// Calls a primitive on `lanes` lanes: one result per lane, in lane order.
+/// Whether `prim` has a batched operation (else it runs as a per-lane loop of its scalar code).
+pub fn has_batched_op(prim: PrimId) -> bool {
+    OPS.get(prim.0 as usize).copied().flatten().is_some()
+}
+
 pub fn call_prim<B: Backend + ?Sized>(b: &B, prim: PrimId, args: &[Arg<'_>], lanes: usize) -> Vec<LaneResult> {
     if lanes == 0 {
         return Vec::new();

@@ -17,7 +17,8 @@
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 
 use smallvec::SmallVec;
 
@@ -158,6 +159,14 @@ pub struct Column {
 }
 
 impl Column {
+    /// How many values the column holds: one, one per task, or one per lane.
+    fn units(&self) -> usize {
+        match &self.values {
+            Values::One(_) => 1,
+            Values::PerTask(vs) | Values::PerLane(vs) => vs.len(),
+        }
+    }
+
     /// The value on sample `s` of task `t` (which must be in the column's domain).
     pub fn get(&self, t: usize, s: usize) -> &LaneResult {
         let p = self.domain.pos[t] as usize;
@@ -169,9 +178,18 @@ impl Column {
     }
 }
 
-/// What evaluation leaves for scoring: the columns of outputs and guards, by node.
+/// What evaluation leaves for scoring: the columns of outputs and guards, by node; and for
+/// profiling, the time each node took.
 pub struct Evaluation {
     pub columns: Vec<Option<Arc<Column>>>,
+    pub timings: Vec<Option<NodeTiming>>,
+}
+
+/// One node's evaluation: how long it took, over how many lanes (or tasks, or once).
+#[derive(Clone, Copy, Debug)]
+pub struct NodeTiming {
+    pub seconds: f64,
+    pub units: usize,
 }
 
 /// Evaluates the DAG: solver `k` on the tasks `solver_tasks[k]` (indices into `lanes.tasks`).
@@ -210,6 +228,7 @@ pub fn evaluate(
         pending,
         kept,
         slots: (0..n).map(|_| Mutex::new(None)).collect(),
+        timings: (0..n).map(|_| OnceLock::new()).collect(),
         domains,
     };
     rayon::scope(|s| {
@@ -226,6 +245,7 @@ pub fn evaluate(
             .into_iter()
             .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
             .collect(),
+        timings: scheduler.timings.into_iter().map(OnceLock::into_inner).collect(),
     }
 }
 
@@ -255,6 +275,7 @@ struct Scheduler<'a, 't> {
     /// Columns scoring reads, kept to the end.
     kept: Vec<bool>,
     slots: Vec<Mutex<Option<Arc<Column>>>>,
+    timings: Vec<OnceLock<NodeTiming>>,
 }
 
 impl Scheduler<'_, '_> {
@@ -272,7 +293,13 @@ impl Scheduler<'_, '_> {
         };
         let args: SmallVec<[Option<Arc<Column>>; 4]> =
             node.args.iter().map(|&a| self.slot(a as usize).clone()).collect();
+        let start = Instant::now();
         let column = evaluate_node(node, domain, &args, self.lanes, self.backend);
+        let units = column.units();
+        let _ = self.timings[k].set(NodeTiming {
+            seconds: start.elapsed().as_secs_f64(),
+            units,
+        });
         drop(args);
         *self.slot(k) = Some(Arc::new(column));
         (self.tick)();

@@ -62,6 +62,49 @@ pub struct Report {
     /// Merging, evaluation and scoring (not loading).
     pub seconds: f64,
     pub matches: Vec<Match>,
+    /// Time per primitive, most expensive first: the dynamic profile.
+    pub profile: Vec<OpTime>,
+}
+
+/// The evaluated steps of one primitive (or of calls of function values), summed over shards.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OpTime {
+    /// The primitive, or `(call)` for steps that call a function value (`x5 = x3(x4)`).
+    pub name: String,
+    /// Steps evaluated (each one batched operation over its lanes).
+    pub calls: usize,
+    /// Lanes (or tasks, for steps on `S` only) those steps covered.
+    pub lanes: usize,
+    pub seconds: f64,
+    /// Whether the backend has a batched operation for it (else a per-lane loop).
+    pub batched: bool,
+}
+
+/// Sums node timings into per-primitive rows, most expensive first.
+fn profile(merged: &Merged, shards: &[Vec<Option<eval::NodeTiming>>]) -> Vec<OpTime> {
+    let mut rows: HashMap<String, OpTime> = HashMap::new();
+    for timings in shards {
+        for (node, timing) in merged.nodes.iter().zip(timings) {
+            let (Some(t), true) = (timing, node.is_step()) else {
+                continue;
+            };
+            let (name, batched) = match node.op {
+                merge::NodeOp::Prim(id) => (id.spec().name.to_string(), crate::batch::ops::has_batched_op(id)),
+                _ => ("(call)".to_string(), false),
+            };
+            let row = rows.entry(name.clone()).or_insert_with(|| OpTime {
+                name,
+                batched,
+                ..OpTime::default()
+            });
+            row.calls += 1;
+            row.lanes += t.units;
+            row.seconds += t.seconds;
+        }
+    }
+    let mut rows: Vec<OpTime> = rows.into_values().collect();
+    rows.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then_with(|| a.name.cmp(&b.name)));
+    rows
 }
 
 impl<'t> Plan<'t> {
@@ -183,20 +226,23 @@ impl<'t> Plan<'t> {
     /// `tick` is called once per node of each shard.
     pub fn run(&self, backend: &dyn Backend, tick: &(dyn Fn() + Sync)) -> Report {
         let start = Instant::now();
-        let matches: Vec<Match> = self
+        let shards: Vec<(Vec<Match>, Vec<Option<eval::NodeTiming>>)> = self
             .shards(backend)
             .into_par_iter()
-            .flat_map_iter(|(lanes, tasks)| {
+            .map(|(lanes, tasks)| {
                 let evaluation = eval::evaluate(&self.merged, &lanes, &tasks, backend, tick);
-                score::score(&self.merged, &self.names, &lanes, &tasks, &evaluation)
+                let matches = score::score(&self.merged, &self.names, &lanes, &tasks, &evaluation);
+                (matches, evaluation.timings)
             })
             .collect();
+        let (matches, timings): (Vec<Vec<Match>>, Vec<_>) = shards.into_iter().unzip();
         Report {
+            profile: profile(&self.merged, &timings),
+            matches: matches.into_iter().flatten().collect(),
             steps_total: self.merged.steps_total,
             steps_merged: self.merged.steps_merged(),
             lanes: self.lanes.len(),
             seconds: self.seconds + start.elapsed().as_secs_f64(),
-            matches,
         }
     }
 }

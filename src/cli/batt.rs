@@ -20,6 +20,15 @@ pub enum BackendKind {
     Cpu,
 }
 
+impl BackendKind {
+    /// The backend, with a time limit per step and lane.
+    pub fn build(self, timeout: Duration) -> CpuBackend {
+        match self {
+            BackendKind::Cpu => CpuBackend::new(Some(timeout)),
+        }
+    }
+}
+
 pub struct Options {
     pub solvers: Option<PathBuf>,
     pub tasks: Option<PathBuf>,
@@ -47,9 +56,7 @@ pub fn run(options: &Options) -> Result<(), String> {
         None => Vec::new(),
     };
     let plan = Plan::new(&inputs.programs, &differs, &inputs.tasks.tasks, options.config)?;
-    let backend = match options.backend {
-        BackendKind::Cpu => CpuBackend::new(Some(options.timeout)),
-    };
+    let backend = options.backend.build(options.timeout);
     let progress = Progress::new(plan.work(&backend), "nodes");
     let report = plan.run(&backend, &|| progress.tick());
     progress.finish();

@@ -2,6 +2,7 @@
 
 mod batt;
 mod conform;
+mod profile;
 mod progress;
 mod run;
 
@@ -67,6 +68,33 @@ enum Command {
         /// output (as I) against the expected output (as C).
         #[arg(long)]
         differs: Option<PathBuf>,
+        /// Where the batched operations run.
+        #[arg(long, value_enum, default_value_t = batt::BackendKind::Cpu)]
+        backend: batt::BackendKind,
+        /// Time limit per step and sample, in milliseconds.
+        #[arg(long, default_value_t = 2000)]
+        timeout_ms: u64,
+        /// Worker threads (default: all cores; also ARCBATCH_THREADS).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Which primitives a solver file calls (static), or with --tasks where a batt run of it
+    /// spends its time (dynamic), as a table, JSON and an SVG bar chart.
+    Profile {
+        /// The solver file.
+        file: PathBuf,
+        /// Run the file over these tasks and profile the run (dynamic profile).
+        #[arg(long)]
+        tasks: Option<PathBuf>,
+        /// Every solver on every task (with --tasks).
+        #[arg(long)]
+        cross: bool,
+        /// Write the profile as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Draw the dynamic profile as a horizontal bar chart (SVG) here.
+        #[arg(long)]
+        svg: Option<PathBuf>,
         /// Where the batched operations run.
         #[arg(long, value_enum, default_value_t = batt::BackendKind::Cpu)]
         backend: batt::BackendKind,
@@ -160,6 +188,29 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 config: arcbatch::batt::Config { cross, no_merge },
                 backend,
                 timeout: Duration::from_millis(timeout_ms),
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Profile {
+            file,
+            tasks,
+            cross,
+            json,
+            svg,
+            backend,
+            timeout_ms,
+            threads,
+        } => {
+            init_threads(threads)?;
+            let timeout = Duration::from_millis(timeout_ms);
+            profile::run(&profile::Options {
+                file,
+                tasks,
+                cross,
+                json,
+                svg,
+                backend,
+                timeout,
             })?;
             Ok(ExitCode::SUCCESS)
         }

@@ -1,0 +1,78 @@
+//! `arcbatch profile FILE`: which primitives a solver file calls (static: steps per primitive
+//! and references as arguments) or, with `--tasks`, where a batt run of it spends its time
+//! (dynamic: per primitive the calls, lanes, total and mean time, share and backend), as a
+//! table, JSON, and an SVG bar chart.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::json;
+
+use arcbatch::batt::{Config, Plan};
+use arcbatch::tools::profile::{dynamic_json, dynamic_svg, dynamic_table, static_profile};
+
+use super::batt::BackendKind;
+use super::progress::Progress;
+use super::run::{read_inputs, write_json};
+
+pub struct Options {
+    pub file: PathBuf,
+    pub tasks: Option<PathBuf>,
+    pub cross: bool,
+    pub json: Option<PathBuf>,
+    pub svg: Option<PathBuf>,
+    pub backend: BackendKind,
+    pub timeout: Duration,
+}
+
+pub fn run(options: &Options) -> Result<(), String> {
+    let Some(tasks) = &options.tasks else {
+        if options.svg.is_some() {
+            return Err("--svg draws the dynamic profile: give --tasks too".into());
+        }
+        let source = std::fs::read_to_string(&options.file).map_err(|e| format!("{}: {e}", options.file.display()))?;
+        let programs = super::run::load_solvers(&options.file.display().to_string(), &source)?;
+        let profile = static_profile(&programs);
+        print!("{}", profile.table());
+        if let Some(path) = &options.json {
+            write_json(path, &profile.to_json())?;
+        }
+        return Ok(());
+    };
+    let inputs = read_inputs(Some(&options.file), Some(tasks))?;
+    for e in &inputs.tasks.errors {
+        eprintln!("arcbatch: skipped: {e}");
+    }
+    let config = Config {
+        cross: options.cross,
+        no_merge: false,
+    };
+    let plan = Plan::new(&inputs.programs, &[], &inputs.tasks.tasks, config)?;
+    let backend = options.backend.build(options.timeout);
+    let backend_name = format!("{:?}", options.backend).to_lowercase();
+    let progress = Progress::new(plan.work(&backend), "nodes");
+    let report = plan.run(&backend, &|| progress.tick());
+    progress.finish();
+    print!("{}", dynamic_table(&report.profile, &backend_name));
+    println!(
+        "{} steps ({} after merging) over {} lanes in {:.1} ms",
+        report.steps_total,
+        report.steps_merged,
+        report.lanes,
+        report.seconds * 1e3
+    );
+    if let Some(path) = &options.json {
+        let value = json!({
+            "backend": backend_name,
+            "lanes": report.lanes,
+            "seconds": report.seconds,
+            "profile": dynamic_json(&report.profile, &backend_name),
+        });
+        write_json(path, &value)?;
+    }
+    if let Some(path) = &options.svg {
+        let title = format!("arcbatch profile: {} on {} lanes", options.file.display(), report.lanes);
+        std::fs::write(path, dynamic_svg(&report.profile, &title)).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
