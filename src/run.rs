@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use serde_json::{json, Value as Json};
 
 use crate::dsl::{Grid, Value};
-use crate::program::{run_guarded, Program, RunError};
+use crate::program::{parse_file, run_guarded, Program, RunError};
 use crate::tasks::{grid_json, Example, Task};
 
 /// The parameter lists a program may have: the reference's `(I)` and the search dialect's
@@ -25,6 +25,16 @@ pub fn check_params(program: &Program) -> Result<(), String> {
             program.params.join(", ")
         )),
     }
+}
+
+/// Parses a solver file and checks every program's parameters; the first problem is the error
+/// (with file, line and column).
+pub fn load_solvers(name: &str, source: &str) -> Result<Vec<Program>, String> {
+    let programs = parse_file(name, source).map_err(|e| e.to_string())?;
+    for p in &programs {
+        check_params(p)?;
+    }
+    Ok(programs)
 }
 
 /// The arguments of a program for one example of a task: `I` the input, `S` the training

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value as Json;
 
 use arcbatch::embedded;
-use arcbatch::program::{parse_file, Program};
-use arcbatch::run::{check_params, run_solvers, submission_json, RunReport};
+use arcbatch::program::Program;
+use arcbatch::run::{load_solvers, run_solvers, submission_json, RunReport};
 use arcbatch::tasks::{self, Task, TaskSet};
 
 use super::progress::Progress;
@@ -18,15 +18,6 @@ use super::progress::Progress;
 pub struct Inputs {
     pub programs: Vec<Program>,
     pub tasks: TaskSet,
-}
-
-/// Parses a solver file; any parse error or unsupported parameter list stops the run.
-pub fn load_solvers(name: &str, source: &str) -> Result<Vec<Program>, String> {
-    let programs = parse_file(name, source).map_err(|e| e.to_string())?;
-    for p in &programs {
-        check_params(p)?;
-    }
-    Ok(programs)
 }
 
 /// Reads the solvers and tasks of a run; `None` stands for the embedded library and demo tasks.
