@@ -19,10 +19,10 @@ functions) cannot be passed where the DSL expects a function: that raises
 1
 >>> compose(size, first)(((1, 2, 3),))
 3
->>> first(())
+>>> divide(1, 0)
 Traceback (most recent call last):
 ...
-arcbatch.DslIndexError: first: IndexError: tuple index out of range
+arcbatch.DslZeroDivisionError: divide: ZeroDivisionError: integer division or modulo by zero
 """
 
 from . import _arcbatch
