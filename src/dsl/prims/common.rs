@@ -162,7 +162,10 @@ mod tests {
         let grid = Value::grid(Grid::new(2, 2, vec![1, 2, 3, 4]));
         let tuple = Value::tuple(vec![Value::Pair(1, 2), Value::Pair(3, 4)]);
         assert_eq!(locs(&grid).unwrap(), locs(&tuple).unwrap());
-        assert_eq!(locs(&grid).unwrap().as_slice(), &[Loc { i: 1, j: 2 }, Loc { i: 3, j: 4 }]);
+        assert_eq!(
+            locs(&grid).unwrap().as_slice(),
+            &[Loc { i: 1, j: 2 }, Loc { i: 3, j: 4 }]
+        );
         assert!(cells(&grid).is_err(), "rows of ints are not cells");
     }
 }
