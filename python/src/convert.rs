@@ -9,11 +9,14 @@
 //! generic tuple or set, which compares equal to the compact form of the same Python value.
 //! `bool` stays `bool` and `int` stays `int` both ways, so `True` never comes back as `1`.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFrozenSet, PyInt, PySet, PyTuple};
 
-use arcbatch::dsl::{Cell, Color, Grid, Loc, Value};
+use arcbatch::dsl::{Cell, Color, Func, Grid, Loc, Value};
 
 use crate::cache;
 use crate::exceptions::{error, Kind};
@@ -23,6 +26,11 @@ use crate::intern::interned;
 /// How deep values may nest (a grid is 2 levels, a set of objects 4). Deeper values are refused
 /// both ways rather than risk the stack.
 pub const MAX_DEPTH: usize = 100;
+
+/// How deep function values may nest (`compose` of `compose` of ...), counting the containers
+/// in them. Calling one recurses once per level, so a function built deeper by a loop in
+/// Python could overflow the stack; the reference raises `RecursionError` near 1000 levels.
+pub const MAX_FUNCTION_DEPTH: usize = 400;
 
 /// A Python object as a DSL value.
 pub fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
@@ -301,8 +309,47 @@ fn py_at<'py>(py: Python<'py>, v: &Value, depth: usize) -> PyResult<Bound<'py, P
         }
         Value::Tuple(items) => PyTuple::new(py, items_py(py, items, depth)?)?.into_any(),
         Value::Set(items) => PyFrozenSet::new(py, items_py(py, items, depth)?)?.into_any(),
-        Value::Func(_) => Bound::new(py, Function::new(v.clone()))?.into_any(),
+        Value::Func(_) => {
+            if nested_deeper(v, MAX_FUNCTION_DEPTH, &mut HashMap::new()) {
+                return Err(error(
+                    py,
+                    Kind::DslRecursion,
+                    format!("a function value nested deeper than {MAX_FUNCTION_DEPTH} levels"),
+                ));
+            }
+            Bound::new(py, Function::new(v.clone()))?.into_any()
+        }
     })
+}
+
+/// Whether a value nests function values and containers deeper than `budget` levels. Shared
+/// parts are looked at once (`fine` holds those found within budget), so a function built by
+/// `fork(f, f, f)` over and over costs its size, not its number of paths; the search stops at
+/// the budget, so its own recursion is bounded too.
+fn nested_deeper(v: &Value, budget: usize, fine: &mut HashMap<*const (), usize>) -> bool {
+    let (key, parts): (*const (), Vec<&Value>) = match v {
+        Value::Func(f) => (Arc::as_ptr(f).cast(), function_parts(f)),
+        Value::Tuple(items) | Value::Set(items) => (Arc::as_ptr(items).cast(), items.iter().collect()),
+        _ => return false,
+    };
+    if fine.get(&key).is_some_and(|&b| b <= budget) {
+        return false;
+    }
+    if budget == 0 || parts.iter().any(|p| nested_deeper(p, budget - 1, fine)) {
+        return true;
+    }
+    fine.insert(key, budget);
+    false
+}
+
+/// The values a function value holds.
+fn function_parts(f: &Func) -> Vec<&Value> {
+    match f {
+        Func::Prim(_) => Vec::new(),
+        Func::Power(g, _) => vec![g],
+        Func::Compose(a, b) | Func::Matcher(a, b) | Func::Rbind(a, b) | Func::Lbind(a, b) => vec![a, b],
+        Func::Chain(a, b, c) | Func::Fork(a, b, c) => vec![a, b, c],
+    }
 }
 
 fn items_py<'py>(py: Python<'py>, items: &[Value], depth: usize) -> PyResult<Vec<Bound<'py, PyAny>>> {

@@ -14,6 +14,9 @@ use arcbatch::dsl::{call, Func, Value};
 use crate::convert::{to_py, to_value};
 use crate::exceptions::{dsl_error, error, guarded, Kind};
 
+/// How much of a closure its name and repr spell out.
+const NAME_LENGTH: usize = 200;
+
 /// A DSL function value (a primitive, or a closure built by `compose`, `rbind`, ...).
 #[pyclass(frozen, name = "Function", module = "arcbatch")]
 pub struct Function {
@@ -35,11 +38,7 @@ impl Function {
     /// How the function reads in messages: a primitive's name, or the closure spelled out
     /// (cut short when long).
     pub fn describe(&self) -> String {
-        let full = self.value.to_string();
-        if full.chars().count() <= 60 {
-            return full;
-        }
-        full.chars().take(57).collect::<String>() + "..."
+        self.value.repr_cut(60)
     }
 }
 
@@ -74,10 +73,11 @@ impl Function {
         }
     }
 
-    /// A primitive's name, or the closure spelled out (`compose(size, first)`).
+    /// A primitive's name, or the closure spelled out (`compose(size, first)`; cut short after
+    /// 200 characters).
     #[getter]
     fn __name__(&self) -> String {
-        self.value.to_string()
+        self.value.repr_cut(NAME_LENGTH)
     }
 
     /// True for a primitive of the registry (not a closure).
@@ -87,7 +87,7 @@ impl Function {
     }
 
     fn __repr__(&self) -> String {
-        format!("<arcbatch.Function {}>", self.value)
+        format!("<arcbatch.Function {}>", self.value.repr_cut(NAME_LENGTH))
     }
 
     /// Function values compare as the core compares them: by structure.
@@ -95,9 +95,10 @@ impl Function {
         other.cast::<Function>().is_ok_and(|o| o.get().value == self.value)
     }
 
+    /// Equal values spell out alike, so the start of the spelling is a consistent hash.
     fn __hash__(&self) -> u64 {
         let mut h = DefaultHasher::new();
-        self.value.to_string().hash(&mut h);
+        self.value.repr_cut(NAME_LENGTH).hash(&mut h);
         h.finish()
     }
 }

@@ -26,6 +26,8 @@ fn build(threads: usize) -> Result<Arc<ThreadPool>, String> {
     ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|k| format!("arcbatch-{k}"))
+        // As a main thread's: nested function values recurse once per level.
+        .stack_size(8 << 20)
         .build()
         .map(Arc::new)
         .map_err(|e| format!("cannot start {threads} threads: {e}"))

@@ -97,3 +97,21 @@ def test_a_runaway_batch_item_times_out_alone():
     results = batch.map(slow, [((1, 2),)], errors="return", timeout_ms=50)
     assert isinstance(results[0], arcbatch.DslTimeoutError)
     assert isinstance(results[0], TimeoutError)
+
+
+def test_function_values_nested_too_deep_are_refused_not_a_crash():
+    f = dsl.identity
+    with pytest.raises(arcbatch.DslRecursionError, match="function value nested deeper than 400"):
+        for _ in range(100_000):
+            f = dsl.compose(f, dsl.identity)
+    assert f(1) == 1  # the deepest one handed out still works
+    assert batch.map(f, [1, 2]) == [1, 2]  # on the pool's threads too
+    # Shared parts are looked at once: this doubles its paths at every level (2**300 of them).
+    g = dsl.identity
+    for _ in range(300):
+        g = dsl.compose(g, g)
+    assert g.arity == 1
+    # Spelling it out stops early; errors name it briefly; comparing it to itself is instant.
+    assert len(repr(g)) < 250 and len(g.__name__) <= 200 and hash(g) == hash(g) and g == g
+    with pytest.raises(arcbatch.DslTypeError, match=r"size: TypeError: expected .*, got function compose"):
+        dsl.size(g)
