@@ -274,7 +274,11 @@ fn not_convertible(obj: &Bound<'_, PyAny>) -> PyErr {
 
 /// A DSL value as the reference's Python object.
 pub fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
-    let obj = py_at(py, v, 0)?;
+    let obj = py_at(py, v, 0).inspect_err(|_| {
+        // Refused (nested too deep, in practice): dropping the value could recurse once per
+        // level, past the end of the stack, so one reference is leaked and it is never freed.
+        std::mem::forget(v.clone());
+    })?;
     if v.is_tuple() || v.is_set() {
         cache::put(&obj, v);
     }

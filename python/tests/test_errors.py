@@ -115,3 +115,12 @@ def test_function_values_nested_too_deep_are_refused_not_a_crash():
     assert len(repr(g)) < 250 and len(g.__name__) <= 200 and hash(g) == hash(g) and g == g
     with pytest.raises(arcbatch.DslTypeError, match=r"size: TypeError: expected .*, got function compose"):
         dsl.size(g)
+
+
+def test_a_function_value_built_deep_in_one_call_is_refused_not_a_crash():
+    deep = dsl.power(dsl.power(dsl.lbind(dsl.compose, dsl.identity), 900), 900)
+    with pytest.raises(arcbatch.DslRecursionError):
+        deep(dsl.identity)
+    nested_tuples = dsl.power(dsl.power(dsl.lbind(dsl.astuple, 1), 900), 900)
+    with pytest.raises(arcbatch.DslLimitError, match="nested deeper than 100"):
+        nested_tuples(2)
