@@ -336,7 +336,7 @@ fn nested_deeper(v: &Value, budget: usize, fine: &mut HashMap<*const (), usize>)
         Value::Tuple(items) | Value::Set(items) => (Arc::as_ptr(items).cast(), items.iter().collect()),
         _ => return false,
     };
-    if fine.get(&key).is_some_and(|&b| b <= budget) {
+    if parts.is_empty() || fine.get(&key).is_some_and(|&b| b <= budget) {
         return false;
     }
     if budget == 0 || parts.iter().any(|p| nested_deeper(p, budget - 1, fine)) {
