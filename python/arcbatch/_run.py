@@ -51,6 +51,7 @@ def run(
     >>> report["solved"], report["results"]["task"]["correct"]
     (1, 1)
     """
+    _check_counts(timeout_ms=timeout_ms, threads=threads)
     if isinstance(solvers, types.ModuleType):
         path = getattr(solvers, "__file__", None)
         if path is None:
@@ -82,6 +83,13 @@ def run(
         with open(submission, "w", encoding="utf-8") as f:
             f.write(submission_text + "\n")
     return json.loads(report)
+
+
+def _check_counts(**counts: Optional[int]) -> None:
+    """Raises InputError unless each count is None or a non-negative int."""
+    for name, n in counts.items():
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
+            raise InputError(f"{name} must be a non-negative int, got {n!r}")
 
 
 def _jsonable(o: Any) -> Any:

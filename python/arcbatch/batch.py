@@ -20,6 +20,7 @@ from typing import Any, Iterable, List, Optional
 
 from . import _arcbatch
 from ._arcbatch import Function, InputError
+from ._run import _check_counts
 
 _ERRORS = ("raise", "return")
 
@@ -54,6 +55,7 @@ def map(
     """
     if errors not in _ERRORS:
         raise InputError(f"errors must be one of {_ERRORS}, got {errors!r}")
+    _check_counts(threads=threads, timeout_ms=timeout_ms)
     return _arcbatch.map(function, items, args, errors == "raise", threads, timeout_ms)
 
 

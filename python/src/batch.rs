@@ -46,7 +46,11 @@ pub fn map<'py>(
     })?;
     let name = f.get().describe();
     let f = f.get().value().clone();
-    let items = items.try_iter()?.map(|x| to_value(&x?)).collect::<PyResult<Vec<_>>>()?;
+    let items = items
+        .try_iter()
+        .map_err(|_| error(py, Kind::DslType, "batch functions take an iterable of items".into()))?
+        .map(|x| to_value(&x?))
+        .collect::<PyResult<Vec<_>>>()?;
     let args = args.iter().map(|a| to_value(&a)).collect::<PyResult<Vec<_>>>()?;
     let pool = pool(threads).map_err(|e| error(py, Kind::Input, e))?;
     let limit = timeout_ms.map(Duration::from_millis);

@@ -1,4 +1,4 @@
-//! The registry seen from Python: every primitive as an [`Function`], every constant as its
+//! The registry seen from Python: every primitive as a [`Function`], every constant as its
 //! Python value, and the primitives' signatures (for the generated `dsl.pyi` stub).
 
 use pyo3::prelude::*;

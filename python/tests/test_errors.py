@@ -90,6 +90,10 @@ def test_batch_errors_raise_or_take_the_items_place():
         batch.size([()], threads=0)
     with pytest.raises(arcbatch.DslTypeError, match="DSL function value"):
         batch.map(len, [()])
+    with pytest.raises(arcbatch.DslTypeError, match="an iterable of items"):
+        batch.size(5)
+    with pytest.raises(arcbatch.InputError, match="timeout_ms must be a non-negative int"):
+        batch.size([()], timeout_ms=-1)
 
 
 def test_a_runaway_batch_item_times_out_alone():

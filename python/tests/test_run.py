@@ -82,6 +82,10 @@ def test_bad_inputs_raise_input_errors_with_the_cli_messages(tmp_path):
         arcbatch.run(MIRROR, {"train": [{"input": {1, 2}}], "test": []})
     with pytest.raises(arcbatch.InputError, match="threads must be at least 1"):
         arcbatch.run(MIRROR, TASK, threads=0)
+    with pytest.raises(arcbatch.InputError, match="timeout_ms must be a non-negative int, got -5"):
+        arcbatch.run(MIRROR, TASK, timeout_ms=-5)
+    with pytest.raises(arcbatch.InputError, match="threads must be a non-negative int"):
+        arcbatch.run(MIRROR, TASK, threads=1.5)
     with pytest.raises(ValueError):  # InputError is a ValueError too
         arcbatch.run(MIRROR, 5)
 
