@@ -25,11 +25,28 @@ Traceback (most recent call last):
 arcbatch.DslZeroDivisionError: divide: ZeroDivisionError: integer division or modulo by zero
 """
 
+import copyreg
+
 from . import _arcbatch
 from .types import *  # noqa: F401,F403 (the reference's type names)
 from .types import __all__ as _type_names
 
 globals().update(_arcbatch.primitives())
 globals().update(_arcbatch.constants())
+
+
+def _primitive(name: str) -> "_arcbatch.Function":
+    """The primitive called ``name`` (how primitives unpickle)."""
+    return globals()[name]
+
+
+def _reduce(function: "_arcbatch.Function"):
+    """Primitives pickle by name (for multiprocessing); closures do not pickle."""
+    if not function.is_primitive:
+        raise TypeError(f"only primitives can be pickled, not {function!r}")
+    return _primitive, (function.__name__,)
+
+
+copyreg.pickle(_arcbatch.Function, _reduce)
 
 __all__ = sorted(_arcbatch.primitives()) + sorted(_arcbatch.constants()) + list(_type_names)

@@ -61,6 +61,15 @@ def test_function_values_are_callable_and_pass_back():
     assert same(dsl.rapply(frozenset({dsl.size, dsl.first}), (7, 8)), frozenset({2, 7}))
 
 
+def test_primitives_pickle_by_name():
+    import pickle
+
+    assert pickle.loads(pickle.dumps(dsl.objects)) is dsl.objects
+    assert pickle.loads(pickle.dumps((dsl.size, 3))) == (dsl.size, 3)
+    with pytest.raises(TypeError, match="only primitives can be pickled"):
+        pickle.dumps(dsl.compose(dsl.size, dsl.first))
+
+
 def test_python_callables_are_refused_with_a_clear_type_error():
     with pytest.raises(arcbatch.DslTypeError, match="Python callables are not supported") as e:
         dsl.apply(lambda x: x, (1, 2))
