@@ -2,14 +2,15 @@
 //! task `<id>`, in parallel over tasks, each program isolated (time limit, panics caught).
 
 use std::collections::hash_map::Entry;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
+use serde_json::{json, Value as Json};
 
 use crate::dsl::{Grid, Value};
-use crate::program::{run_guarded, Program, RunError};
-use crate::tasks::{Example, Task};
+use crate::program::{parse_file, run_guarded, Program, RunError};
+use crate::tasks::{grid_json, Example, Task};
 
 /// The parameter lists a program may have: the reference's `(I)` and the search dialect's
 /// `(S, I, C)`.
@@ -24,6 +25,16 @@ pub fn check_params(program: &Program) -> Result<(), String> {
             program.params.join(", ")
         )),
     }
+}
+
+/// Parses a solver file and checks every program's parameters; the first problem is the error
+/// (with file, line and column).
+pub fn load_solvers(name: &str, source: &str) -> Result<Vec<Program>, String> {
+    let programs = parse_file(name, source).map_err(|e| e.to_string())?;
+    for p in &programs {
+        check_params(p)?;
+    }
+    Ok(programs)
 }
 
 /// The arguments of a program for one example of a task: `I` the input, `S` the training
@@ -72,6 +83,61 @@ pub struct RunReport {
     /// Solvers defined more than once for one task (the first definition is used).
     pub duplicate_solvers: Vec<String>,
     pub seconds: f64,
+}
+
+impl RunReport {
+    /// The JSON report (`arcbatch run --json`, and what the Python module's `run` returns):
+    /// totals, and per task whether it was solved, its pair counts, first error and time.
+    pub fn to_json(&self) -> Json {
+        let results: serde_json::Map<String, Json> = self
+            .results
+            .iter()
+            .map(|r| {
+                let entry = json!({
+                    "solved": r.solved(),
+                    "correct": r.correct,
+                    "pairs": r.pairs,
+                    "error": r.error.as_ref().map(|e| e.to_string()),
+                    "micros": r.micros,
+                });
+                (r.task.clone(), entry)
+            })
+            .collect();
+        json!({
+            "solved": self.results.iter().filter(|r| r.solved()).count(),
+            "tasks": self.results.len(),
+            "pairs": self.results.iter().map(|r| r.pairs).sum::<usize>(),
+            "correct_pairs": self.results.iter().map(|r| r.correct).sum::<usize>(),
+            "seconds": self.seconds,
+            "results": results,
+        })
+    }
+}
+
+/// Kaggle's submission: for every test input of every task, two attempts. A task whose solver
+/// is missing or fails gets its test input as a placeholder; those are returned too, as
+/// `<task>[<k>]`.
+pub fn submission_json(report: &RunReport, tasks: &[Task]) -> (Json, Vec<String>) {
+    let by_task: BTreeMap<&str, &TaskResult> = report.results.iter().map(|r| (r.task.as_str(), r)).collect();
+    let mut placeholders = Vec::new();
+    let mut submission = serde_json::Map::new();
+    for task in tasks {
+        let outputs = by_task.get(task.id.as_str()).map(|r| &r.test_outputs);
+        let attempts: Vec<Json> = task
+            .test
+            .iter()
+            .enumerate()
+            .map(|(k, ex)| {
+                let grid = outputs.and_then(|o| o.get(k).cloned().flatten()).unwrap_or_else(|| {
+                    placeholders.push(format!("{}[{k}]", task.id));
+                    ex.input.clone()
+                });
+                json!({"attempt_1": grid_json(&grid), "attempt_2": grid_json(&grid)})
+            })
+            .collect();
+        submission.insert(task.id.clone(), Json::Array(attempts));
+    }
+    (Json::Object(submission), placeholders)
 }
 
 /// Runs one program on every train and test pair of a task.

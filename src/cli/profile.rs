@@ -31,7 +31,7 @@ pub fn run(options: &Options) -> Result<(), String> {
             return Err("--svg draws the dynamic profile: give --tasks too".into());
         }
         let source = std::fs::read_to_string(&options.file).map_err(|e| format!("{}: {e}", options.file.display()))?;
-        let programs = super::run::load_solvers(&options.file.display().to_string(), &source)?;
+        let programs = arcbatch::run::load_solvers(&options.file.display().to_string(), &source)?;
         let profile = static_profile(&programs);
         print!("{}", profile.table());
         if let Some(path) = &options.json {

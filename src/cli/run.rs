@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 use arcbatch::embedded;
-use arcbatch::program::{parse_file, Program};
-use arcbatch::run::{check_params, run_solvers, RunReport};
-use arcbatch::tasks::{self, grid_json, Task, TaskSet};
+use arcbatch::program::Program;
+use arcbatch::run::{load_solvers, run_solvers, submission_json, RunReport};
+use arcbatch::tasks::{self, Task, TaskSet};
 
 use super::progress::Progress;
 
@@ -18,15 +18,6 @@ use super::progress::Progress;
 pub struct Inputs {
     pub programs: Vec<Program>,
     pub tasks: TaskSet,
-}
-
-/// Parses a solver file; any parse error or unsupported parameter list stops the run.
-pub fn load_solvers(name: &str, source: &str) -> Result<Vec<Program>, String> {
-    let programs = parse_file(name, source).map_err(|e| e.to_string())?;
-    for p in &programs {
-        check_params(p)?;
-    }
-    Ok(programs)
 }
 
 /// Reads the solvers and tasks of a run; `None` stands for the embedded library and demo tasks.
@@ -70,7 +61,7 @@ pub fn run(inputs: Inputs, options: &Options) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
     if let Some(path) = &options.json {
-        write_json(path, &report_json(&report))?;
+        write_json(path, &report.to_json())?;
     }
     if let Some(path) = &options.submission {
         write_submission(path, &report, &inputs.tasks.tasks)?;
@@ -146,60 +137,15 @@ pub fn list(what: &str, names: &[String]) {
     );
 }
 
-fn report_json(report: &RunReport) -> Json {
-    let results: serde_json::Map<String, Json> = report
-        .results
-        .iter()
-        .map(|r| {
-            let entry = json!({
-                "solved": r.solved(),
-                "correct": r.correct,
-                "pairs": r.pairs,
-                "error": r.error.as_ref().map(|e| e.to_string()),
-                "micros": r.micros,
-            });
-            (r.task.clone(), entry)
-        })
-        .collect();
-    json!({
-        "solved": report.results.iter().filter(|r| r.solved()).count(),
-        "tasks": report.results.len(),
-        "pairs": report.results.iter().map(|r| r.pairs).sum::<usize>(),
-        "correct_pairs": report.results.iter().map(|r| r.correct).sum::<usize>(),
-        "seconds": report.seconds,
-        "results": results,
-    })
-}
-
 /// Writes a JSON value, pretty-printed.
 pub fn write_json(path: &Path, value: &Json) -> Result<(), String> {
     let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
     std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Kaggle's submission: for every test input of every task, two attempts; a task whose solver
-/// is missing or fails gets its test input as a placeholder, and is listed.
+/// Writes Kaggle's submission file and lists the test inputs given a placeholder.
 fn write_submission(path: &Path, report: &RunReport, tasks: &[Task]) -> Result<(), String> {
-    let by_task: BTreeMap<&str, &arcbatch::run::TaskResult> =
-        report.results.iter().map(|r| (r.task.as_str(), r)).collect();
-    let mut placeholders = Vec::new();
-    let mut submission = serde_json::Map::new();
-    for task in tasks {
-        let outputs = by_task.get(task.id.as_str()).map(|r| &r.test_outputs);
-        let attempts: Vec<Json> = task
-            .test
-            .iter()
-            .enumerate()
-            .map(|(k, ex)| {
-                let grid = outputs.and_then(|o| o.get(k).cloned().flatten()).unwrap_or_else(|| {
-                    placeholders.push(format!("{}[{k}]", task.id));
-                    ex.input.clone()
-                });
-                json!({"attempt_1": grid_json(&grid), "attempt_2": grid_json(&grid)})
-            })
-            .collect();
-        submission.insert(task.id.clone(), Json::Array(attempts));
-    }
+    let (submission, placeholders) = submission_json(report, tasks);
     list("test inputs given a placeholder in the submission", &placeholders);
-    write_json(path, &Json::Object(submission))
+    write_json(path, &submission)
 }

@@ -48,18 +48,9 @@ pub enum DslError {
 
 impl DslError {
     pub fn type_error(expected: &str, got: &Value) -> DslError {
-        let mut shown = got.to_string();
-        if shown.len() > 80 {
-            let mut cut = 77;
-            while !shown.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            shown.truncate(cut);
-            shown.push_str("...");
-        }
         DslError::Type {
             expected: expected.to_string(),
-            got: format!("{} {shown}", got.type_name()),
+            got: format!("{} {}", got.type_name(), got.repr_cut(80)),
         }
     }
 

@@ -464,7 +464,11 @@ impl Ord for Value {
             (Grid(a), Grid(b)) => return a.cmp_rows(b),
             (Indices(a), Indices(b)) => return a.cmp(b),
             (Object(a), Object(b)) => return a.cmp(b),
-            (Tuple(a), Tuple(b)) | (Set(a), Set(b)) => return a.cmp(b),
+            (Tuple(a), Tuple(b)) | (Set(a), Set(b)) => {
+                return if Arc::ptr_eq(a, b) { Ordering::Equal } else { a.cmp(b) };
+            }
+            // The same function value: shared parts need no walk (they may be shared deeply).
+            (Func(a), Func(b)) if Arc::ptr_eq(a, b) => return Ordering::Equal,
             _ => {}
         }
         let (ra, rb) = (self.rank(), other.rank());
@@ -552,6 +556,40 @@ impl fmt::Debug for Value {
     }
 }
 
+impl Value {
+    /// Python's repr, cut to at most `max` bytes (the last three then `...`). Formatting stops
+    /// there: a function value whose parts are shared over and over (`compose(g, g)`, repeated)
+    /// is exponentially long spelled out, and costs no more than `max` here.
+    pub fn repr_cut(&self, max: usize) -> String {
+        struct Capped(String, usize);
+        impl fmt::Write for Capped {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                if self.0.len() + s.len() <= self.1 {
+                    self.0.push_str(s);
+                    return Ok(());
+                }
+                for c in s.chars() {
+                    if self.0.len() + c.len_utf8() > self.1 {
+                        break;
+                    }
+                    self.0.push(c);
+                }
+                Err(fmt::Error)
+            }
+        }
+        let mut out = Capped(String::new(), max);
+        if fmt::write(&mut out, format_args!("{self}")).is_ok() {
+            return out.0;
+        }
+        let mut cut = max.saturating_sub(3);
+        while !out.0.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.0.truncate(cut);
+        out.0 + "..."
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -601,6 +639,21 @@ mod tests {
             Value::set(vec![Value::Int(0), Value::Bool(false)]).members().unwrap()[0].type_name(),
             "int"
         );
+    }
+
+    #[test]
+    fn repr_cut_stops_early() {
+        let row = Value::tuple((0..100).map(Value::Int).collect());
+        let cut = row.repr_cut(20);
+        assert_eq!(cut, "(0, 1, 2, 3, 4, 5...");
+        assert_eq!(Value::Pair(1, 2).repr_cut(20), "(1, 2)");
+        // A function value with 2**200 paths, spelled out only as far as asked.
+        let mut f = Value::prim(crate::dsl::PrimId::of("identity").unwrap());
+        for _ in 0..200 {
+            f = Value::func(Func::Compose(f.clone(), f));
+        }
+        assert_eq!(f.repr_cut(30), "compose(compose(compose(com...");
+        assert_eq!(f.cmp(&f.clone()), Ordering::Equal);
     }
 
     #[test]

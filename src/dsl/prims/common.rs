@@ -44,7 +44,8 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
             l.dedup();
             Ok(Arc::new(l))
         }
-        Value::Set(_) | Value::Tuple(_) => {
+        // A tuple of pairs may arrive as a grid of width 2 (from Python, say).
+        Value::Set(_) | Value::Tuple(_) | Value::Grid(_) => {
             let members = patch.members().unwrap_or_default();
             let Some(first) = members.first() else {
                 return Ok(Arc::new(Vec::new()));
@@ -75,7 +76,7 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
 pub fn cells(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
     match obj {
         Value::Object(c) => Ok(c.clone()),
-        Value::Set(_) | Value::Tuple(_) | Value::Indices(_) => {
+        Value::Set(_) | Value::Tuple(_) | Value::Indices(_) | Value::Grid(_) => {
             let members = obj.members().unwrap_or_default();
             let mut c = members.iter().map(member_cell).collect::<DslResult<Vec<_>>>()?;
             c.sort_unstable();
@@ -148,4 +149,23 @@ pub fn grid_color_counts(cells: &[crate::dsl::value::Color]) -> Vec<(i32, usize)
 /// The most common colour of a grid (ties to the smallest), as the reference's `mostcolor`.
 pub fn grid_mostcolor(cells: &[crate::dsl::value::Color]) -> Option<i32> {
     extreme_color(&grid_color_counts(cells), true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dsl::value::Grid;
+
+    #[test]
+    fn a_grid_of_width_two_is_a_patch_of_its_rows() {
+        // ((1, 2), (3, 4)) is a tuple of locations in Python, whatever its representation.
+        let grid = Value::grid(Grid::new(2, 2, vec![1, 2, 3, 4]));
+        let tuple = Value::tuple(vec![Value::Pair(1, 2), Value::Pair(3, 4)]);
+        assert_eq!(locs(&grid).unwrap(), locs(&tuple).unwrap());
+        assert_eq!(
+            locs(&grid).unwrap().as_slice(),
+            &[Loc { i: 1, j: 2 }, Loc { i: 3, j: 4 }]
+        );
+        assert!(cells(&grid).is_err(), "rows of ints are not cells");
+    }
 }

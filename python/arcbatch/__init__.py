@@ -1,0 +1,67 @@
+"""arcbatch: fast, bit-exact evaluation of Michael Hodel's ARC DSL, from Python.
+
+- :mod:`arcbatch.dsl`: every primitive and constant, with the reference's Python types
+  (``from arcbatch.dsl import *`` replaces ``from dsl import *`` and ``from constants import *``).
+- :func:`arcbatch.run`: solver files on ARC tasks, as ``arcbatch run`` on the command line.
+- :mod:`arcbatch.batch`: one DSL function over many grids, in parallel.
+
+Every exception raised derives from :class:`ArcbatchError`; what a primitive raises is a
+:class:`DslError` that also derives from the builtin the reference raises
+(:class:`DslValueError` is a ``ValueError``, and so on).
+"""
+
+from typing import Any, Iterable
+
+from . import batch, dsl
+from ._arcbatch import (
+    ArcbatchError,
+    DslAttributeError,
+    DslError,
+    DslIndexError,
+    DslLimitError,
+    DslRecursionError,
+    DslStopIteration,
+    DslTimeoutError,
+    DslTypeError,
+    DslValueError,
+    DslZeroDivisionError,
+    Function,
+    InputError,
+    InternalError,
+    __version__,
+)
+from ._run import run
+
+
+def grid(rows: Iterable[Iterable[Any]]) -> "dsl.Grid":
+    """A grid (a tuple of row tuples) from a list of lists, a numpy array or a grid.
+
+    >>> grid([[1, 2], [3, 4]])
+    ((1, 2), (3, 4))
+    """
+    if hasattr(rows, "tolist"):
+        rows = rows.tolist()
+    return tuple(tuple(int(c) for c in row) for row in rows)
+
+
+__all__ = [
+    "ArcbatchError",
+    "DslAttributeError",
+    "DslError",
+    "DslIndexError",
+    "DslLimitError",
+    "DslRecursionError",
+    "DslStopIteration",
+    "DslTimeoutError",
+    "DslTypeError",
+    "DslValueError",
+    "DslZeroDivisionError",
+    "Function",
+    "InputError",
+    "InternalError",
+    "__version__",
+    "batch",
+    "dsl",
+    "grid",
+    "run",
+]

@@ -1,0 +1,66 @@
+"""Type stub of the native module ``arcbatch._arcbatch`` (python/src/), the thin layer over the
+Rust crate. Users import from :mod:`arcbatch` and :mod:`arcbatch.dsl`, not from here."""
+
+import os
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+
+__version__: str
+
+class Function:
+    """A DSL function value: a primitive, or what ``compose``, ``rbind``, ... return."""
+
+    def __call__(self, *args: Any) -> Any: ...
+    @property
+    def arity(self) -> int:
+        """The number of arguments it takes."""
+    @property
+    def __name__(self) -> str:
+        """A primitive's name, or the closure spelled out (``compose(size, first)``)."""
+    @property
+    def is_primitive(self) -> bool:
+        """True for a primitive of the registry."""
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class ArcbatchError(Exception): ...
+class DslError(ArcbatchError): ...
+class DslTypeError(DslError, TypeError): ...
+class DslValueError(DslError, ValueError): ...
+class DslIndexError(DslError, IndexError): ...
+class DslZeroDivisionError(DslError, ZeroDivisionError): ...
+class DslStopIteration(DslError, StopIteration): ...
+class DslRecursionError(DslError, RecursionError): ...
+class DslAttributeError(DslError, AttributeError): ...
+class DslLimitError(DslError): ...
+class DslTimeoutError(DslError, TimeoutError): ...
+class InputError(ArcbatchError, ValueError): ...
+class InternalError(ArcbatchError, RuntimeError): ...
+
+def primitives() -> Dict[str, Function]:
+    """``{name: Function}`` for every primitive, in registry order."""
+
+def constants() -> Dict[str, Union[bool, int, Tuple[int, int]]]:
+    """``{name: value}`` for every constant."""
+
+def signatures() -> List[Tuple[str, List[str], str, str]]:
+    """``[(name, [parameter types], result type, doc)]`` for every primitive."""
+
+def run(
+    solvers_path: Optional[Union[str, os.PathLike[str]]] = None,
+    solvers_source: Optional[str] = None,
+    tasks_path: Optional[Union[str, os.PathLike[str]]] = None,
+    tasks_json: Optional[str] = None,
+    timeout_ms: int = 2000,
+    threads: Optional[int] = None,
+) -> Tuple[str, str, List[str]]:
+    """Runs solvers on tasks: (JSON report, JSON submission, tasks skipped)."""
+
+def map(
+    function: Function,
+    items: Iterable[Any],
+    args: Tuple[Any, ...],
+    raise_errors: bool = True,
+    threads: Optional[int] = None,
+    timeout_ms: Optional[int] = None,
+) -> List[Any]:
+    """``[function(item, *args) for item in items]`` in parallel."""

@@ -1,0 +1,52 @@
+"""Every primitive and constant of the ARC DSL, with the reference's Python types.
+
+``from arcbatch.dsl import *`` stands in for the reference's ``from dsl import *`` and
+``from constants import *``: a ``solvers.py`` written for the reference runs unmodified, with
+the same results. Grids are tuples of row tuples (a 2-D numpy integer array is accepted too),
+patches are frozensets of ``(row, column)`` or ``(colour, (row, column))`` tuples, and results
+come back as the same types.
+
+Primitives are :class:`arcbatch.Function` values: call them, or pass them to ``compose``,
+``rbind``, ``apply``, ... as the reference does. Python callables (lambdas, ``def``
+functions) cannot be passed where the DSL expects a function: that raises
+:class:`arcbatch.DslTypeError`. A primitive that raises in the reference raises here too, as an
+:class:`arcbatch.DslError` that also derives from the reference's exception class.
+
+>>> from arcbatch.dsl import *
+>>> vmirror(((1, 2), (3, 4)))
+((2, 1), (4, 3))
+>>> size(objects(((1, 0), (0, 1)), T, T, T))
+1
+>>> compose(size, first)(((1, 2, 3),))
+3
+>>> divide(1, 0)
+Traceback (most recent call last):
+...
+arcbatch.DslZeroDivisionError: divide: ZeroDivisionError: integer division or modulo by zero
+"""
+
+import copyreg
+
+from . import _arcbatch
+from .types import *  # noqa: F401,F403 (the reference's type names)
+from .types import __all__ as _type_names
+
+globals().update(_arcbatch.primitives())
+globals().update(_arcbatch.constants())
+
+
+def _primitive(name: str) -> "_arcbatch.Function":
+    """The primitive called ``name`` (how primitives unpickle)."""
+    return globals()[name]
+
+
+def _reduce(function: "_arcbatch.Function"):
+    """Primitives pickle by name (for multiprocessing); closures do not pickle."""
+    if not function.is_primitive:
+        raise TypeError(f"only primitives can be pickled, not {function!r}")
+    return _primitive, (function.__name__,)
+
+
+copyreg.pickle(_arcbatch.Function, _reduce)
+
+__all__ = sorted(_arcbatch.primitives()) + sorted(_arcbatch.constants()) + list(_type_names)

@@ -1,0 +1,104 @@
+//! The values of recently seen Python objects, by identity, so that a value passed from one
+//! primitive to the next (`x2 = f(x1)`, or the input grid `I` given to every step) is
+//! converted once, not at every call.
+//!
+//! Sound because only deeply immutable objects are kept (tuples and frozensets whose members
+//! are ints, bools, `None`, tuples, frozensets and function values: no `set`, no numpy array),
+//! and the cache holds a strong reference to each object it keeps, so an object's address is
+//! never reused while its entry lives. Direct-mapped: an object evicts whatever sat in its
+//! slot. Small on purpose: it only has to hold the values of one solver's few steps.
+//!
+//! A second cache holds grid rows by content: the grids of one task share most of their rows
+//! (a step changes a few cells; backgrounds repeat), and a row found here costs one reference
+//! instead of a tuple of fresh ints.
+
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use arcbatch::dsl::{Color, Grid, Value};
+
+const SLOTS: usize = 64;
+
+struct Slot {
+    obj: Py<PyAny>,
+    value: Value,
+}
+
+static CACHE: Mutex<[Option<Slot>; SLOTS]> = Mutex::new([const { None }; SLOTS]);
+
+fn slot_of(obj: &Bound<'_, PyAny>) -> usize {
+    // Fibonacci hashing of the address: the top bits pick the slot.
+    ((obj.as_ptr() as usize as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOTS.trailing_zeros())) as usize
+}
+
+/// The value of `obj`, if it is in the cache.
+pub fn get(obj: &Bound<'_, PyAny>) -> Option<Value> {
+    let cache = CACHE.lock().ok()?;
+    match &cache[slot_of(obj)] {
+        Some(slot) if slot.obj.as_ptr() == obj.as_ptr() => Some(slot.value.clone()),
+        _ => None,
+    }
+}
+
+/// Remembers that `obj` (deeply immutable) is `value`.
+pub fn put(obj: &Bound<'_, PyAny>, value: &Value) {
+    let Ok(mut cache) = CACHE.lock() else { return };
+    let evicted = cache[slot_of(obj)].replace(Slot {
+        obj: obj.clone().unbind(),
+        value: value.clone(),
+    });
+    drop(cache);
+    // Released after the lock: freeing an object must never wait on the cache.
+    drop(evicted);
+}
+
+const ROW_SLOTS: usize = 1024;
+
+struct RowSlot {
+    cells: Box<[Color]>,
+    row: Py<PyTuple>,
+}
+
+static ROWS: Mutex<Vec<Option<RowSlot>>> = Mutex::new(Vec::new());
+
+fn row_slot(row: &[Color]) -> usize {
+    // FNV-1a over the colours.
+    let hash = row.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &c| {
+        (h ^ u64::from(c as u8)).wrapping_mul(0x0100_0000_01b3)
+    });
+    (hash % ROW_SLOTS as u64) as usize
+}
+
+/// The rows of a grid as tuples of ints, from the row cache where it has them.
+pub fn grid_rows<'py>(py: Python<'py>, g: &Grid) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    // `try_lock`: making a tuple may run the garbage collector, and so any Python code, which
+    // could call back in here; then the rows are simply made afresh.
+    let Ok(mut rows) = ROWS.try_lock() else {
+        return (0..g.h).map(|i| PyTuple::new(py, g.row(i))).collect();
+    };
+    if rows.is_empty() {
+        rows.resize_with(ROW_SLOTS, || None);
+    }
+    let mut out = Vec::with_capacity(g.h);
+    let mut evicted = Vec::new();
+    for i in 0..g.h {
+        let cells = g.row(i);
+        let slot = &mut rows[row_slot(cells)];
+        match slot {
+            Some(s) if *s.cells == *cells => out.push(s.row.bind(py).clone()),
+            _ => {
+                let row = PyTuple::new(py, cells)?;
+                evicted.push(slot.replace(RowSlot {
+                    cells: cells.into(),
+                    row: row.clone().unbind(),
+                }));
+                out.push(row);
+            }
+        }
+    }
+    drop(rows);
+    drop(evicted);
+    Ok(out)
+}

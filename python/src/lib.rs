@@ -1,0 +1,32 @@
+//! `arcbatch._arcbatch`: the native half of the Python package `arcbatch`.
+//!
+//! A thin layer over the Rust crate: conversions between Python objects and DSL values
+//! ([`convert`]), the function-value class ([`function`]), the registry as Python sees it
+//! ([`dsl`]), `run` ([`run`]), batched calls ([`batch`]) and the exception hierarchy
+//! ([`exceptions`]). Argument handling and documentation live in the Python package
+//! (`python/arcbatch/`); the core crate knows nothing of Python.
+
+mod batch;
+mod cache;
+mod convert;
+mod dsl;
+mod exceptions;
+mod function;
+mod intern;
+mod pool;
+mod run;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _arcbatch(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    exceptions::register(m)?;
+    m.add_class::<function::Function>()?;
+    m.add_function(wrap_pyfunction!(dsl::primitives, m)?)?;
+    m.add_function(wrap_pyfunction!(dsl::constants, m)?)?;
+    m.add_function(wrap_pyfunction!(dsl::signatures, m)?)?;
+    m.add_function(wrap_pyfunction!(run::run, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::map, m)?)?;
+    Ok(())
+}
