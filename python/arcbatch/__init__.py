@@ -3,6 +3,8 @@
 - :mod:`arcbatch.dsl`: every primitive and constant, with the reference's Python types
   (``from arcbatch.dsl import *`` replaces ``from dsl import *`` and ``from constants import *``).
 - :func:`arcbatch.run`: solver files on ARC tasks, as ``arcbatch run`` on the command line.
+- :func:`arcbatch.batt`: many solvers merged and evaluated over all samples at once, as
+  ``arcbatch batt``.
 - :mod:`arcbatch.batch`: one DSL function over many grids, in parallel.
 
 Every exception raised derives from :class:`ArcbatchError`; what a primitive raises is a
@@ -30,7 +32,7 @@ from ._arcbatch import (
     InternalError,
     __version__,
 )
-from ._run import run
+from ._run import batt, run
 
 
 def grid(rows: Iterable[Iterable[Any]]) -> "dsl.Grid":
@@ -63,5 +65,6 @@ __all__ = [
     "batch",
     "dsl",
     "grid",
+    "batt",
     "run",
 ]

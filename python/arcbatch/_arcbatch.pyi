@@ -55,6 +55,20 @@ def run(
 ) -> Tuple[str, str, List[str]]:
     """Runs solvers on tasks: (JSON report, JSON submission, tasks skipped)."""
 
+def batt(
+    solvers_path: Optional[Union[str, os.PathLike[str]]] = None,
+    solvers_source: Optional[str] = None,
+    tasks_path: Optional[Union[str, os.PathLike[str]]] = None,
+    tasks_json: Optional[str] = None,
+    differs_path: Optional[Union[str, os.PathLike[str]]] = None,
+    differs_source: Optional[str] = None,
+    cross: bool = False,
+    no_merge: bool = False,
+    timeout_ms: int = 2000,
+    threads: Optional[int] = None,
+) -> Tuple[str, List[str]]:
+    """Merges solvers and evaluates them over all samples: (JSON report, tasks skipped)."""
+
 def map(
     function: Function,
     items: Iterable[Any],

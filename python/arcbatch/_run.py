@@ -52,28 +52,8 @@ def run(
     (1, 1)
     """
     _check_counts(timeout_ms=timeout_ms, threads=threads)
-    if isinstance(solvers, types.ModuleType):
-        path = getattr(solvers, "__file__", None)
-        if path is None:
-            raise InputError(f"the module {solvers.__name__} has no source file")
-        solver_args = {"solvers_path": path}
-    elif isinstance(solvers, str) and "\n" in solvers:
-        solver_args = {"solvers_source": solvers}
-    elif isinstance(solvers, (str, os.PathLike)):
-        solver_args = {"solvers_path": os.fspath(solvers)}
-    else:
-        raise InputError(f"solvers must be a path, source text or module, got {type(solvers).__name__}")
-    if isinstance(tasks, (str, os.PathLike)):
-        task_args = {"tasks_path": os.fspath(tasks)}
-    elif isinstance(tasks, dict):
-        if isinstance(tasks.get("train"), (list, tuple)):
-            tasks = {"task": tasks}
-        try:
-            task_args = {"tasks_json": json.dumps(tasks, default=_jsonable)}
-        except (TypeError, ValueError) as e:
-            raise InputError(f"tasks: {e}") from None
-    else:
-        raise InputError(f"tasks must be a path or a dict, got {type(tasks).__name__}")
+    solver_args = _program_args(solvers, "solvers")
+    task_args = _task_args(tasks)
     report, submission_text, skipped = _arcbatch.run(
         **solver_args, **task_args, timeout_ms=timeout_ms, threads=threads
     )
@@ -83,6 +63,78 @@ def run(
         with open(submission, "w", encoding="utf-8") as f:
             f.write(submission_text + "\n")
     return json.loads(report)
+
+
+def batt(
+    solvers: Union[PathLike, types.ModuleType],
+    tasks: Union[PathLike, Dict[str, Any]],
+    differs: Optional[Union[PathLike, types.ModuleType]] = None,
+    cross: bool = False,
+    no_merge: bool = False,
+    timeout_ms: int = 2000,
+    threads: Optional[int] = None,
+) -> Dict[str, Any]:
+    """Merge the solvers into one program and evaluate it over every sample of the tasks at once.
+
+    The same run as the command line's ``arcbatch batt``, returning the same dict as its
+    ``--json`` report: ``steps_total``, ``steps_merged``, ``lanes``, ``seconds`` and
+    ``matches`` (per solver and task: ``solver``, ``task``, ``correct``, ``pairs``,
+    ``differs``, ``error``). Without ``cross`` each ``solve_<id>`` runs on task ``<id>``; with
+    it every solver runs on every task (search mode). ``no_merge`` evaluates each solver on its
+    own (the baseline). ``differs`` is a file of ``def NAME(S, I, C)`` programs returning an
+    int, run on each candidate output (as ``I``) against the expected output (as ``C``).
+    ``solvers``, ``tasks``, ``timeout_ms`` (per step and sample) and ``threads`` are as for
+    :func:`run`. The GIL is released while it runs.
+
+    >>> import arcbatch
+    >>> task = {"train": [{"input": [[1, 0]], "output": [[0, 1]]}], "test": [{"input": [[2, 0]]}]}
+    >>> report = arcbatch.batt("def solve_task(I):\\n    O = vmirror(I)\\n    return O\\n", task)
+    >>> [(m["solver"], m["correct"], m["pairs"]) for m in report["matches"]]
+    [('solve_task', 1, 1)]
+    """
+    _check_counts(timeout_ms=timeout_ms, threads=threads)
+    differ_args = {} if differs is None else _program_args(differs, "differs")
+    report, skipped = _arcbatch.batt(
+        **_program_args(solvers, "solvers"),
+        **_task_args(tasks),
+        **differ_args,
+        cross=bool(cross),
+        no_merge=bool(no_merge),
+        timeout_ms=timeout_ms,
+        threads=threads,
+    )
+    for problem in skipped:
+        warnings.warn(f"arcbatch: skipped: {problem}", stacklevel=2)
+    return json.loads(report)
+
+
+def _program_args(programs: Union[PathLike, types.ModuleType], what: str) -> Dict[str, str]:
+    """A program file given as a path, source text or module, as the native call's arguments
+    ``<what>_path`` or ``<what>_source``."""
+    if isinstance(programs, types.ModuleType):
+        path = getattr(programs, "__file__", None)
+        if path is None:
+            raise InputError(f"the module {programs.__name__} has no source file")
+        return {f"{what}_path": path}
+    if isinstance(programs, str) and "\n" in programs:
+        return {f"{what}_source": programs}
+    if isinstance(programs, (str, os.PathLike)):
+        return {f"{what}_path": os.fspath(programs)}
+    raise InputError(f"{what} must be a path, source text or module, got {type(programs).__name__}")
+
+
+def _task_args(tasks: Union[PathLike, Dict[str, Any]]) -> Dict[str, str]:
+    """Tasks given as a path or as Python objects, as the native call's arguments."""
+    if isinstance(tasks, (str, os.PathLike)):
+        return {"tasks_path": os.fspath(tasks)}
+    if isinstance(tasks, dict):
+        if isinstance(tasks.get("train"), (list, tuple)):
+            tasks = {"task": tasks}
+        try:
+            return {"tasks_json": json.dumps(tasks, default=_jsonable)}
+        except (TypeError, ValueError) as e:
+            raise InputError(f"tasks: {e}") from None
+    raise InputError(f"tasks must be a path or a dict, got {type(tasks).__name__}")
 
 
 def _check_counts(**counts: Optional[int]) -> None:

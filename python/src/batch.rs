@@ -8,9 +8,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use rayon::prelude::*;
 
+use arcbatch::dsl::func::panic_message;
 use arcbatch::dsl::func::Deadline;
 use arcbatch::dsl::{call, DslError, Value};
-use arcbatch::program::eval::panic_message;
 
 use crate::convert::{to_py, to_value};
 use crate::exceptions::{detached, dsl_error, error, internal, Kind};

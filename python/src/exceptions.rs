@@ -17,8 +17,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 
+use arcbatch::dsl::func::panic_message;
 use arcbatch::dsl::DslError;
-use arcbatch::program::eval::panic_message;
 
 /// The classes, in the order they are made (a base before its subclasses).
 #[derive(Clone, Copy)]
@@ -218,6 +218,7 @@ fn dsl_kind(e: &DslError) -> Kind {
         DslError::Attribute(_) => Kind::DslAttribute,
         DslError::ColorRange(_) | DslError::TooLarge(_) => Kind::DslLimit,
         DslError::Timeout => Kind::DslTimeout,
+        DslError::Internal(_) => Kind::Internal,
     }
 }
 

@@ -1,15 +1,54 @@
-//! `run`: solver files on ARC tasks, as the CLI's `arcbatch run`, returning its JSON report.
+//! `run` and `batt`: solver files on ARC tasks, as the CLI's `arcbatch run` and `arcbatch batt`,
+//! returning their JSON reports.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use pyo3::prelude::*;
 
+use arcbatch::batch::CpuBackend;
+use arcbatch::batt::{Config, Plan};
+use arcbatch::program::{parse_file, Program};
 use arcbatch::run::{load_solvers, run_solvers, submission_json};
 use arcbatch::tasks::{self, TaskSet};
 
 use crate::exceptions::{detached, error, Kind};
 use crate::pool::pool;
+
+/// Programs from a file (`path`) or source text, named `name` in messages; `check` validates
+/// the parsed programs (solvers must take `(I)` or `(S, I, C)`).
+fn load_programs(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    source: Option<&str>,
+    what: &str,
+    check: fn(&str, &str) -> Result<Vec<Program>, String>,
+) -> PyResult<Vec<Program>> {
+    let input_error = |message: String| error(py, Kind::Input, message);
+    match (path, source) {
+        (Some(path), None) => {
+            let source = std::fs::read_to_string(&path).map_err(|e| input_error(format!("{}: {e}", path.display())))?;
+            check(&path.display().to_string(), &source)
+        }
+        (None, Some(source)) => check(&format!("<{what}>"), source),
+        _ => {
+            return Err(input_error(format!(
+                "give exactly one of {what}_path and {what}_source"
+            )))
+        }
+    }
+    .map_err(input_error)
+}
+
+/// Tasks from a path (any layout the CLI reads) or the text of one task file.
+fn load_tasks(py: Python<'_>, path: Option<PathBuf>, json: Option<&str>) -> PyResult<TaskSet> {
+    let input_error = |message: String| error(py, Kind::Input, message);
+    match (path, json) {
+        (Some(path), None) => detached(py, || tasks::load(&path))?.map_err(|e| input_error(e.to_string())),
+        (None, Some(text)) => tasks_from_text(text).map_err(input_error),
+        _ => Err(input_error("give exactly one of tasks_path and tasks_json".into())),
+    }
+}
 
 /// Runs each `solve_<id>` of a solver file (`solvers_path`) or source (`solvers_source`) on
 /// task `<id>`. Tasks come from `tasks_path` (any layout the CLI reads) or `tasks_json` (the
@@ -26,26 +65,9 @@ pub fn run(
     timeout_ms: u64,
     threads: Option<usize>,
 ) -> PyResult<(String, String, Vec<String>)> {
-    let input_error = |message: String| error(py, Kind::Input, message);
-    let programs = match (solvers_path, solvers_source) {
-        (Some(path), None) => {
-            let source = std::fs::read_to_string(&path).map_err(|e| input_error(format!("{}: {e}", path.display())))?;
-            load_solvers(&path.display().to_string(), &source)
-        }
-        (None, Some(source)) => load_solvers("<solvers>", source),
-        _ => {
-            return Err(input_error(
-                "give exactly one of solvers_path and solvers_source".into(),
-            ))
-        }
-    }
-    .map_err(input_error)?;
-    let set = match (tasks_path, tasks_json) {
-        (Some(path), None) => detached(py, || tasks::load(&path))?.map_err(|e| input_error(e.to_string()))?,
-        (None, Some(text)) => tasks_from_text(text).map_err(input_error)?,
-        _ => return Err(input_error("give exactly one of tasks_path and tasks_json".into())),
-    };
-    let pool = pool(threads).map_err(input_error)?;
+    let programs = load_programs(py, solvers_path, solvers_source, "solvers", load_solvers)?;
+    let set = load_tasks(py, tasks_path, tasks_json)?;
+    let pool = pool(threads).map_err(|e| error(py, Kind::Input, e))?;
     let limit = Some(Duration::from_millis(timeout_ms));
     let report = detached(py, || {
         pool.install(|| run_solvers(&programs, &set.tasks, limit, &|| {}))
@@ -53,6 +75,43 @@ pub fn run(
     let skipped = set.errors.iter().map(|e| e.to_string()).collect();
     let (submission, _placeholders) = submission_json(&report, &set.tasks);
     Ok((report.to_json().to_string(), submission.to_string(), skipped))
+}
+
+/// Merges the solvers into one program and evaluates it over every sample of the tasks at
+/// once, as `arcbatch batt`: each `solve_<id>` on task `<id>`, or every solver on every task
+/// with `cross`. Differ programs (`differs_path` or `differs_source`) score each candidate
+/// output. Returns the JSON report and the problems met loading the tasks.
+#[pyfunction]
+#[pyo3(signature = (solvers_path=None, solvers_source=None, tasks_path=None, tasks_json=None, differs_path=None, differs_source=None, cross=false, no_merge=false, timeout_ms=2000, threads=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn batt(
+    py: Python<'_>,
+    solvers_path: Option<PathBuf>,
+    solvers_source: Option<&str>,
+    tasks_path: Option<PathBuf>,
+    tasks_json: Option<&str>,
+    differs_path: Option<PathBuf>,
+    differs_source: Option<&str>,
+    cross: bool,
+    no_merge: bool,
+    timeout_ms: u64,
+    threads: Option<usize>,
+) -> PyResult<(String, Vec<String>)> {
+    let programs = load_programs(py, solvers_path, solvers_source, "solvers", load_solvers)?;
+    let differs = match (&differs_path, differs_source) {
+        (None, None) => Vec::new(),
+        _ => load_programs(py, differs_path, differs_source, "differs", |name, source| {
+            parse_file(name, source).map_err(|e| e.to_string())
+        })?,
+    };
+    let set = load_tasks(py, tasks_path, tasks_json)?;
+    let pool = pool(threads).map_err(|e| error(py, Kind::Input, e))?;
+    let plan = Plan::new(&programs, &differs, &set.tasks, Config { cross, no_merge })
+        .map_err(|e| error(py, Kind::Input, e))?;
+    let backend = CpuBackend::new(Some(Duration::from_millis(timeout_ms)));
+    let report = detached(py, || pool.install(|| plan.run(&backend, &|| {})))?;
+    let skipped = set.errors.iter().map(|e| e.to_string()).collect();
+    Ok((report.to_json().to_string(), skipped))
 }
 
 /// Tasks from the text of a task file, named `<tasks>` in messages.

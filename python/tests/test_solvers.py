@@ -100,3 +100,21 @@ def test_run_returns_what_the_cli_writes(tmp_path):
     )
     from_cli = json.loads((tmp_path / "cli.json").read_text())
     assert without_times(arcbatch.run(solvers, training)) == without_times(from_cli)
+
+
+def test_batt_returns_what_the_cli_writes(tmp_path):
+    training = shared("arc/training")
+    cli = cli_binary()
+    solvers = REPO / "dsl" / "solvers.py"
+    differs = tmp_path / "differs.py"
+    differs.write_text("def differ_cells(S, I, C):\n    x1 = cellwise(I, C, NEG_ONE)\n    O = colorcount(x1, NEG_ONE)\n    return O\n")
+    subprocess.run(
+        [cli, "batt", "--solvers", solvers, "--tasks", training, "--differs", differs, "--json", tmp_path / "cli.json"],
+        check=True,
+        capture_output=True,
+    )
+    from_cli = json.loads((tmp_path / "cli.json").read_text())
+    from_python = arcbatch.batt(solvers, training, differs=differs)
+    assert dict(from_python, seconds=None) == dict(from_cli, seconds=None)
+    assert from_python["steps_merged"] <= from_python["steps_total"]
+    assert all(m["correct"] == m["pairs"] for m in from_python["matches"])

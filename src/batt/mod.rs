@@ -21,6 +21,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use rayon::prelude::*;
+use serde_json::{json, Value as Json};
 
 use crate::batch::Backend;
 use crate::program::Program;
@@ -244,5 +245,37 @@ impl<'t> Plan<'t> {
             lanes: self.lanes.len(),
             seconds: self.seconds + start.elapsed().as_secs_f64(),
         }
+    }
+}
+
+impl Report {
+    /// The JSON report (`arcbatch batt --json`, and the Python module's `batt`).
+    pub fn to_json(&self) -> Json {
+        let matches: Vec<Json> = self
+            .matches
+            .iter()
+            .map(|m| {
+                let differs: serde_json::Map<String, Json> = m
+                    .differs
+                    .iter()
+                    .map(|(name, scores)| (name.clone(), json!(scores)))
+                    .collect();
+                json!({
+                    "solver": m.solver,
+                    "task": m.task,
+                    "correct": m.correct,
+                    "pairs": m.pairs,
+                    "differs": differs,
+                    "error": m.error,
+                })
+            })
+            .collect();
+        json!({
+            "steps_total": self.steps_total,
+            "steps_merged": self.steps_merged,
+            "lanes": self.lanes,
+            "seconds": self.seconds,
+            "matches": matches,
+        })
     }
 }

@@ -4,8 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value as Json};
-
 use arcbatch::batch::CpuBackend;
 use arcbatch::batt::{Config, Plan, Report};
 use arcbatch::program::{parse_file, Program};
@@ -66,7 +64,7 @@ pub fn run(options: &Options) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
     if let Some(path) = &options.json {
-        write_json(path, &report_json(&report))?;
+        write_json(path, &report.to_json())?;
     }
     Ok(())
 }
@@ -118,33 +116,4 @@ fn print_summary(plan: &Plan<'_>, report: &Report, config: Config) {
     list("solvers without a task", &plan.solvers_without_task);
     list("tasks without a solver", &plan.tasks_without_solver);
     list("duplicate solvers (first one used)", &plan.duplicate_solvers);
-}
-
-fn report_json(report: &Report) -> Json {
-    let matches: Vec<Json> = report
-        .matches
-        .iter()
-        .map(|m| {
-            let differs: serde_json::Map<String, Json> = m
-                .differs
-                .iter()
-                .map(|(name, scores)| (name.clone(), json!(scores)))
-                .collect();
-            json!({
-                "solver": m.solver,
-                "task": m.task,
-                "correct": m.correct,
-                "pairs": m.pairs,
-                "differs": differs,
-                "error": m.error,
-            })
-        })
-        .collect();
-    json!({
-        "steps_total": report.steps_total,
-        "steps_merged": report.steps_merged,
-        "lanes": report.lanes,
-        "seconds": report.seconds,
-        "matches": matches,
-    })
 }
