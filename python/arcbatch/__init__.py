@@ -5,6 +5,7 @@
 - :func:`arcbatch.run`: solver files on ARC tasks, as ``arcbatch run`` on the command line.
 - :func:`arcbatch.batt`: many solvers merged and evaluated over all samples at once, as
   ``arcbatch batt``.
+- :func:`arcbatch.profile`: static and dynamic profiles, as ``arcbatch profile``.
 - :mod:`arcbatch.batch`: one DSL function over many grids, in parallel.
 
 Every exception raised derives from :class:`ArcbatchError`; what a primitive raises is a
@@ -32,7 +33,7 @@ from ._arcbatch import (
     InternalError,
     __version__,
 )
-from ._run import batt, run
+from ._run import batt, profile, run
 
 
 def grid(rows: Iterable[Iterable[Any]]) -> "dsl.Grid":
@@ -66,5 +67,6 @@ __all__ = [
     "dsl",
     "grid",
     "batt",
+    "profile",
     "run",
 ]

@@ -69,6 +69,17 @@ def batt(
 ) -> Tuple[str, List[str]]:
     """Merges solvers and evaluates them over all samples: (JSON report, tasks skipped)."""
 
+def profile(
+    solvers_path: Optional[Union[str, os.PathLike[str]]] = None,
+    solvers_source: Optional[str] = None,
+    tasks_path: Optional[Union[str, os.PathLike[str]]] = None,
+    tasks_json: Optional[str] = None,
+    cross: bool = False,
+    timeout_ms: int = 2000,
+    threads: Optional[int] = None,
+) -> Tuple[str, List[str]]:
+    """The static (no tasks) or dynamic profile of a solver file: (JSON, tasks skipped)."""
+
 def map(
     function: Function,
     items: Iterable[Any],

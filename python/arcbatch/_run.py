@@ -108,6 +108,35 @@ def batt(
     return json.loads(report)
 
 
+def profile(
+    solvers: Union[PathLike, types.ModuleType],
+    tasks: Optional[Union[PathLike, Dict[str, Any]]] = None,
+    cross: bool = False,
+    timeout_ms: int = 2000,
+    threads: Optional[int] = None,
+) -> Dict[str, Any]:
+    """Which primitives a solver file calls, or where a batt run of it spends its time.
+
+    As ``arcbatch profile`` on the command line. Without ``tasks``, the static profile:
+    ``{"counts": {primitive: steps calling it}, "refs": {primitive: times passed as an
+    argument}}``. With ``tasks``, the dynamic profile of a batt run (``cross`` as for
+    :func:`batt`): ``{"backend", "lanes", "seconds", "profile": [{"primitive", "calls",
+    "lanes", "seconds", "mean_seconds", "share", "backend"}, ...]}``, most expensive first.
+
+    >>> import arcbatch
+    >>> arcbatch.profile("def solve_a(I):\\n    x1 = objects(I, T, F, T)\\n    O = apply(size, x1)\\n    return O\\n")
+    {'counts': {'apply': 1, 'objects': 1}, 'refs': {'size': 1}}
+    """
+    _check_counts(timeout_ms=timeout_ms, threads=threads)
+    task_args = {} if tasks is None else _task_args(tasks)
+    report, skipped = _arcbatch.profile(
+        **_program_args(solvers, "solvers"), **task_args, cross=bool(cross), timeout_ms=timeout_ms, threads=threads
+    )
+    for problem in skipped:
+        warnings.warn(f"arcbatch: skipped: {problem}", stacklevel=2)
+    return json.loads(report)
+
+
 def _program_args(programs: Union[PathLike, types.ModuleType], what: str) -> Dict[str, str]:
     """A program file given as a path, source text or module, as the native call's arguments
     ``<what>_path`` or ``<what>_source``."""

@@ -28,6 +28,7 @@ fn _arcbatch(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dsl::signatures, m)?)?;
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
     m.add_function(wrap_pyfunction!(run::batt, m)?)?;
+    m.add_function(wrap_pyfunction!(run::profile, m)?)?;
     m.add_function(wrap_pyfunction!(batch::map, m)?)?;
     Ok(())
 }

@@ -1,5 +1,5 @@
-//! `run` and `batt`: solver files on ARC tasks, as the CLI's `arcbatch run` and `arcbatch batt`,
-//! returning their JSON reports.
+//! `run`, `batt` and `profile`: solver files on ARC tasks, as the CLI's `arcbatch run`,
+//! `arcbatch batt` and `arcbatch profile`, returning their JSON reports.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -11,6 +11,7 @@ use arcbatch::batt::{Config, Plan};
 use arcbatch::program::{parse_file, Program};
 use arcbatch::run::{load_solvers, run_solvers, submission_json};
 use arcbatch::tasks::{self, TaskSet};
+use arcbatch::tools::profile::{dynamic_json, static_profile};
 
 use crate::exceptions::{detached, error, Kind};
 use crate::pool::pool;
@@ -112,6 +113,42 @@ pub fn batt(
     let report = detached(py, || pool.install(|| plan.run(&backend, &|| {})))?;
     let skipped = set.errors.iter().map(|e| e.to_string()).collect();
     Ok((report.to_json().to_string(), skipped))
+}
+
+/// The profile of a solver file, as `arcbatch profile`: with no tasks the static profile
+/// (`{"counts": ..., "refs": ...}`), with tasks the dynamic one of a batt run (per primitive:
+/// calls, lanes, seconds, share, backend). Returns the JSON and the problems met loading tasks.
+#[pyfunction]
+#[pyo3(signature = (solvers_path=None, solvers_source=None, tasks_path=None, tasks_json=None, cross=false, timeout_ms=2000, threads=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn profile(
+    py: Python<'_>,
+    solvers_path: Option<PathBuf>,
+    solvers_source: Option<&str>,
+    tasks_path: Option<PathBuf>,
+    tasks_json: Option<&str>,
+    cross: bool,
+    timeout_ms: u64,
+    threads: Option<usize>,
+) -> PyResult<(String, Vec<String>)> {
+    let programs = load_programs(py, solvers_path, solvers_source, "solvers", load_solvers)?;
+    if tasks_path.is_none() && tasks_json.is_none() {
+        return Ok((static_profile(&programs).to_json().to_string(), Vec::new()));
+    }
+    let set = load_tasks(py, tasks_path, tasks_json)?;
+    let pool = pool(threads).map_err(|e| error(py, Kind::Input, e))?;
+    let plan = Plan::new(&programs, &[], &set.tasks, Config { cross, no_merge: false })
+        .map_err(|e| error(py, Kind::Input, e))?;
+    let backend = CpuBackend::new(Some(Duration::from_millis(timeout_ms)));
+    let report = detached(py, || pool.install(|| plan.run(&backend, &|| {})))?;
+    let skipped = set.errors.iter().map(|e| e.to_string()).collect();
+    let value = serde_json::json!({
+        "backend": "cpu",
+        "lanes": report.lanes,
+        "seconds": report.seconds,
+        "profile": dynamic_json(&report.profile, "cpu"),
+    });
+    Ok((value.to_string(), skipped))
 }
 
 /// Tasks from the text of a task file, named `<tasks>` in messages.

@@ -118,3 +118,15 @@ def test_batt_returns_what_the_cli_writes(tmp_path):
     assert dict(from_python, seconds=None) == dict(from_cli, seconds=None)
     assert from_python["steps_merged"] <= from_python["steps_total"]
     assert all(m["correct"] == m["pairs"] for m in from_python["matches"])
+
+
+def test_profile_returns_what_the_cli_writes(tmp_path):
+    cli = cli_binary()
+    solvers = REPO / "dsl" / "solvers.py"
+    subprocess.run([cli, "profile", solvers, "--json", tmp_path / "p.json"], check=True, capture_output=True)
+    assert arcbatch.profile(solvers) == json.loads((tmp_path / "p.json").read_text())
+    training = shared("arc/training")
+    dynamic = arcbatch.profile(solvers, training)
+    names = {row["primitive"] for row in dynamic["profile"]}
+    assert set(arcbatch.profile(solvers)["counts"]) <= names
+    assert abs(sum(row["share"] for row in dynamic["profile"]) - 1.0) < 1e-6
