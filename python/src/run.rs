@@ -7,7 +7,7 @@ use std::time::Duration;
 use pyo3::prelude::*;
 
 use arcbatch::batch::CpuBackend;
-use arcbatch::batt::{Config, Plan};
+use arcbatch::batt::{Config, Plan, Report};
 use arcbatch::program::{parse_file, Program};
 use arcbatch::run::{load_solvers, run_solvers, submission_json};
 use arcbatch::tasks::{self, TaskSet};
@@ -73,9 +73,8 @@ pub fn run(
     let report = detached(py, || {
         pool.install(|| run_solvers(&programs, &set.tasks, limit, &|| {}))
     })?;
-    let skipped = set.errors.iter().map(|e| e.to_string()).collect();
     let (submission, _placeholders) = submission_json(&report, &set.tasks);
-    Ok((report.to_json().to_string(), submission.to_string(), skipped))
+    Ok((report.to_json().to_string(), submission.to_string(), skipped(&set)))
 }
 
 /// Merges the solvers into one program and evaluates it over every sample of the tasks at
@@ -106,13 +105,37 @@ pub fn batt(
         })?,
     };
     let set = load_tasks(py, tasks_path, tasks_json)?;
+    let report = run_plan(
+        py,
+        &programs,
+        &differs,
+        &set,
+        Config { cross, no_merge },
+        timeout_ms,
+        threads,
+    )?;
+    Ok((report.to_json().to_string(), skipped(&set)))
+}
+
+/// Merges and evaluates programs on tasks with the CPU backend, the GIL released.
+fn run_plan(
+    py: Python<'_>,
+    programs: &[Program],
+    differs: &[Program],
+    set: &TaskSet,
+    config: Config,
+    timeout_ms: u64,
+    threads: Option<usize>,
+) -> PyResult<Report> {
     let pool = pool(threads).map_err(|e| error(py, Kind::Input, e))?;
-    let plan = Plan::new(&programs, &differs, &set.tasks, Config { cross, no_merge })
-        .map_err(|e| error(py, Kind::Input, e))?;
+    let plan = Plan::new(programs, differs, &set.tasks, config).map_err(|e| error(py, Kind::Input, e))?;
     let backend = CpuBackend::new(Some(Duration::from_millis(timeout_ms)));
-    let report = detached(py, || pool.install(|| plan.run(&backend, &|| {})))?;
-    let skipped = set.errors.iter().map(|e| e.to_string()).collect();
-    Ok((report.to_json().to_string(), skipped))
+    detached(py, || pool.install(|| plan.run(&backend, &|| {})))
+}
+
+/// The problems met loading the tasks, as messages (those tasks are skipped).
+fn skipped(set: &TaskSet) -> Vec<String> {
+    set.errors.iter().map(|e| e.to_string()).collect()
 }
 
 /// The profile of a solver file, as `arcbatch profile`: with no tasks the static profile
@@ -136,19 +159,22 @@ pub fn profile(
         return Ok((static_profile(&programs).to_json().to_string(), Vec::new()));
     }
     let set = load_tasks(py, tasks_path, tasks_json)?;
-    let pool = pool(threads).map_err(|e| error(py, Kind::Input, e))?;
-    let plan = Plan::new(&programs, &[], &set.tasks, Config { cross, no_merge: false })
-        .map_err(|e| error(py, Kind::Input, e))?;
-    let backend = CpuBackend::new(Some(Duration::from_millis(timeout_ms)));
-    let report = detached(py, || pool.install(|| plan.run(&backend, &|| {})))?;
-    let skipped = set.errors.iter().map(|e| e.to_string()).collect();
+    let report = run_plan(
+        py,
+        &programs,
+        &[],
+        &set,
+        Config { cross, no_merge: false },
+        timeout_ms,
+        threads,
+    )?;
     let value = serde_json::json!({
         "backend": "cpu",
         "lanes": report.lanes,
         "seconds": report.seconds,
         "profile": dynamic_json(&report.profile, "cpu"),
     });
-    Ok((value.to_string(), skipped))
+    Ok((value.to_string(), skipped(&set)))
 }
 
 /// Tasks from the text of a task file, named `<tasks>` in messages.

@@ -68,15 +68,8 @@ enum Command {
         /// output (as I) against the expected output (as C).
         #[arg(long)]
         differs: Option<PathBuf>,
-        /// Where the batched operations run.
-        #[arg(long, value_enum, default_value_t = batt::BackendKind::Cpu)]
-        backend: batt::BackendKind,
-        /// Time limit per step and sample, in milliseconds.
-        #[arg(long, default_value_t = 2000)]
-        timeout_ms: u64,
-        /// Worker threads (default: all cores; also ARCBATCH_THREADS).
-        #[arg(long)]
-        threads: Option<usize>,
+        #[command(flatten)]
+        engine: EngineFlags,
     },
     /// Which primitives a solver file calls (static), or with --tasks where a batt run of it
     /// spends its time (dynamic), as a table, JSON and an SVG bar chart.
@@ -95,21 +88,28 @@ enum Command {
         /// Draw the dynamic profile as a horizontal bar chart (SVG) here.
         #[arg(long)]
         svg: Option<PathBuf>,
-        /// Where the batched operations run.
-        #[arg(long, value_enum, default_value_t = batt::BackendKind::Cpu)]
-        backend: batt::BackendKind,
-        /// Time limit per step and sample, in milliseconds.
-        #[arg(long, default_value_t = 2000)]
-        timeout_ms: u64,
-        /// Worker threads (default: all cores; also ARCBATCH_THREADS).
-        #[arg(long)]
-        threads: Option<usize>,
+        #[command(flatten)]
+        engine: EngineFlags,
     },
     /// Run the embedded team library on the embedded demo tasks (no files needed).
     Demo {
         #[command(flatten)]
         common: RunFlags,
     },
+}
+
+/// Flags of the commands that run the batt engine.
+#[derive(clap::Args)]
+struct EngineFlags {
+    /// Where the batched operations run.
+    #[arg(long, value_enum, default_value_t = batt::BackendKind::Cpu)]
+    backend: batt::BackendKind,
+    /// Time limit per step and sample, in milliseconds.
+    #[arg(long, default_value_t = 2000)]
+    timeout_ms: u64,
+    /// Worker threads (default: all cores; also ARCBATCH_THREADS).
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 /// Flags shared by the commands that run programs.
@@ -175,19 +175,17 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             cross,
             no_merge,
             differs,
-            backend,
-            timeout_ms,
-            threads,
+            engine,
         } => {
-            init_threads(threads)?;
+            init_threads(engine.threads)?;
             batt::run(&batt::Options {
                 solvers,
                 tasks,
                 differs,
                 json,
                 config: arcbatch::batt::Config { cross, no_merge },
-                backend,
-                timeout: Duration::from_millis(timeout_ms),
+                backend: engine.backend,
+                timeout: Duration::from_millis(engine.timeout_ms),
             })?;
             Ok(ExitCode::SUCCESS)
         }
@@ -197,12 +195,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             cross,
             json,
             svg,
-            backend,
-            timeout_ms,
-            threads,
+            engine,
         } => {
-            init_threads(threads)?;
-            let timeout = Duration::from_millis(timeout_ms);
+            init_threads(engine.threads)?;
+            let (backend, timeout) = (engine.backend, Duration::from_millis(engine.timeout_ms));
             profile::run(&profile::Options {
                 file,
                 tasks,
