@@ -1,10 +1,12 @@
 //! Views shared by the primitive families: patches as locations or cells, the way the
-//! reference's `toindices` and `for v, (i, j) in obj` loops see them.
+//! reference's `toindices` and `for v, (i, j) in obj` loops see them; a grid's colour counts
+//! and its background (`mostcolor`); Python's slice rule.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::dsl::error::{DslError, DslResult};
-use crate::dsl::value::{Cell, Loc, Value};
+use crate::dsl::value::{Cell, Color, Loc, Value};
 
 /// Converts a Python integer to a patch coordinate or colour (`i32`).
 pub fn coord(n: i64) -> DslResult<i32> {
@@ -132,23 +134,91 @@ pub fn extreme_color(counts: &[(i32, usize)], most: bool) -> Option<i32> {
     best.map(|(c, _)| c)
 }
 
-/// Colour counts of a grid, ascending by colour, zero counts omitted.
-pub fn grid_color_counts(cells: &[crate::dsl::value::Color]) -> Vec<(i32, usize)> {
-    let mut counts = [0usize; 256];
-    for &c in cells {
-        counts[c as u8 as usize] += 1;
-    }
-    let mut out: Vec<(i32, usize)> = (0..256)
-        .filter(|&k| counts[k] > 0)
-        .map(|k| ((k as u8 as i8) as i32, counts[k]))
-        .collect();
-    out.sort_unstable();
-    out
+/// The histogram slot of a colour; ascending slots are ascending colours (-128 -> 0, 0 -> 128).
+pub fn slot(c: Color) -> usize {
+    (c as u8 ^ 0x80) as usize
 }
 
-/// The most common colour of a grid (ties to the smallest), as the reference's `mostcolor`.
-pub fn grid_mostcolor(cells: &[crate::dsl::value::Color]) -> Option<i32> {
-    extreme_color(&grid_color_counts(cells), true)
+fn slot_color(k: usize) -> Color {
+    (k as u8 ^ 0x80) as Color
+}
+
+/// The widest colour range [`Histogram::of`] counts with its interleaved small tables.
+const SMALL_SPAN: usize = 16;
+
+/// The colour counts of a grid.
+pub struct Histogram {
+    /// Cells per colour, indexed by [`slot`].
+    counts: [u32; 256],
+    /// The slots from the smallest to the largest colour present.
+    range: Range<usize>,
+}
+
+impl Histogram {
+    pub fn of(cells: &[Color]) -> Histogram {
+        let mut counts = [0u32; 256];
+        let Some(&first) = cells.first() else {
+            return Histogram { counts, range: 0..0 };
+        };
+        let (lo, hi) = cells.iter().fold((first, first), |(lo, hi), &c| (lo.min(c), hi.max(c)));
+        let range = slot(lo)..slot(hi) + 1;
+        if range.len() <= SMALL_SPAN {
+            // Few colours (the ARC case): four small tables filled in turn, so that a run of
+            // one colour does not wait on a single counter.
+            let mut lanes = [[0u32; SMALL_SPAN]; 4];
+            let offset = |c: Color| (c as i32 - lo as i32) as usize % SMALL_SPAN;
+            let mut quads = cells.chunks_exact(4);
+            for q in &mut quads {
+                for (lane, &c) in lanes.iter_mut().zip(q) {
+                    lane[offset(c)] += 1;
+                }
+            }
+            for &c in quads.remainder() {
+                lanes[0][offset(c)] += 1;
+            }
+            for (k, count) in counts[range.clone()].iter_mut().enumerate() {
+                *count = lanes.iter().map(|lane| lane[k]).sum();
+            }
+        } else {
+            for &c in cells {
+                counts[slot(c)] += 1;
+            }
+        }
+        Histogram { counts, range }
+    }
+
+    /// `(colour, count)` of each colour present, ascending by colour.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (Color, usize)> + '_ {
+        self.range
+            .clone()
+            .filter(|&k| self.counts[k] > 0)
+            .map(|k| (slot_color(k), self.counts[k] as usize))
+    }
+
+    /// The most common colour, ties to the smallest: the reference's `mostcolor` of a grid.
+    pub fn most_common(&self) -> Option<Color> {
+        // `max_by_key` keeps the last of equal maxima: walking down, that is the smallest colour.
+        self.iter().rev().max_by_key(|&(_, n)| n).map(|(c, _)| c)
+    }
+}
+
+/// `mostcolor(grid)` of a grid's cells (ties to the smallest colour), or the reference's
+/// `ValueError` for a grid without cells: the background of `objects`, `underfill`, ...
+pub fn background(cells: &[Color]) -> DslResult<Color> {
+    match Histogram::of(cells).most_common() {
+        Some(c) => Ok(c),
+        None => Err(DslError::Value(
+            "max() arg is an empty sequence (mostcolor of an empty grid)".into(),
+        )),
+    }
+}
+
+/// The index range of Python's slice `seq[start:stop]` over `len` items.
+pub fn py_slice(len: usize, start: i64, stop: i64) -> Range<usize> {
+    let n = len as i64;
+    let clamp = |x: i64| (if x < 0 { (x + n).max(0) } else { x.min(n) }) as usize;
+    let (s, e) = (clamp(start), clamp(stop));
+    s..e.max(s)
 }
 
 #[cfg(test)]
@@ -167,5 +237,27 @@ mod tests {
             &[Loc { i: 1, j: 2 }, Loc { i: 3, j: 4 }]
         );
         assert!(cells(&grid).is_err(), "rows of ints are not cells");
+    }
+
+    #[test]
+    fn histogram_orders_negative_colours_first() {
+        let h = Histogram::of(&[3, -2, 3, 0, -2]);
+        assert_eq!(h.iter().collect::<Vec<_>>(), [(-2, 2), (0, 1), (3, 2)]);
+        assert_eq!(h.most_common(), Some(-2));
+        let wide = Histogram::of(&[100, -100, 5, 100]);
+        assert_eq!(wide.iter().collect::<Vec<_>>(), [(-100, 1), (5, 1), (100, 2)]);
+        assert_eq!(wide.most_common(), Some(100));
+        assert_eq!(Histogram::of(&[]).most_common(), None);
+    }
+
+    #[test]
+    fn slices_follow_python() {
+        assert_eq!(py_slice(5, 1, 3), 1..3);
+        assert_eq!(py_slice(5, -2, 3), 3..3);
+        assert_eq!(py_slice(5, -2, 7), 3..5);
+        assert_eq!(py_slice(5, -9, -6), 0..0);
+        assert_eq!(py_slice(5, -9, -2), 0..3);
+        assert_eq!(py_slice(5, 4, 1), 4..4);
+        assert_eq!(py_slice(5, 3, i64::MAX), 3..5);
     }
 }

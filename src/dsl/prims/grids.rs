@@ -115,14 +115,6 @@ fn crop(g: &Grid, rows: Range<usize>, cols: Range<usize>) -> Value {
     build(rows.len(), cols.len(), |r, c| g.get(rows.start + r, cols.start + c))
 }
 
-/// The index range of Python's slice `seq[start:stop]` over `len` items.
-fn py_slice(len: usize, start: i64, stop: i64) -> Range<usize> {
-    let n = len as i64;
-    let clamp = |x: i64| (if x < 0 { (x + n).max(0) } else { x.min(n) }) as usize;
-    let (s, e) = (clamp(start), clamp(stop));
-    s..e.max(s)
-}
-
 /// The shape of `zip(*grid)`: columns become rows, and a grid without rows or columns gives
 /// nothing.
 fn transposed(g: GridView<'_>) -> (usize, usize) {
@@ -150,13 +142,6 @@ fn has_rows(h: usize) -> DslResult<()> {
 /// A colour to store in a cell.
 fn to_color(n: i64) -> DslResult<Color> {
     Color::try_from(n).map_err(|_| DslError::ColorRange(n))
-}
-
-/// The reference's `mostcolor(grid)`, ties to the smallest colour.
-fn background(g: &Grid) -> DslResult<Color> {
-    common::grid_mostcolor(&g.cells)
-        .and_then(|c| Color::try_from(c).ok())
-        .ok_or_else(|| DslError::Value("max() arg is an empty sequence".into()))
 }
 
 fn zero_division() -> DslError {
@@ -476,7 +461,11 @@ fn cells_in_order(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
 fn fill_patch(a: &[Value], under: bool) -> DslResult<Value> {
     let g = a[0].as_grid()?;
     first_row_width(&g)?;
-    let bg = if under { Some(background(&g)?) } else { None };
+    let bg = if under {
+        Some(common::background(&g.cells)?)
+    } else {
+        None
+    };
     let value = a[1].as_int()?;
     let locs = common::locs(&a[2])?;
     written(g.view(), at_locations(&locs, value), bg)
@@ -486,7 +475,11 @@ fn fill_patch(a: &[Value], under: bool) -> DslResult<Value> {
 fn paint_object(a: &[Value], under: bool) -> DslResult<Value> {
     let g = a[0].as_grid()?;
     first_row_width(&g)?;
-    let bg = if under { Some(background(&g)?) } else { None };
+    let bg = if under {
+        Some(common::background(&g.cells)?)
+    } else {
+        None
+    };
     let cells = cells_in_order(&a[1])?;
     written(g.view(), shifted_cells(&cells, 0, 0), bg)
 }
@@ -531,7 +524,7 @@ fn underpaint(a: &[Value]) -> DslResult<Value> {
 /// The grid with the patch filled with the background colour (`cover`), as a grid to paint on.
 fn covered(grid: &Value, patch: &Value) -> DslResult<(Grid, Arc<Vec<Loc>>)> {
     let g = grid.as_grid()?;
-    let bg = background(&g)?;
+    let bg = common::background(&g.cells)?;
     let locs = common::locs(patch)?;
     let mut out = (*g).clone();
     write(&mut out, at_locations(&locs, bg.into()), None)?;
@@ -695,14 +688,14 @@ fn vsplit(a: &[Value]) -> DslResult<Value> {
 fn subgrid(a: &[Value]) -> DslResult<Value> {
     let b = Patch::of(&a[0])?.bounds().ok_or_else(corner_of_empty)?;
     let g = a[1].as_grid()?;
-    let rows = py_slice(g.h, b.top, b.top + b.height());
-    let cols = py_slice(g.w, b.left, b.left + b.width());
+    let rows = common::py_slice(g.h, b.top, b.top + b.height());
+    let cols = common::py_slice(g.w, b.left, b.left + b.width());
     Ok(crop(&g, rows, cols))
 }
 
 fn trim(a: &[Value]) -> DslResult<Value> {
     let g = a[0].as_grid()?;
-    Ok(crop(&g, py_slice(g.h, 1, -1), py_slice(g.w, 1, -1)))
+    Ok(crop(&g, common::py_slice(g.h, 1, -1), common::py_slice(g.w, 1, -1)))
 }
 
 /// `t[range(len(t))]` for any tuple: rows of a grid, members of another tuple.

@@ -1,7 +1,8 @@
 //! Objects found on a grid: `objects` (connected components), `partition` and `fgpartition`
 //! (one object per colour), and the search dialect's `o_g` (`objects` with its three flags
 //! packed into one integer) and `p_g` (the palette as an ascending tuple). Also the grid
-//! helpers they share with the patch family: a colour [`Histogram`] and [`sorted_cells`].
+//! helper they share with the patch family, [`sorted_cells`] (colour counts are
+//! [`common::Histogram`]).
 //!
 //! `objects` is the hottest primitive of the published solvers, so it is written for speed.
 //! The reference floods from each unvisited cell in hash order; the components it finds do
@@ -15,13 +16,14 @@
 //! never share a cell.
 
 use std::cell::RefCell;
-use std::ops::Range;
 use std::sync::Arc;
 
 use crate::dsl::error::DslResult;
 use crate::dsl::registry::PrimSpec;
 use crate::dsl::value::{Cell, Color, Grid, GridView, Value};
 use crate::{bail, prim};
+
+use super::common::{self, slot, Histogram};
 
 pub const PRIMS: &[PrimSpec] = &[
     prim!(objects, [Grid, Boolean, Boolean, Boolean] -> Objects, "connected components (univalued, diagonal, without_bg)"),
@@ -30,84 +32,6 @@ pub const PRIMS: &[PrimSpec] = &[
     prim!(o_g, [Grid, Integer] -> Objects, "objects with flags R = 4*univalued + 2*diagonal + without_bg"),
     prim!(p_g, [Grid] -> Tuple, "the grid's colours as an ascending tuple"),
 ];
-
-// ----- colour counts ------------------------------------------------------------------------
-
-/// The histogram slot of a colour; ascending slots are ascending colours (-128 -> 0, 0 -> 128).
-fn slot(c: Color) -> usize {
-    (c as u8 ^ 0x80) as usize
-}
-
-fn slot_color(k: usize) -> Color {
-    (k as u8 ^ 0x80) as Color
-}
-
-/// The widest colour range [`Histogram::of`] counts with its interleaved small tables.
-const SMALL_SPAN: usize = 16;
-
-/// The colour counts of a grid.
-pub(super) struct Histogram {
-    /// Cells per colour, indexed by [`slot`].
-    counts: [u32; 256],
-    /// The slots from the smallest to the largest colour present.
-    range: Range<usize>,
-}
-
-impl Histogram {
-    pub(super) fn of(cells: &[Color]) -> Histogram {
-        let mut counts = [0u32; 256];
-        let Some(&first) = cells.first() else {
-            return Histogram { counts, range: 0..0 };
-        };
-        let (lo, hi) = cells.iter().fold((first, first), |(lo, hi), &c| (lo.min(c), hi.max(c)));
-        let range = slot(lo)..slot(hi) + 1;
-        if range.len() <= SMALL_SPAN {
-            // Few colours (the ARC case): four small tables filled in turn, so that a run of
-            // one colour does not wait on a single counter.
-            let mut lanes = [[0u32; SMALL_SPAN]; 4];
-            let offset = |c: Color| (c as i32 - lo as i32) as usize % SMALL_SPAN;
-            let mut quads = cells.chunks_exact(4);
-            for q in &mut quads {
-                for (lane, &c) in lanes.iter_mut().zip(q) {
-                    lane[offset(c)] += 1;
-                }
-            }
-            for &c in quads.remainder() {
-                lanes[0][offset(c)] += 1;
-            }
-            for (k, count) in counts[range.clone()].iter_mut().enumerate() {
-                *count = lanes.iter().map(|lane| lane[k]).sum();
-            }
-        } else {
-            for &c in cells {
-                counts[slot(c)] += 1;
-            }
-        }
-        Histogram { counts, range }
-    }
-
-    /// `(colour, count)` of each colour present, ascending by colour.
-    pub(super) fn iter(&self) -> impl DoubleEndedIterator<Item = (Color, usize)> + '_ {
-        self.range
-            .clone()
-            .filter(|&k| self.counts[k] > 0)
-            .map(|k| (slot_color(k), self.counts[k] as usize))
-    }
-
-    /// The most common colour, ties to the smallest: the reference's `mostcolor` of a grid.
-    pub(super) fn most_common(&self) -> Option<Color> {
-        // `max_by_key` keeps the last of equal maxima: walking down, that is the smallest colour.
-        self.iter().rev().max_by_key(|&(_, n)| n).map(|(c, _)| c)
-    }
-}
-
-/// `mostcolor(grid)`, or the reference's `ValueError` for a grid without cells.
-fn background(g: GridView<'_>) -> DslResult<Color> {
-    match Histogram::of(g.cells).most_common() {
-        Some(c) => Ok(c),
-        None => bail!(Value, "max() arg is an empty sequence (mostcolor of an empty grid)"),
-    }
-}
 
 /// A grid's cells sorted by (colour, row, column), by counting sort: the reference's
 /// `asobject`.
@@ -361,7 +285,11 @@ fn find_objects(grid: &Value, univalued: bool, diagonal: bool, without_bg: bool)
 /// `objects` of a borrowed grid: the primitive's core, and the lane function of the batched
 /// op (`batch::cpu`).
 pub fn objects_of(g: GridView<'_>, univalued: bool, diagonal: bool, without_bg: bool) -> DslResult<Value> {
-    let bg = if without_bg { Some(background(g)?) } else { None };
+    let bg = if without_bg {
+        Some(common::background(g.cells)?)
+    } else {
+        None
+    };
     if g.h == 0 {
         bail!(Index, "tuple index out of range (objects of an empty grid)");
     }
@@ -423,7 +351,7 @@ fn partition(a: &[Value]) -> DslResult<Value> {
 
 fn fgpartition(a: &[Value]) -> DslResult<Value> {
     let g = a[0].as_grid()?;
-    let bg = background(g.view())?;
+    let bg = common::background(&g.cells)?;
     Ok(color_classes(&g, Some(bg)))
 }
 
@@ -521,16 +449,5 @@ mod tests {
         let three = p_g(&[g(vec![7, 0, 3, 0])]).unwrap();
         assert_eq!(three, Value::tuple(vec![Value::Int(0), Value::Int(3), Value::Int(7)]));
         assert_eq!(p_g(&[g(vec![5, 2, 2, 5])]).unwrap(), Value::Pair(2, 5));
-    }
-
-    #[test]
-    fn histogram_orders_negative_colours_first() {
-        let h = Histogram::of(&[3, -2, 3, 0, -2]);
-        assert_eq!(h.iter().collect::<Vec<_>>(), [(-2, 2), (0, 1), (3, 2)]);
-        assert_eq!(h.most_common(), Some(-2));
-        let wide = Histogram::of(&[100, -100, 5, 100]);
-        assert_eq!(wide.iter().collect::<Vec<_>>(), [(-100, 1), (5, 1), (100, 2)]);
-        assert_eq!(wide.most_common(), Some(100));
-        assert_eq!(Histogram::of(&[]).most_common(), None);
     }
 }
