@@ -207,10 +207,6 @@ impl Value {
 
     // ----- constructors -------------------------------------------------------------------
 
-    pub fn int(n: i64) -> Value {
-        Value::Int(n)
-    }
-
     pub fn loc(l: Loc) -> Value {
         Value::Pair(l.i as i64, l.j as i64)
     }
