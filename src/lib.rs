@@ -7,6 +7,7 @@
 //! corpus; [`embedded`] holds the demo the binary carries.
 
 pub mod batch;
+pub mod device;
 pub mod batt;
 pub mod dsl;
 pub mod embedded;

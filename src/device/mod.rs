@@ -1,0 +1,2 @@
+//! Devices (temporary until the emu branch lands).
+pub mod nvrtc;
