@@ -7,8 +7,8 @@
 //! corpus; [`embedded`] holds the demo the binary carries.
 
 pub mod batch;
-pub mod device;
 pub mod batt;
+pub mod device;
 pub mod dsl;
 pub mod embedded;
 pub mod golden;

@@ -7,11 +7,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
-use arcbatch::batch::CpuBackend;
+use arcbatch::batch::{Arg, Backend, CpuBackend, GridBatch, LaneResult, PatchBatch, Transform};
 use arcbatch::batt::{Config, Plan};
-use arcbatch::dsl::PrimId;
+use arcbatch::dsl::{Cell, Color, Grid, Loc, PrimId, Value};
 use arcbatch::program::parse_file;
 use arcbatch::tasks;
+use arcbatch::tools::diff::diff;
 use arcbatch::tools::profile::static_profile;
 
 fn library() -> String {
@@ -100,4 +101,110 @@ fn the_dynamic_profile_covers_every_primitive_the_run_calls() {
         assert!(row.calls > 0 && row.lanes >= row.calls, "{row:?}");
     }
     assert!(report.profile.iter().any(|r| r.name == "objects" && r.batched));
+}
+
+/// The CPU backend with one planted bug: `fill` paints cell (0, 0) of every result colour 7.
+/// (The emulated GPU backend has its own hook for the same purpose; this one keeps the diff
+/// tool's test independent of any device code.)
+struct FaultyFill(CpuBackend);
+
+impl Backend for FaultyFill {
+    fn name(&self) -> &'static str {
+        "faulty"
+    }
+    fn shards(&self, lanes: usize) -> usize {
+        self.0.shards(lanes)
+    }
+    fn map_scalar(&self, prim: PrimId, args: &[Arg<'_>], lanes: usize) -> Vec<LaneResult> {
+        self.0.map_scalar(prim, args, lanes)
+    }
+    fn map_call(&self, function: &Arg<'_>, args: &[Arg<'_>], lanes: usize) -> Vec<LaneResult> {
+        self.0.map_call(function, args, lanes)
+    }
+    fn objects(&self, grids: &GridBatch, mode: u8) -> Vec<LaneResult> {
+        self.0.objects(grids, mode)
+    }
+    fn ofcolor(&self, grids: &GridBatch, colors: &[i64]) -> Vec<LaneResult> {
+        self.0.ofcolor(grids, colors)
+    }
+    fn colorcount(&self, grids: &GridBatch, colors: &[i64]) -> Vec<LaneResult> {
+        self.0.colorcount(grids, colors)
+    }
+    fn palette(&self, grids: &GridBatch, as_tuple: bool) -> Vec<LaneResult> {
+        self.0.palette(grids, as_tuple)
+    }
+    fn colorfilter(&self, objects: &[&Value], colors: &[i64]) -> Vec<LaneResult> {
+        self.0.colorfilter(objects, colors)
+    }
+    fn fill(&self, grids: &GridBatch, colors: &[Color], patches: &PatchBatch<Loc>) -> Vec<LaneResult> {
+        let corrupt = |r: LaneResult| {
+            r.map(|v| match v.as_grid() {
+                Ok(g) if !g.cells.is_empty() => {
+                    let mut cells = g.cells.clone();
+                    cells[0] = 7;
+                    Value::grid(Grid::new(g.h, g.w, cells))
+                }
+                _ => v,
+            })
+        };
+        self.0.fill(grids, colors, patches).into_iter().map(corrupt).collect()
+    }
+    fn paint(&self, grids: &GridBatch, objects: &PatchBatch<Cell>) -> Vec<LaneResult> {
+        self.0.paint(grids, objects)
+    }
+    fn transform(&self, grids: &GridBatch, t: Transform) -> Vec<LaneResult> {
+        self.0.transform(grids, t)
+    }
+}
+
+fn demo_plan_inputs() -> (Vec<arcbatch::program::Program>, Vec<arcbatch::tasks::Task>) {
+    let programs = parse_file("demo/solvers.py", arcbatch::embedded::DEMO_SOLVERS).expect("demo solvers parse");
+    (programs, arcbatch::embedded::demo_tasks().tasks)
+}
+
+#[test]
+fn diff_finds_a_planted_wrong_fill_and_names_its_step_and_sample() {
+    let (programs, tasks) = demo_plan_inputs();
+    let plan = Plan::new(&programs, &[], &tasks, Config::default()).expect("plan");
+    let cpu = CpuBackend::new(None);
+    let clean = diff(&plan, &cpu, &CpuBackend::new(None), 10, &|| ());
+    assert_eq!((clean.mismatches, clean.divergences.len()), (0, 0));
+    assert!(clean.steps > 0 && clean.values > clean.steps, "{clean:?}");
+
+    let report = diff(&plan, &cpu, &FaultyFill(CpuBackend::new(None)), 3, &|| ());
+    assert!(report.roots > 0 && report.mismatches >= report.roots, "{report:?}");
+    assert_eq!(report.divergences.len(), 3, "the limit is kept");
+    let first = &report.divergences[0];
+    assert!(first.root && first.step.contains("= fill("), "{first:?}");
+    assert!(
+        first.task.starts_with("demo_") && first.sample.contains('['),
+        "{first:?}"
+    );
+    assert_eq!(first.args.len(), 3, "grid, colour and patch are shown");
+    let (Ok(a), Ok(b)) = (&first.a, &first.b) else {
+        panic!("both backends computed a value: {first:?}")
+    };
+    assert_eq!(b.as_grid().expect("a grid").cells[0], 7);
+    assert_ne!(a, b);
+    let svg = first.svg("cpu", "faulty");
+    assert!(svg.contains("stroke=\"#ff0000\""), "the differing cell is outlined");
+    let text = report.text("cpu", "faulty");
+    assert!(text.contains("divergence 1 (root)") && text.contains(&format!("{} differ", report.mismatches)));
+}
+
+#[test]
+fn diff_cli_exits_0_when_the_backends_agree_and_2_on_bad_input() {
+    let exe = env!("CARGO_BIN_EXE_arcbatch");
+    let out = Command::new(exe)
+        .args(["diff", "--a", "cpu", "--b", "cpu"])
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("0 differ (0 roots)"), "{stdout}");
+    let bad = Command::new(exe)
+        .args(["diff", "--tasks", "/nonexistent/tasks"])
+        .output()
+        .expect("run");
+    assert_eq!(bad.status.code(), Some(2));
 }

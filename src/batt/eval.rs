@@ -12,7 +12,8 @@
 //! Nodes are evaluated in dataflow order: each node is a rayon task started when its last
 //! argument is ready, and its lanes run in parallel chunks inside the backend. A column is
 //! dropped as soon as the last node that reads it is done, except the columns scoring reads
-//! (outputs and guards).
+//! (outputs and guards), or every column when asked to keep them all ([`Keep::All`], for
+//! comparing two backends step by step).
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -167,6 +168,11 @@ impl Column {
         }
     }
 
+    /// The tasks (indices into the lanes' tasks) the column has values for, ascending.
+    pub fn tasks(&self) -> &[u32] {
+        &self.domain.tasks
+    }
+
     /// The value on sample `s` of task `t` (which must be in the column's domain).
     pub fn get(&self, t: usize, s: usize) -> &LaneResult {
         let p = self.domain.pos[t] as usize;
@@ -192,6 +198,15 @@ pub struct NodeTiming {
     pub units: usize,
 }
 
+/// Which columns [`evaluate`] returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// Those scoring reads (outputs and guards); the others are dropped after their last use.
+    Sinks,
+    /// Every column.
+    All,
+}
+
 /// Evaluates the DAG: solver `k` on the tasks `solver_tasks[k]` (indices into `lanes.tasks`).
 /// `tick` is called once per node evaluated.
 pub fn evaluate(
@@ -199,6 +214,7 @@ pub fn evaluate(
     lanes: &Lanes<'_>,
     solver_tasks: &[Vec<u32>],
     backend: &dyn Backend,
+    keep: Keep,
     tick: &(dyn Fn() + Sync),
 ) -> Evaluation {
     let domains = domains(merged, lanes, solver_tasks);
@@ -214,7 +230,7 @@ pub fn evaluate(
             }
         }
     }
-    let mut kept = vec![false; n];
+    let mut kept = vec![keep == Keep::All; n];
     for sink in sinks(merged) {
         kept[sink as usize] = true;
     }

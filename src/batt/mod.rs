@@ -222,6 +222,29 @@ impl<'t> Plan<'t> {
             .sum()
     }
 
+    /// The lanes: every sample of every task that has a solver.
+    pub fn all_lanes(&self) -> &Lanes<'t> {
+        &self.lanes
+    }
+
+    /// How many times [`evaluate_all`](Self::evaluate_all) calls its `tick`.
+    pub fn work_all(&self) -> u64 {
+        eval::live_nodes(&self.merged, &self.lanes, &self.solver_tasks) as u64
+    }
+
+    /// Evaluates the whole plan as one shard and keeps every node's column, for comparing
+    /// backends step by step (`arcbatch diff`). Costs memory in proportion to the steps.
+    pub fn evaluate_all(&self, backend: &dyn Backend, tick: &(dyn Fn() + Sync)) -> eval::Evaluation {
+        eval::evaluate(
+            &self.merged,
+            &self.lanes,
+            &self.solver_tasks,
+            backend,
+            eval::Keep::All,
+            tick,
+        )
+    }
+
     /// Evaluates on a backend and scores. The lanes are cut into the backend's shards
     /// (contiguous runs of tasks), evaluated in parallel, each columnar over its own lanes;
     /// `tick` is called once per node of each shard.
@@ -231,7 +254,7 @@ impl<'t> Plan<'t> {
             .shards(backend)
             .into_par_iter()
             .map(|(lanes, tasks)| {
-                let evaluation = eval::evaluate(&self.merged, &lanes, &tasks, backend, tick);
+                let evaluation = eval::evaluate(&self.merged, &lanes, &tasks, backend, eval::Keep::Sinks, tick);
                 let matches = score::score(&self.merged, &self.names, &lanes, &tasks, &evaluation);
                 (matches, evaluation.timings)
             })

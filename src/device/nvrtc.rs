@@ -128,7 +128,11 @@ impl Program {
 
     fn log(&self) -> String {
         let log = self
-            .read("nvrtcGetProgramLog", sys::nvrtcGetProgramLogSize, sys::nvrtcGetProgramLog)
+            .read(
+                "nvrtcGetProgramLog",
+                sys::nvrtcGetProgramLogSize,
+                sys::nvrtcGetProgramLog,
+            )
             .unwrap_or_default();
         String::from_utf8_lossy(&log).trim_end_matches('\0').trim().to_string()
     }

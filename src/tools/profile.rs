@@ -9,6 +9,7 @@ use std::fmt::Write;
 
 use serde_json::{json, Value as Json};
 
+use super::svg::escape;
 use crate::batt::OpTime;
 use crate::program::{Callee, ConstKey, Operand, Program};
 
@@ -139,11 +140,6 @@ fn duration(seconds: f64) -> String {
     } else {
         format!("{:.2} ms", seconds * 1e3)
     }
-}
-
-/// Escapes text for SVG.
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 /// The dynamic profile as a horizontal bar chart: one bar per primitive, longest first, with

@@ -1,0 +1,64 @@
+//! `arcbatch diff`: one merged program on two backends, every step compared on every lane;
+//! the first divergences printed (and drawn with `--out`). Exit status 0 when everything
+//! agrees, 1 on any mismatch (2, as everywhere, on a usage or input error).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use arcbatch::batt::{Config, Plan};
+use arcbatch::tools::diff::diff;
+
+use super::batt::BackendKind;
+use super::progress::Progress;
+use super::run::read_inputs;
+
+pub struct Options {
+    pub solvers: Option<PathBuf>,
+    pub tasks: Option<PathBuf>,
+    pub a: BackendKind,
+    pub b: BackendKind,
+    pub out: Option<PathBuf>,
+    pub cross: bool,
+    pub max: usize,
+    pub timeout: Duration,
+}
+
+pub fn run(options: &Options) -> Result<ExitCode, String> {
+    let inputs = read_inputs(options.solvers.as_deref(), options.tasks.as_deref())?;
+    for e in &inputs.tasks.errors {
+        eprintln!("arcbatch: skipped: {e}");
+    }
+    let config = Config {
+        cross: options.cross,
+        no_merge: false,
+    };
+    let plan = Plan::new(&inputs.programs, &[], &inputs.tasks.tasks, config)?;
+    let (a, b) = (options.a.build(options.timeout), options.b.build(options.timeout));
+    let (name_a, name_b) = (a.name(), b.name());
+    let progress = Progress::new(2 * plan.work_all(), "nodes");
+    let report = diff(&plan, a.as_ref(), b.as_ref(), options.max, &|| progress.tick());
+    progress.finish();
+    print!("{}", report.text(name_a, name_b));
+    if let Some(dir) = &options.out {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for (n, d) in report.divergences.iter().enumerate() {
+            let path = dir.join(format!(
+                "{:03}-{}-{}-n{}.svg",
+                n + 1,
+                d.task,
+                d.sample.replace(['[', ']'], ""),
+                d.node
+            ));
+            std::fs::write(&path, d.svg(name_a, name_b)).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        if !report.divergences.is_empty() {
+            println!("drew {} divergences in {}", report.divergences.len(), dir.display());
+        }
+    }
+    Ok(if report.mismatches == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
