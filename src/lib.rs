@@ -8,6 +8,7 @@
 
 pub mod batch;
 pub mod batt;
+pub mod device;
 pub mod dsl;
 pub mod embedded;
 pub mod golden;
