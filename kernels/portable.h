@@ -41,9 +41,9 @@ struct GridMeta {
 #define END_BLOCKS }
 #define BLOCK_ID blockIdx.x
 #define NTHREADS blockDim.x
-#define PHASE { const u32 tid = threadIdx.x; {
+#define PHASE { const u32 tid = threadIdx.x; (void)tid; {
 #define END_PHASE } __syncthreads(); }
-#define PHASE_OR(flag) { const u32 tid = threadIdx.x; int vote_ = 0; {
+#define PHASE_OR(flag) { const u32 tid = threadIdx.x; int vote_ = 0; (void)tid; {
 #define VOTE(x) (vote_ |= (x) ? 1 : 0)
 #define END_PHASE_OR(flag) } flag = __syncthreads_or(vote_); }
 #define SHARED(type, name, n) __shared__ type name[n]
