@@ -1,6 +1,6 @@
 //! [`DeviceBackend`]: the [`Backend`] that runs batched ops on a set of [`Device`]s.
 //!
-//! Each batched op with a kernel is an [`Offload`]: which lanes the kernel takes (grids with
+//! Each batched op with a kernel is an `Offload`: which lanes the kernel takes (grids with
 //! cells, and what else the kernel is written for; the other, odd lanes go to the CPU
 //! backend), how to pack the taken lanes into one [`Job`], and how to unpack the bytes that
 //! come back into the very [`LaneResult`]s the CPU backend gives. A batch of more than
