@@ -215,3 +215,24 @@ pub trait Device: Send + Sync {
     /// Runs `job`, leaving the bytes of `job.output` in `out` (replacing its contents).
     fn run(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_entry_point_is_in_one_family_whose_nvrtc_source_defines_it() {
+        for entry in Entry::ALL {
+            let defining: Vec<&str> = FAMILIES
+                .iter()
+                .filter(|f| f.entries.contains(&entry))
+                .map(|f| f.file)
+                .collect();
+            assert_eq!(defining.len(), 1, "{entry:?} in {defining:?}");
+            let source = entry.family().nvrtc_source();
+            assert!(source.contains(&format!("KERNEL({},", entry.symbol())), "{entry:?}");
+            assert!(!source.contains("#include \"portable.h\""));
+            assert_eq!(Entry::of_name(entry.name()), Some(entry));
+        }
+    }
+}
