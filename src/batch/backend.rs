@@ -1,5 +1,6 @@
 //! The one interface every batched-operation backend implements: the CPU backend here
-//! ([`super::cpu::CpuBackend`]), and later the GPU backend and its CPU kernel emulation.
+//! ([`super::cpu::CpuBackend`]), and the device backend over GPUs or their emulation on the
+//! CPU ([`crate::device::DeviceBackend`]).
 //!
 //! One method per batched op family. Grids arrive in one flat [`GridBatch`] (the layout a
 //! kernel takes as is), patches in one [`PatchBatch`], per-lane scalars as slices; each method

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use arcbatch::batch::{Backend, CpuBackend};
 use arcbatch::batt::{Config, Plan, Report};
+use arcbatch::device::DeviceBackend;
 use arcbatch::program::{parse_file, Program};
 
 use super::progress::Progress;
@@ -16,14 +17,20 @@ use super::run::{list, read_inputs, write_json};
 pub enum BackendKind {
     /// rayon over lanes on this machine's cores.
     Cpu,
+    /// The GPU kernels compiled for the host and run on the CPU, through the device backend's
+    /// staging, dispatch and fallback (one emulated device; ARCBATCH_EMU_FAULT=<kernel>
+    /// corrupts one kernel's output, for testing).
+    Emu,
 }
 
 impl BackendKind {
     /// The backend, with a time limit per step and lane.
-    pub fn build(self, timeout: Duration) -> Box<dyn Backend> {
-        match self {
-            BackendKind::Cpu => Box::new(CpuBackend::new(Some(timeout))),
-        }
+    pub fn build(self, timeout: Duration) -> Result<Box<dyn Backend>, String> {
+        let cpu = CpuBackend::new(Some(timeout));
+        Ok(match self {
+            BackendKind::Cpu => Box::new(cpu),
+            BackendKind::Emu => Box::new(DeviceBackend::emu(1, cpu)?),
+        })
     }
 }
 
@@ -54,7 +61,7 @@ pub fn run(options: &Options) -> Result<(), String> {
         None => Vec::new(),
     };
     let plan = Plan::new(&inputs.programs, &differs, &inputs.tasks.tasks, options.config)?;
-    let backend = options.backend.build(options.timeout);
+    let backend = options.backend.build(options.timeout)?;
     let progress = Progress::new(plan.work(backend.as_ref()), "nodes");
     let report = plan.run(backend.as_ref(), &|| progress.tick());
     progress.finish();

@@ -34,7 +34,7 @@ pub fn run(options: &Options) -> Result<ExitCode, String> {
         no_merge: false,
     };
     let plan = Plan::new(&inputs.programs, &[], &inputs.tasks.tasks, config)?;
-    let (a, b) = (options.a.build(options.timeout), options.b.build(options.timeout));
+    let (a, b) = (options.a.build(options.timeout)?, options.b.build(options.timeout)?);
     let (name_a, name_b) = (a.name(), b.name());
     let progress = Progress::new(2 * plan.work_all(), "nodes");
     let report = diff(&plan, a.as_ref(), b.as_ref(), options.max, &|| progress.tick());

@@ -48,7 +48,7 @@ pub fn run(options: &Options) -> Result<(), String> {
         no_merge: false,
     };
     let plan = Plan::new(&inputs.programs, &[], &inputs.tasks.tasks, config)?;
-    let backend = options.backend.build(options.timeout);
+    let backend = options.backend.build(options.timeout)?;
     let backend_name = format!("{:?}", options.backend).to_lowercase();
     let progress = Progress::new(plan.work(backend.as_ref()), "nodes");
     let report = plan.run(backend.as_ref(), &|| progress.tick());

@@ -28,5 +28,5 @@ pub const FAMILIES: &[&[PrimSpec]] = &[
 pub use containers::merge_values;
 pub use grids::{cmirror_of, dmirror_of, fill_of, hmirror_of, paint_of, rot180_of, rot270_of, rot90_of, vmirror_of};
 pub use higher::same_kind;
-pub use objects::{objects_of, p_g_of};
+pub use objects::{objects_from_labels, objects_of, p_g_of};
 pub use patches::{colorcount_of, colorfilter_of, ofcolor_of, palette_of};

@@ -202,42 +202,18 @@ impl Labels {
         }
     }
 
-    /// Pass 2: the components, each with its cells sorted. A root is the label of its
-    /// component's first run, so roots ascend with the components' first cells in row-major
-    /// order. With `univalued`, cells copied in row-major order are sorted already and the
-    /// components, ordered stably by colour, are in canonical order; otherwise each is sorted
-    /// here and the caller orders them.
+    /// Pass 2: the components, in row-major order within each (see [`canonical`]).
     fn components(&mut self, g: GridView<'_>, univalued: bool) -> Vec<Vec<Cell>> {
-        self.rank.clear();
-        self.rank.resize(self.parent.len(), NONE);
-        self.order.clear();
         let roots = (0..self.parent.len()).filter(|&x| self.parent[x] as usize == x);
-        if univalued {
-            // A stable counting sort of the roots by colour.
-            let mut next = [0u32; 256];
-            let (mut lo, mut hi) = (usize::MAX, 0);
-            for root in roots.clone() {
-                let k = slot(self.color[root]);
-                next[k] += 1;
-                (lo, hi) = (lo.min(k), hi.max(k));
-            }
-            let mut at = 0;
-            for n in next.iter_mut().take(hi + 1).skip(lo) {
-                (*n, at) = (at, at + *n);
-            }
-            self.order.resize(at as usize, 0);
-            for root in roots {
-                let n = &mut next[slot(self.color[root])];
-                self.rank[root] = *n;
-                self.order[*n as usize] = root as u32;
-                *n += 1;
-            }
-        } else {
-            for root in roots {
-                self.rank[root] = self.order.len() as u32;
-                self.order.push(root as u32);
-            }
-        }
+        let color = &self.color;
+        order_roots(
+            self.parent.len(),
+            roots,
+            |root| color[root],
+            univalued,
+            &mut self.rank,
+            &mut self.order,
+        );
         let mut comps: Vec<Vec<Cell>> = self
             .order
             .iter()
@@ -261,13 +237,88 @@ impl Labels {
                 );
             }
         }
-        if !univalued {
-            for c in &mut comps {
-                c.sort_unstable();
-            }
-        }
         comps
     }
+}
+
+/// Orders the components by their roots (labels below `labels`), given in ascending order of
+/// the components' first cells (row-major): `order[n]` is the root of output component `n`,
+/// `rank[root]` its index.
+/// With `univalued` the roots are ordered stably by colour (a counting sort), which with
+/// row-major cells gives the canonical order (see [`canonical`]); otherwise they keep their
+/// order and [`canonical`] sorts.
+fn order_roots(
+    labels: usize,
+    roots: impl Iterator<Item = usize> + Clone,
+    color: impl Fn(usize) -> Color,
+    univalued: bool,
+    rank: &mut Vec<u32>,
+    order: &mut Vec<u32>,
+) {
+    rank.clear();
+    rank.resize(labels, NONE);
+    order.clear();
+    if univalued {
+        // A stable counting sort of the roots by colour.
+        let mut next = [0u32; 256];
+        let (mut lo, mut hi) = (usize::MAX, 0);
+        for root in roots.clone() {
+            let k = slot(color(root));
+            next[k] += 1;
+            (lo, hi) = (lo.min(k), hi.max(k));
+        }
+        let mut at = 0;
+        for n in next.iter_mut().take(hi + 1).skip(lo) {
+            (*n, at) = (at, at + *n);
+        }
+        order.resize(at as usize, 0);
+        for root in roots {
+            let n = &mut next[slot(color(root))];
+            rank[root] = *n;
+            order[*n as usize] = root as u32;
+            *n += 1;
+        }
+    } else {
+        for root in roots {
+            rank[root] = order.len() as u32;
+            order.push(root as u32);
+        }
+    }
+}
+
+/// The components as an Objects value in canonical order, given in the order of
+/// [`order_roots`] with their cells in row-major order. A one-coloured object's row-major
+/// cells are sorted already; a many-coloured one is sorted here, and such objects are then
+/// ordered by their first cell, which decides the canonical order because two objects never
+/// share a cell.
+fn canonical(mut comps: Vec<Vec<Cell>>, univalued: bool) -> Value {
+    if !univalued {
+        for c in &mut comps {
+            c.sort_unstable();
+        }
+        comps.sort_unstable_by_key(|c| c.first().copied());
+    }
+    objects_value(comps)
+}
+
+/// `objects` of a grid from a label per cell (as the device kernels compute them): the index
+/// of the first cell (row-major) of the cell's component, or `u32::MAX` for a background
+/// cell. Every label must be such an index, whose own label is itself.
+pub fn objects_from_labels(g: GridView<'_>, labels: &[u32], univalued: bool) -> Value {
+    let roots = (0..labels.len()).filter(|&c| labels[c] as usize == c);
+    let (mut rank, mut order) = (Vec::new(), Vec::new());
+    order_roots(labels.len(), roots, |c| g.cells[c], univalued, &mut rank, &mut order);
+    let mut comps: Vec<Vec<Cell>> = vec![Vec::new(); order.len()];
+    for (c, &label) in labels.iter().enumerate() {
+        if label != NONE {
+            comps[rank[label as usize] as usize].push(Cell {
+                color: g.cells[c] as i32,
+                i: (c / g.w) as i32,
+                j: (c % g.w) as i32,
+            });
+        }
+    }
+    canonical(comps, univalued)
 }
 
 /// Objects already in canonical order as an Objects value.
@@ -293,30 +344,25 @@ pub fn objects_of(g: GridView<'_>, univalued: bool, diagonal: bool, without_bg: 
     if g.h == 0 {
         bail!(Index, "tuple index out of range (objects of an empty grid)");
     }
-    let comps = if !univalued && bg.is_none() {
+    if !univalued && bg.is_none() {
         // Every cell connects to its neighbours: the whole grid is one object.
-        if g.cells.is_empty() {
+        let comps = if g.cells.is_empty() {
             Vec::new()
         } else {
             vec![sorted_cells(g)]
+        };
+        return Ok(objects_value(comps));
+    }
+    let comps = LABELS.with_borrow_mut(|labels| {
+        if univalued {
+            labels.label::<true>(g, diagonal, bg);
+        } else {
+            labels.label::<false>(g, diagonal, bg);
         }
-    } else {
-        let mut comps = LABELS.with_borrow_mut(|labels| {
-            if univalued {
-                labels.label::<true>(g, diagonal, bg);
-            } else {
-                labels.label::<false>(g, diagonal, bg);
-            }
-            labels.flatten();
-            labels.components(g, univalued)
-        });
-        if !univalued {
-            // Many-coloured objects, each sorted: order them by their first cell.
-            comps.sort_unstable_by_key(|c| c.first().copied());
-        }
-        comps
-    };
-    Ok(objects_value(comps))
+        labels.flatten();
+        labels.components(g, univalued)
+    });
+    Ok(canonical(comps, univalued))
 }
 
 fn objects(a: &[Value]) -> DslResult<Value> {

@@ -1,0 +1,75 @@
+// grids.cu: grids out, one block per grid: `fill` (a colour written at a patch's locations),
+// `paint` (an object's cells written, the last cell in the object's order winning a location,
+// decided by an atomic max over cell indices), and the rotations and mirrors.
+#include "portable.h"
+
+KERNEL(arcb_fill, const GridMeta* metas, const i8* cells, const i8* colors, const u32* starts, const i32* locs,
+       i8* out) {
+    BLOCKS
+    const GridMeta m = metas[BLOCK_ID];
+    const u32 h = m.h, w = m.w, n = h * w;
+    const i8 color = colors[BLOCK_ID];
+    const u32 from = starts[BLOCK_ID], to = starts[BLOCK_ID + 1];
+    PHASE
+    for (u32 c = tid; c < n; c += NTHREADS) out[m.offset + c] = cells[m.offset + c];
+    END_PHASE
+    PHASE
+    for (u32 k = from + tid; k < to; k += NTHREADS) {
+        const i32 i = locs[2 * k], j = locs[2 * k + 1];
+        if (i >= 0 && j >= 0 && i < (i32)h && j < (i32)w) out[m.offset + (u32)i * w + (u32)j] = color;
+    }
+    END_PHASE
+    END_BLOCKS
+}
+
+// `items` holds (colour, i, j) per cell; `winner` is scratch, one int per grid cell.
+KERNEL(arcb_paint, const GridMeta* metas, const i8* cells, const u32* starts, const i32* items, i32* winner,
+       i8* out) {
+    BLOCKS
+    const GridMeta m = metas[BLOCK_ID];
+    const u32 h = m.h, w = m.w, n = h * w;
+    const u32 from = starts[BLOCK_ID], to = starts[BLOCK_ID + 1];
+    PHASE
+    for (u32 c = tid; c < n; c += NTHREADS) winner[m.offset + c] = -1;
+    END_PHASE
+    PHASE
+    for (u32 k = from + tid; k < to; k += NTHREADS) {
+        const i32 i = items[3 * k + 1], j = items[3 * k + 2];
+        if (i >= 0 && j >= 0 && i < (i32)h && j < (i32)w) ATOMIC_MAX(&winner[m.offset + (u32)i * w + (u32)j], (i32)(k - from));
+    }
+    END_PHASE
+    PHASE
+    for (u32 c = tid; c < n; c += NTHREADS) {
+        const i32 k = winner[m.offset + c];
+        out[m.offset + c] = k >= 0 ? (i8)items[3 * (from + (u32)k)] : cells[m.offset + c];
+    }
+    END_PHASE
+    END_BLOCKS
+}
+
+// `t`: 0 rot90, 1 rot180, 2 rot270, 3 hmirror, 4 vmirror, 5 dmirror, 6 cmirror. Output cell
+// c of grid k lies at the same offset as the input's (the cell count does not change).
+KERNEL(arcb_transform, const GridMeta* metas, const i8* cells, i8* out, u32 t) {
+    BLOCKS
+    const GridMeta m = metas[BLOCK_ID];
+    const u32 h = m.h, w = m.w, n = h * w;
+    const int transposed = t == 0 || t == 2 || t == 5 || t == 6;
+    const u32 ow = transposed ? h : w;
+    PHASE
+    for (u32 c = tid; c < n; c += NTHREADS) {
+        const u32 r = c / ow, q = c % ow;
+        u32 i, j;
+        switch (t) {
+        case 0: i = h - 1 - q; j = r; break;
+        case 1: i = h - 1 - r; j = w - 1 - q; break;
+        case 2: i = q; j = w - 1 - r; break;
+        case 3: i = h - 1 - r; j = q; break;
+        case 4: i = r; j = w - 1 - q; break;
+        case 5: i = q; j = r; break;
+        default: i = h - 1 - q; j = w - 1 - r; break;
+        }
+        out[m.offset + c] = cells[m.offset + i * w + j];
+    }
+    END_PHASE
+    END_BLOCKS
+}

@@ -1,0 +1,79 @@
+// objects.cu: connected components of each grid, for the 8 modes of `objects` / `o_g`
+// (mode = 4 * univalued + 2 * diagonal + without_bg). One block per grid.
+//
+// Each cell's label starts as its own index (or NO_LABEL for a background cell) and falls to
+// the smallest label among the cells it connects to, with pointer jumping, until a pass
+// changes nothing (a `__syncthreads_or` vote). A label only ever takes the value of another
+// label of its component, so at the fixed point every cell holds the index of its
+// component's first cell in row-major order. Labels live in global memory (a grid may have up
+// to 255 x 255 cells); the background is the reference's mostcolor: the most common colour,
+// ties to the smallest. The host builds the objects from the labels.
+#include "portable.h"
+
+KERNEL(arcb_objects, const GridMeta* metas, const i8* cells, u32* labels, u32 mode) {
+    BLOCKS
+    const GridMeta m = metas[BLOCK_ID];
+    const u32 h = m.h, w = m.w, n = h * w;
+    const i8* g = cells + m.offset;
+    u32* lab = labels + m.offset;
+    const int univalued = (mode & 4u) != 0, diagonal = (mode & 2u) != 0, without_bg = (mode & 1u) != 0;
+    SHARED(u32, hist, 256);
+    SHARED(int, bg_slot, 1);
+    if (without_bg) {
+        PHASE
+        for (u32 s = tid; s < 256; s += NTHREADS) hist[s] = 0;
+        END_PHASE
+        PHASE
+        for (u32 c = tid; c < n; c += NTHREADS) ATOMIC_ADD(&hist[COLOR_SLOT(g[c])], 1u);
+        END_PHASE
+        PHASE
+        if (tid == 0) {
+            // Ascending slots are ascending colours: the first maximum is the smallest colour.
+            u32 best = 0;
+            int slot = -1;
+            for (int s = 0; s < 256; ++s) {
+                if (hist[s] > best) {
+                    best = hist[s];
+                    slot = s;
+                }
+            }
+            bg_slot[0] = slot;
+        }
+        END_PHASE
+    } else {
+        PHASE
+        if (tid == 0) bg_slot[0] = -1;
+        END_PHASE
+    }
+    const int bg = bg_slot[0];
+    PHASE
+    for (u32 c = tid; c < n; c += NTHREADS) lab[c] = (int)COLOR_SLOT(g[c]) == bg ? NO_LABEL : c;
+    END_PHASE
+    int changed = 1;
+    while (changed) {
+        PHASE_OR(changed)
+        for (u32 c = tid; c < n; c += NTHREADS) {
+            const u32 own = lab[c];
+            if (own == NO_LABEL) continue;
+            const int i = (int)(c / w), j = (int)(c % w);
+            u32 best = lab[own];
+            for (int di = -1; di <= 1; ++di) {
+                for (int dj = -1; dj <= 1; ++dj) {
+                    if ((di == 0 && dj == 0) || (!diagonal && di != 0 && dj != 0)) continue;
+                    const int ni = i + di, nj = j + dj;
+                    if (ni < 0 || nj < 0 || ni >= (int)h || nj >= (int)w) continue;
+                    const u32 nc = (u32)ni * w + (u32)nj;
+                    const u32 other = lab[nc];
+                    if (other == NO_LABEL || (univalued && g[nc] != g[c])) continue;
+                    if (other < best) best = other;
+                }
+            }
+            if (best < own) {
+                lab[c] = best;
+                VOTE(1);
+            }
+        }
+        END_PHASE_OR(changed)
+    }
+    END_BLOCKS
+}

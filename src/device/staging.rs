@@ -1,0 +1,113 @@
+//! The staging buffer of one job: the input sections written back to back (each at a multiple
+//! of 8 bytes, little-endian) into one reused byte buffer, uploaded in one transfer; then the
+//! output and scratch sections, which only reserve room on the device. Also the readers of the
+//! bytes that come back.
+
+use crate::batch::GridMeta;
+
+/// Alignment of every section, in bytes.
+const ALIGN: usize = 8;
+
+/// A value with a fixed little-endian layout in a section.
+pub trait Plain: Copy {
+    /// Appends the value's bytes.
+    fn put(self, out: &mut Vec<u8>);
+}
+
+macro_rules! plain_numbers {
+    ($($t:ty),*) => {$(
+        impl Plain for $t {
+            fn put(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        }
+    )*};
+}
+plain_numbers!(u8, i8, u32, i32, i64);
+
+impl Plain for GridMeta {
+    /// `struct GridMeta { uint32_t offset; uint8_t h, w; }`: 8 bytes, the last 2 padding.
+    fn put(self, out: &mut Vec<u8>) {
+        self.offset.put(out);
+        out.extend_from_slice(&[self.h, self.w, 0, 0]);
+    }
+}
+
+/// The sections of one job, reused from job to job.
+#[derive(Clone, Debug, Default)]
+pub struct Staging {
+    /// The input sections, the bytes to upload.
+    bytes: Vec<u8>,
+    /// The end of the reserved (not uploaded) sections; 0 while there are none.
+    end: usize,
+}
+
+impl Staging {
+    /// Empties the buffer, keeping its memory.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.end = 0;
+    }
+
+    /// Appends an input section; returns its offset.
+    pub fn put<T: Plain>(&mut self, items: impl IntoIterator<Item = T>) -> usize {
+        debug_assert_eq!(self.end, 0, "input sections come before reserved ones");
+        self.bytes.resize(self.bytes.len().next_multiple_of(ALIGN), 0);
+        let offset = self.bytes.len();
+        for item in items {
+            item.put(&mut self.bytes);
+        }
+        offset
+    }
+
+    /// Appends grid cells as a section (a byte copy); returns its offset.
+    pub fn put_cells(&mut self, cells: &[i8]) -> usize {
+        self.put(cells.iter().map(|&c| c as u8))
+    }
+
+    /// Reserves an output or scratch section of `bytes` bytes on the device; returns its offset.
+    pub fn reserve(&mut self, bytes: usize) -> usize {
+        let offset = self.end.max(self.bytes.len()).next_multiple_of(ALIGN);
+        self.end = offset + bytes;
+        offset
+    }
+
+    /// The bytes to upload.
+    pub fn input(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The size of the device buffer: the inputs and every reserved section.
+    pub fn device_bytes(&self) -> usize {
+        self.end.max(self.bytes.len())
+    }
+}
+
+/// The `u32`s of a section that came back.
+pub fn u32s(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    bytes
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sections_are_aligned_and_reserved_ones_are_not_uploaded() {
+        let mut s = Staging::default();
+        assert_eq!(s.put_cells(&[1, -1, 3]), 0);
+        assert_eq!(s.put([7u32]), 8);
+        assert_eq!(s.put([GridMeta { offset: 5, h: 2, w: 3 }]), 16);
+        assert_eq!(s.input().len(), 24);
+        assert_eq!(&s.input()[..3], &[1, 255, 3]);
+        assert_eq!(&s.input()[16..24], &[5, 0, 0, 0, 2, 3, 0, 0]);
+        assert_eq!(s.reserve(3), 24);
+        assert_eq!(s.reserve(4), 32);
+        assert_eq!((s.input().len(), s.device_bytes()), (24, 36));
+        assert_eq!(u32s(&[1, 0, 0, 0, 0, 1, 0, 0]).collect::<Vec<_>>(), [1, 256]);
+        s.clear();
+        assert_eq!((s.input().len(), s.device_bytes()), (0, 0));
+    }
+}

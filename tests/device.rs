@@ -1,0 +1,465 @@
+//! The device backend through the emulated device: every kernel against the scalar primitives
+//! (through the CPU backend, whose lanes call them) on random grids and on every ARC training
+//! grid, with several thread counts and thread orders; sharding over several devices; the
+//! fallback to the CPU on device failures; a planted kernel fault being visible; and batt on
+//! the emulated backend giving exactly the CPU backend's results.
+
+mod shared;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use arcbatch::batch::{Backend, CpuBackend, GridBatch, LaneResult, PatchBatch, Transform};
+use arcbatch::batt::{Config, Match, Plan};
+use arcbatch::device::{Device, DeviceBackend, DeviceError, EmuDevice, Entry, Job, ThreadOrder};
+use arcbatch::dsl::prims::objects_of;
+use arcbatch::dsl::{Cell, Color, Grid, Loc, Value};
+use arcbatch::program::{parse_file, Program};
+use arcbatch::tasks::{self, Task};
+use proptest::prelude::*;
+
+/// Thread counts per block the emulated kernels run with.
+const THREADS: [u32; 4] = [1, 7, 32, 256];
+
+fn orders(seed: u64) -> [ThreadOrder; 3] {
+    [ThreadOrder::Forward, ThreadOrder::Reverse, ThreadOrder::Shuffled(seed)]
+}
+
+fn emu(threads: u32, order: ThreadOrder) -> DeviceBackend<EmuDevice> {
+    let device = EmuDevice::new(0).with_threads(threads).with_order(order);
+    DeviceBackend::new("emu", vec![device], CpuBackend::default())
+}
+
+/// The arguments of every batched op over a batch of grids, one lane per grid.
+struct Lanes {
+    grids: GridBatch,
+    /// Colours for `ofcolor` and `colorcount`, and the value of `colorfilter`.
+    colors: Vec<i64>,
+    fill_colors: Vec<Color>,
+    locs: PatchBatch<Loc>,
+    cells: PatchBatch<Cell>,
+    /// Objects (of each grid, in some mode) for `colorfilter`.
+    objects: Vec<Value>,
+}
+
+/// A small deterministic generator for the arguments of grids that come without any.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> i64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % n) as i64
+    }
+}
+
+impl Lanes {
+    /// Lanes over the grids, with arguments drawn from `seed`: colours mostly in the grids'
+    /// range, sometimes far outside it; patches and objects partly off the grid.
+    fn of(grids: &[Grid], seed: u64) -> Lanes {
+        let mut r = Lcg(seed);
+        let mut lanes = Lanes {
+            grids: GridBatch::from_grids(grids).expect("grids fit"),
+            colors: Vec::new(),
+            fill_colors: Vec::new(),
+            locs: PatchBatch::default(),
+            cells: PatchBatch::default(),
+            objects: Vec::new(),
+        };
+        for g in grids {
+            lanes.colors.push(match r.below(12) {
+                0 => 300,
+                1 => i64::MIN,
+                _ => r.below(12) - 2,
+            });
+            lanes.fill_colors.push((r.below(256) - 128) as Color);
+            let (h, w) = (g.h as i64 + 3, g.w as i64 + 3);
+            let n = r.below(3 * (g.cells.len() as u64 + 1));
+            let mut locs = Vec::new();
+            let mut cells = Vec::new();
+            for _ in 0..n {
+                let (i, j) = (r.below(h as u64) as i32 - 1, r.below(w as u64) as i32 - 1);
+                locs.push(Loc { i, j });
+                cells.push(Cell {
+                    color: r.below(20) as i32 - 5,
+                    i,
+                    j,
+                });
+            }
+            locs.sort_unstable();
+            locs.dedup();
+            cells.sort_unstable();
+            cells.dedup();
+            lanes.locs.push(locs);
+            lanes.cells.push(cells);
+            let mode = r.below(8);
+            let objects = if g.cells.is_empty() {
+                Value::empty_set()
+            } else {
+                objects_of(g.view(), mode & 4 != 0, mode & 2 != 0, mode & 1 != 0).unwrap()
+            };
+            lanes.objects.push(objects);
+        }
+        lanes
+    }
+}
+
+/// The first lane where two backends differ, as a message.
+fn differ(op: &str, got: &[LaneResult], want: &[LaneResult]) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("{op}: {} results for {} lanes", got.len(), want.len()));
+    }
+    match got.iter().zip(want).position(|(a, b)| a != b) {
+        Some(k) => Err(format!("{op}: lane {k}: device {:?}, cpu {:?}", got[k], want[k])),
+        None => Ok(()),
+    }
+}
+
+/// Every batched op with a kernel (`objects` in the given modes) on `b` against the CPU.
+fn same_as_cpu(b: &dyn Backend, lanes: &Lanes, modes: &[u8]) -> Result<(), String> {
+    let cpu = CpuBackend::default();
+    let g = &lanes.grids;
+    for &mode in modes {
+        differ(&format!("objects R{mode}"), &b.objects(g, mode), &cpu.objects(g, mode))?;
+    }
+    differ("ofcolor", &b.ofcolor(g, &lanes.colors), &cpu.ofcolor(g, &lanes.colors))?;
+    differ(
+        "colorcount",
+        &b.colorcount(g, &lanes.colors),
+        &cpu.colorcount(g, &lanes.colors),
+    )?;
+    for as_tuple in [false, true] {
+        differ("palette", &b.palette(g, as_tuple), &cpu.palette(g, as_tuple))?;
+    }
+    let objects: Vec<&Value> = lanes.objects.iter().collect();
+    differ(
+        "colorfilter",
+        &b.colorfilter(&objects, &lanes.colors),
+        &cpu.colorfilter(&objects, &lanes.colors),
+    )?;
+    differ(
+        "fill",
+        &b.fill(g, &lanes.fill_colors, &lanes.locs),
+        &cpu.fill(g, &lanes.fill_colors, &lanes.locs),
+    )?;
+    differ("paint", &b.paint(g, &lanes.cells), &cpu.paint(g, &lanes.cells))?;
+    for t in Transform::ALL {
+        differ(t.name(), &b.transform(g, t), &cpu.transform(g, t))?;
+    }
+    Ok(())
+}
+
+const ALL_MODES: [u8; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+
+fn grid(max_side: usize, colors: impl Strategy<Value = i8> + Clone) -> impl Strategy<Value = Grid> {
+    (0..=max_side, 0..=max_side).prop_flat_map(move |(h, w)| {
+        proptest::collection::vec(colors.clone(), h * w).prop_map(move |cells| Grid::new(h, w, cells))
+    })
+}
+
+/// Grids up to 30x30 (empty, one row or column included), in few colours (negative ones
+/// too) or in any `i8` colour.
+fn arc_like() -> impl Strategy<Value = Grid> {
+    prop_oneof![
+        4 => grid(30, -2i8..5),
+        2 => grid(4, -1i8..3),
+        1 => (1usize..=30).prop_flat_map(|w| proptest::collection::vec(0i8..3, w).prop_map(move |c| Grid::new(1, w, c))),
+        1 => grid(12, any::<i8>()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_kernel_equals_the_scalar_primitive_on_random_grids(
+        grids in proptest::collection::vec(arc_like(), 1..10),
+        threads in 0usize..THREADS.len(),
+        order in 0usize..3,
+        seed in any::<u64>(),
+    ) {
+        let b = emu(THREADS[threads], orders(seed)[order]);
+        let lanes = Lanes::of(&grids, seed);
+        prop_assert_eq!(same_as_cpu(&b, &lanes, &ALL_MODES), Ok(()));
+        prop_assert_eq!(b.fallbacks(), 0);
+    }
+}
+
+#[test]
+fn every_kernel_equals_the_scalar_primitive_on_large_grids() {
+    let mut r = Lcg(5);
+    let mut grids: Vec<Grid> = [(60, 40), (40, 60), (255, 3), (1, 255), (100, 100)]
+        .iter()
+        .map(|&(h, w)| Grid::new(h, w, (0..h * w).map(|_| r.below(3) as Color).collect()))
+        .collect();
+    // A snake, the slowest case for label propagation.
+    let mut snake = Grid::filled(61, 61, 0);
+    for i in 0..61 {
+        if i % 2 == 0 {
+            (0..61).for_each(|j| snake.set(i, j, 1));
+        } else {
+            snake.set(i, if i % 4 == 1 { 60 } else { 0 }, 1);
+        }
+    }
+    grids.push(snake);
+    grids.push(Grid::filled(255, 255, 7));
+    for (threads, order) in [(256, ThreadOrder::Shuffled(3)), (32, ThreadOrder::Reverse)] {
+        let b = emu(threads, order);
+        assert_eq!(same_as_cpu(&b, &Lanes::of(&grids, threads as u64), &ALL_MODES), Ok(()));
+        assert_eq!(b.fallbacks(), 0);
+    }
+}
+
+fn training() -> Option<Vec<Task>> {
+    let set = tasks::load(&shared::shared("arc/training")?).unwrap();
+    assert!(set.errors.is_empty(), "{:?}", set.errors);
+    Some(set.tasks)
+}
+
+/// Every input and output grid of the training tasks.
+fn training_grids(tasks: &[Task]) -> Vec<Grid> {
+    let mut grids = Vec::new();
+    for t in tasks {
+        for s in t.train.iter().chain(&t.test) {
+            grids.push(s.input.clone());
+            grids.extend(s.output.clone());
+        }
+    }
+    grids
+}
+
+#[test]
+fn every_kernel_equals_the_scalar_primitive_on_the_training_grids() {
+    let Some(tasks) = training() else { return };
+    let grids = training_grids(&tasks);
+    assert!(grids.len() > 3000);
+    let lanes = Lanes::of(&grids, 11);
+    // Every thread count in every order; each `objects` mode under three of these launches.
+    let mut config = 0;
+    for threads in THREADS {
+        for order in orders(threads as u64) {
+            let modes = [(config * 2 % 8) as u8, (config * 2 % 8 + 1) as u8];
+            let b = emu(threads, order);
+            assert_eq!(same_as_cpu(&b, &lanes, &modes), Ok(()), "{threads} threads, {order:?}");
+            assert_eq!(b.fallbacks(), 0);
+            config += 1;
+        }
+    }
+}
+
+// ----- sharding and fallback ----------------------------------------------------------------
+
+/// A device that counts its jobs and passes them to an emulated device, or fails them all.
+struct Counting {
+    inner: EmuDevice,
+    fail: Option<DeviceError>,
+    jobs: AtomicUsize,
+}
+
+impl Counting {
+    fn new(index: usize, fail: Option<DeviceError>) -> Counting {
+        Counting {
+            inner: EmuDevice::new(index),
+            fail,
+            jobs: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Device for Counting {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+
+    fn run(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
+        self.jobs.fetch_add(1, Ordering::Relaxed);
+        match &self.fail {
+            Some(e) => Err(e.clone()),
+            None => self.inner.run(job, out),
+        }
+    }
+}
+
+/// Grids of every size up to 12x12, with the odd lanes (no cells) among them.
+fn many_grids(n: usize) -> Vec<Grid> {
+    let mut r = Lcg(n as u64);
+    (0..n)
+        .map(|k| {
+            let (h, w) = if k % 50 == 7 {
+                (0, 0)
+            } else {
+                (1 + r.below(12) as usize, 1 + r.below(12) as usize)
+            };
+            Grid::new(h, w, (0..h * w).map(|_| r.below(4) as Color).collect())
+        })
+        .collect()
+}
+
+#[test]
+fn sharding_over_one_two_or_three_devices_gives_the_same_lanes_in_order() {
+    let lanes = Lanes::of(&many_grids(301), 2);
+    for devices in 1..=3 {
+        let b = DeviceBackend::new(
+            "emu",
+            (0..devices).map(|d| Counting::new(d, None)).collect(),
+            CpuBackend::default(),
+        );
+        assert_eq!(same_as_cpu(&b, &lanes, &ALL_MODES), Ok(()), "{devices} devices");
+        assert_eq!(b.fallbacks(), 0);
+        // 8 objects modes, ofcolor, colorcount, 2 palettes, colorfilter, fill, paint, 7 transforms.
+        let launches = 8 + 2 + 2 + 1 + 2 + 7;
+        for d in b.devices() {
+            assert_eq!(
+                d.jobs.load(Ordering::Relaxed),
+                launches,
+                "each device runs one shard of each op"
+            );
+        }
+    }
+    // At or below the threshold, one device takes the whole batch.
+    let b = DeviceBackend::new(
+        "emu",
+        (0..3).map(|d| Counting::new(d, None)).collect(),
+        CpuBackend::default(),
+    )
+    .with_shard_threshold(400);
+    assert_eq!(same_as_cpu(&b, &lanes, &[3]), Ok(()));
+    let jobs: Vec<usize> = b.devices().iter().map(|d| d.jobs.load(Ordering::Relaxed)).collect();
+    assert_eq!(jobs, [15, 0, 0]);
+}
+
+#[test]
+fn a_device_failure_falls_back_to_the_cpu_with_identical_results() {
+    let lanes = Lanes::of(&many_grids(200), 3);
+    let failures = [
+        DeviceError::OutOfMemory("2 GB requested".into()),
+        DeviceError::Launch("too many resources requested".into()),
+        DeviceError::Compile("sm_60".into()),
+    ];
+    for error in failures {
+        let devices = vec![Counting::new(0, None), Counting::new(1, Some(error))];
+        let b = DeviceBackend::new("emu", devices, CpuBackend::default());
+        assert_eq!(same_as_cpu(&b, &lanes, &ALL_MODES), Ok(()));
+        assert_eq!(b.fallbacks(), b.devices()[1].jobs.load(Ordering::Relaxed));
+        assert!(b.fallbacks() > 0);
+    }
+    // No device at all, and a device refusing a launch of too many threads.
+    let none: DeviceBackend<EmuDevice> = DeviceBackend::new("emu", Vec::new(), CpuBackend::default());
+    assert_eq!(same_as_cpu(&none, &lanes, &ALL_MODES), Ok(()));
+    assert!(none.fallbacks() > 0);
+    let refused = emu(2048, ThreadOrder::Forward);
+    assert_eq!(same_as_cpu(&refused, &lanes, &ALL_MODES), Ok(()));
+    assert!(refused.fallbacks() > 0);
+}
+
+/// A device whose kernels write labels no component can have.
+struct Garbage;
+
+impl Device for Garbage {
+    fn name(&self) -> String {
+        "garbage".into()
+    }
+
+    fn run(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
+        out.clear();
+        out.resize(job.output.len(), 0xEE);
+        Ok(())
+    }
+}
+
+#[test]
+fn labels_that_do_not_decode_fall_back_to_the_cpu() {
+    let lanes = Lanes::of(&many_grids(20), 4);
+    let b = DeviceBackend::new("garbage", vec![Garbage], CpuBackend::default());
+    let cpu = CpuBackend::default();
+    for mode in ALL_MODES {
+        assert_eq!(
+            differ(
+                "objects",
+                &b.objects(&lanes.grids, mode),
+                &cpu.objects(&lanes.grids, mode)
+            ),
+            Ok(())
+        );
+    }
+    assert_eq!(b.fallbacks(), 8);
+}
+
+#[test]
+fn a_planted_kernel_fault_changes_results() {
+    let lanes = Lanes::of(&many_grids(40), 5);
+    for entry in Entry::ALL {
+        let device = EmuDevice::new(0).with_fault(Some(entry));
+        let b = DeviceBackend::new("emu", vec![device], CpuBackend::default());
+        let result = same_as_cpu(&b, &lanes, &ALL_MODES);
+        assert!(result.is_err(), "a fault in {} went unseen", entry.name());
+        assert_eq!(b.fallbacks(), 0);
+    }
+}
+
+// ----- batt ---------------------------------------------------------------------------------
+
+const LIMIT: Duration = Duration::from_secs(10);
+
+fn library() -> Vec<Program> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("dsl/solvers.py");
+    parse_file("dsl/solvers.py", &std::fs::read_to_string(path).unwrap()).expect("the library parses")
+}
+
+fn batt(backend: &dyn Backend, solvers: &[Program], tasks: &[Task], cross: bool) -> Vec<Match> {
+    let config = Config { cross, no_merge: false };
+    Plan::new(solvers, &[], tasks, config)
+        .unwrap()
+        .run(backend, &|| {})
+        .matches
+}
+
+#[test]
+fn batt_on_the_emulated_backend_gives_the_cpu_backends_results() {
+    let Some(tasks) = training() else { return };
+    let solvers = library();
+    let cpu = CpuBackend::new(Some(LIMIT));
+    let emu = DeviceBackend::emu(1, cpu.clone()).unwrap();
+    let on_cpu = batt(&cpu, &solvers, &tasks, false);
+    assert_eq!(batt(&emu, &solvers, &tasks, false), on_cpu);
+    assert!(on_cpu.iter().filter(|m| m.solved()).count() > 50);
+    // Cross mode on a subset of the tasks, sharded over three emulated devices.
+    let subset: Vec<Task> = tasks.iter().step_by(8).cloned().collect();
+    let three = DeviceBackend::new("emu", (0..3).map(EmuDevice::new).collect(), cpu.clone());
+    assert_eq!(
+        batt(&three, &solvers, &subset, true),
+        batt(&cpu, &solvers, &subset, true)
+    );
+    assert_eq!((emu.fallbacks(), three.fallbacks()), (0, 0));
+}
+
+#[test]
+fn the_cli_reports_the_same_matches_on_emu_as_on_cpu() {
+    let Some(training) = shared::shared("arc/training") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("arcbatch-device-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = |backend: &str| -> serde_json::Value {
+        let json = dir.join(format!("{backend}.json"));
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_arcbatch"))
+            .args(["batt", "--backend", backend, "--solvers"])
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("dsl/solvers.py"))
+            .arg("--tasks")
+            .arg(&training)
+            .arg("--json")
+            .arg(&json)
+            .env_remove("ARCBATCH_EMU_FAULT")
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+    };
+    let (cpu, emu) = (report("cpu"), report("emu"));
+    assert_eq!(cpu["matches"], emu["matches"]);
+    assert_eq!(cpu["lanes"], emu["lanes"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
