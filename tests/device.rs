@@ -172,7 +172,7 @@ fn arc_like() -> impl Strategy<Value = Grid> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
 
     #[test]
     fn every_kernel_equals_the_scalar_primitive_on_random_grids(
