@@ -208,3 +208,49 @@ fn diff_cli_exits_0_when_the_backends_agree_and_2_on_bad_input() {
         .expect("run");
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn diff_cli_finds_a_kernel_fault_planted_in_the_emulator_and_draws_it() {
+    let out_dir = std::env::temp_dir().join(format!("arcbatch-diff-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_arcbatch"))
+        .args(["diff", "--a", "cpu", "--b", "emu", "--max", "2", "--out"])
+        .arg(&out_dir)
+        .env("ARCBATCH_EMU_FAULT", "fill")
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("divergence 1 (root): n") && stdout.contains("= fill("),
+        "{stdout}"
+    );
+    let drawn = std::fs::read_dir(&out_dir).expect("the --out folder").count();
+    assert_eq!(drawn, 2, "one SVG per divergence shown");
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+#[test]
+fn diff_cpu_against_emu_over_the_arc_training_data_finds_no_mismatch() {
+    let Some(training) = shared::shared("arc/training") else {
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_arcbatch"))
+        .args(["diff", "--a", "cpu", "--b", "emu", "--tasks"])
+        .arg(&training)
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let summary = stdout.lines().last().unwrap_or_default();
+    assert!(summary.contains("0 differ (0 roots)"), "{summary}");
+    let values: usize = summary
+        .split(" values compared")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(
+        values > 2000,
+        "every step of the team library on every sample: {summary}"
+    );
+}

@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use arcbatch::batch::{Backend, CpuBackend};
+use arcbatch::batch::Backend;
 use arcbatch::batt::{Config, Plan, Report};
-use arcbatch::device::DeviceBackend;
+use arcbatch::device::select::{self, Kind};
 use arcbatch::program::{parse_file, Program};
 
 use super::progress::Progress;
@@ -15,22 +15,29 @@ use super::run::{list, read_inputs, write_json};
 /// The backends `--backend` offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum BackendKind {
+    /// The GPUs when there are any, each op only from the batch size where it wins (probed
+    /// once and cached; see `arcbatch gpu-info`), else the CPU.
+    Auto,
     /// rayon over lanes on this machine's cores.
     Cpu,
+    /// Every op that has a kernel on all visible GPUs (the CPU, with a warning, if none).
+    Gpu,
     /// The GPU kernels compiled for the host and run on the CPU, through the device backend's
-    /// staging, dispatch and fallback (one emulated device; ARCBATCH_EMU_FAULT=<kernel>
-    /// corrupts one kernel's output, for testing).
+    /// staging, dispatch and fallback (ARCBATCH_EMU_DEVICES=N emulated devices, default 1;
+    /// ARCBATCH_EMU_FAULT=<kernel> corrupts one kernel's output, for testing).
     Emu,
 }
 
 impl BackendKind {
     /// The backend, with a time limit per step and lane.
     pub fn build(self, timeout: Duration) -> Result<Box<dyn Backend>, String> {
-        let cpu = CpuBackend::new(Some(timeout));
-        Ok(match self {
-            BackendKind::Cpu => Box::new(cpu),
-            BackendKind::Emu => Box::new(DeviceBackend::emu(1, cpu)?),
-        })
+        let kind = match self {
+            BackendKind::Auto => Kind::Auto,
+            BackendKind::Cpu => Kind::Cpu,
+            BackendKind::Gpu => Kind::Gpu,
+            BackendKind::Emu => Kind::Emu,
+        };
+        select::backend(kind, Some(timeout))
     }
 }
 

@@ -3,6 +3,7 @@
 mod batt;
 mod conform;
 mod diff;
+mod gpu;
 mod profile;
 mod progress;
 mod run;
@@ -106,7 +107,7 @@ enum Command {
         #[arg(long, value_enum, default_value_t = batt::BackendKind::Cpu)]
         a: batt::BackendKind,
         /// The backend under test.
-        #[arg(long, value_enum, default_value_t = batt::BackendKind::Cpu)]
+        #[arg(long, value_enum, default_value_t = batt::BackendKind::Emu)]
         b: batt::BackendKind,
         /// Draw each divergence shown (both values side by side, differing cells outlined) as
         /// an SVG file in this folder.
@@ -125,6 +126,32 @@ enum Command {
         #[arg(long)]
         threads: Option<usize>,
     },
+    /// What this machine offers the GPU backend: the GPUs (or exactly why there are none),
+    /// NVRTC, whether each kernel builds for sm_60/sm_75/sm_89 (registers, shared memory),
+    /// and the dispatch thresholds in force.
+    GpuInfo,
+    /// Time the batched kernels on many ARC grids: the CPU (all cores) against one GPU and
+    /// against all GPUs, with the split between transfers and kernels, checking every result
+    /// against the CPU's.
+    BenchGpu {
+        /// Take the grids from these tasks (default: the embedded demo tasks), cycled to
+        /// each size.
+        #[arg(long)]
+        tasks: Option<PathBuf>,
+        /// Batch sizes (lanes), comma-separated.
+        #[arg(long, default_value = "1000,10000,100000")]
+        sizes: String,
+        /// Run on this many emulated devices instead of the GPUs (a dry run of the benchmark
+        /// where there is no GPU; its times are not GPU times).
+        #[arg(long, default_value_t = 0)]
+        emu: usize,
+        /// Time each measurement this many times and keep the best.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+        /// Worker threads for the CPU backend (default: all cores; also ARCBATCH_THREADS).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
     /// Run the embedded team library on the embedded demo tasks (no files needed).
     Demo {
         #[command(flatten)]
@@ -136,7 +163,7 @@ enum Command {
 #[derive(clap::Args)]
 struct EngineFlags {
     /// Where the batched operations run.
-    #[arg(long, value_enum, default_value_t = batt::BackendKind::Cpu)]
+    #[arg(long, value_enum, default_value_t = batt::BackendKind::Auto)]
     backend: batt::BackendKind,
     /// Time limit per step and sample, in milliseconds.
     #[arg(long, default_value_t = 2000)]
@@ -265,6 +292,22 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 cross,
                 max,
                 timeout: Duration::from_millis(timeout_ms),
+            })
+        }
+        Command::GpuInfo => gpu::info(),
+        Command::BenchGpu {
+            tasks,
+            sizes,
+            emu,
+            repeat,
+            threads,
+        } => {
+            init_threads(threads)?;
+            gpu::bench(&gpu::BenchOptions {
+                tasks,
+                sizes: gpu::parse_sizes(&sizes)?,
+                emu,
+                repeat,
             })
         }
         Command::Demo { common } => {

@@ -41,6 +41,9 @@ pub struct DeviceBackend<D: Device> {
     devices: Vec<D>,
     cpu: CpuBackend,
     shard_above: usize,
+    /// Per entry point (indexed as [`Entry::ALL`]), the fewest lanes worth a launch: smaller
+    /// batches run on the CPU backend (the `auto` backend's thresholds; 0 for `gpu`/`emu`).
+    min_lanes: [usize; Entry::ALL.len()],
     /// Reused staging and download buffers.
     buffers: Mutex<Vec<(Staging, Vec<u8>)>>,
     /// Shards that fell back to the CPU.
@@ -56,6 +59,7 @@ impl<D: Device> DeviceBackend<D> {
             devices,
             cpu,
             shard_above: DEFAULT_SHARD_ABOVE,
+            min_lanes: [0; Entry::ALL.len()],
             buffers: Mutex::new(Vec::new()),
             fallbacks: AtomicUsize::new(0),
         }
@@ -67,6 +71,12 @@ impl<D: Device> DeviceBackend<D> {
             shard_above: lanes,
             ..self
         }
+    }
+
+    /// Runs an entry point's batches of fewer than `lanes` lanes on the CPU backend.
+    pub fn with_min_lanes(mut self, entry: Entry, lanes: usize) -> DeviceBackend<D> {
+        self.min_lanes[entry.index()] = lanes;
+        self
     }
 
     /// The devices.
@@ -82,7 +92,11 @@ impl<D: Device> DeviceBackend<D> {
     /// Runs an op: its lanes on the devices (sharded when there are many), its odd lanes and
     /// any failed shard on the CPU; results in lane order.
     fn offload(&self, op: &dyn Offload) -> Vec<LaneResult> {
-        let (taken, odd): (Vec<usize>, Vec<usize>) = (0..op.lanes()).partition(|&k| op.takes(k));
+        let (mut taken, mut odd): (Vec<usize>, Vec<usize>) = (0..op.lanes()).partition(|&k| op.takes(k));
+        if taken.len() < self.min_lanes[op.entry().index()] {
+            odd = (0..op.lanes()).collect();
+            taken.clear();
+        }
         let shards: Vec<&[usize]> = if taken.is_empty() {
             Vec::new()
         } else if taken.len() > self.shard_above && self.devices.len() > 1 {

@@ -6,11 +6,15 @@
 //! without libcuda, cudarc panics where one expects an error), so a machine without a GPU, a
 //! driver or NVRTC gets a reason in words, never a crash. A job is one upload from a pinned
 //! staging buffer reused across jobs, one launch, one download; the device buffer is reused
-//! too, and both grow as needed.
+//! too, and both grow as needed. The stream is synchronised after each of the three phases,
+//! which costs a few microseconds a job and gives `bench-gpu` the split between transfers and
+//! kernels.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 
 use cudarc::driver::{
     result, sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig,
@@ -40,6 +44,17 @@ pub struct CudaDevice {
     /// The compiled module of each kernel family (by file name), or why it did not build.
     modules: Mutex<HashMap<&'static str, Result<Arc<CudaModule>, String>>>,
     buffers: Mutex<Buffers>,
+    /// Nanoseconds spent uploading, in kernels and downloading, since the last
+    /// [`take_phase_times`](CudaDevice::take_phase_times).
+    phases: [AtomicU64; 3],
+}
+
+/// Where a device's time went: seconds uploading, running kernels, downloading.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PhaseTimes {
+    pub upload: f64,
+    pub kernel: f64,
+    pub download: f64,
 }
 
 /// The reused pinned staging buffer and device buffer.
@@ -96,7 +111,32 @@ impl CudaDevice {
             ctx,
             modules: Mutex::new(HashMap::new()),
             buffers: Mutex::new(Buffers::default()),
+            phases: Default::default(),
         })
+    }
+
+    /// The time spent in each phase of the jobs run since the last call (for `bench-gpu`).
+    pub fn take_phase_times(&self) -> PhaseTimes {
+        let take = |k: usize| self.phases[k].swap(0, Ordering::Relaxed) as f64 * 1e-9;
+        PhaseTimes {
+            upload: take(0),
+            kernel: take(1),
+            download: take(2),
+        }
+    }
+
+    /// Waits for the stream and adds the time since `since` to phase `k`.
+    fn end_phase(
+        &self,
+        k: usize,
+        since: &mut Instant,
+        error: impl Fn(DriverError) -> DeviceError,
+    ) -> Result<(), DeviceError> {
+        self.stream.synchronize().map_err(error)?;
+        let now = Instant::now();
+        self.phases[k].fetch_add((now - *since).as_nanos() as u64, Ordering::Relaxed);
+        *since = now;
+        Ok(())
     }
 
     /// The entry point's function, compiling its family for this GPU on first use.
@@ -127,14 +167,14 @@ impl CudaDevice {
                 DeviceError::Transfer(e.to_string())
             }
         };
-        if device.as_ref().is_none_or(|d| d.len() < job.device_bytes) {
+        if device.as_ref().map_or(true, |d| d.len() < job.device_bytes) {
             *device = None;
             // SAFETY: the buffer's bytes are written (by the upload or the kernel) before they
             // are read; the kernels never read past the inputs they were given.
             *device = Some(unsafe { self.stream.alloc::<u8>(grown(job.device_bytes)) }.map_err(memory)?);
         }
         let n = job.input.len();
-        if staging.as_ref().is_none_or(|s| s.len() < n) {
+        if staging.as_ref().map_or(true, |s| s.len() < n) {
             *staging = None;
             // SAFETY: only the first `n` bytes, written just below, are ever read.
             *staging = Some(unsafe { self.ctx.alloc_pinned::<u8>(grown(n)) }.map_err(memory)?);
@@ -145,12 +185,15 @@ impl CudaDevice {
         let staged = &mut staging.as_mut_slice().map_err(memory)?[..n];
         staged.copy_from_slice(job.input);
         let (base, _sync) = device.device_ptr(&self.stream);
+        let mut clock = Instant::now();
         if n > 0 {
             // SAFETY: `base` is a live allocation of at least `device_bytes >= n` bytes on this
             // stream; `staged` stays alive and unmoved until the stream is synchronised below.
             unsafe { result::memcpy_htod_async(base, &*staged, self.stream.cu_stream()) }.map_err(memory)?;
         }
+        self.end_phase(0, &mut clock, memory)?;
         let launch = &job.launch;
+        let launch_error = |e: DriverError| DeviceError::Launch(format!("{}: {e}", launch.entry.symbol()));
         if launch.blocks > 0 {
             let (mut pointers, mut scalars) = (Vec::new(), Vec::new());
             for arg in &launch.args {
@@ -175,8 +218,9 @@ impl CudaDevice {
             // SAFETY: the arguments follow the kernel ABI of `super` (device pointers into the
             // job's buffer, which is `device_bytes` long, and u32 scalars), which every entry
             // point's signature matches; the buffer outlives the launch (synchronised below).
-            unsafe { builder.launch(config) }.map_err(|e| DeviceError::Launch(format!("{}: {e}", launch.entry.symbol())))?;
+            unsafe { builder.launch(config) }.map_err(launch_error)?;
         }
+        self.end_phase(1, &mut clock, launch_error)?;
         out.clear();
         out.resize(job.output.len(), 0);
         if !out.is_empty() {
@@ -185,9 +229,7 @@ impl CudaDevice {
             unsafe { result::memcpy_dtoh_async(&mut out[..], base + job.output.start as u64, self.stream.cu_stream()) }
                 .map_err(memory)?;
         }
-        self.stream
-            .synchronize()
-            .map_err(|e| DeviceError::Launch(format!("{}: {e}", launch.entry.symbol())))
+        self.end_phase(2, &mut clock, memory)
     }
 }
 

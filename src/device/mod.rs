@@ -22,11 +22,14 @@
 //! [`KernelFamily::nvrtc_source`]. The same sources are compiled as host C++ by `build.rs`,
 //! where the entry point `name` becomes `name_host` (see `kernels/portable.h`).
 
+pub mod auto;
 pub mod backend;
 pub mod cuda;
 pub mod emu;
 pub mod nvrtc;
+pub mod select;
 pub mod staging;
+pub mod workload;
 
 use std::ops::Range;
 
@@ -130,6 +133,11 @@ impl Entry {
         &self.symbol()["arcb_".len()..]
     }
 
+    /// The entry point's position in [`Entry::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// The entry point of a short name.
     pub fn of_name(name: &str) -> Option<Entry> {
         Entry::ALL.into_iter().find(|e| e.name() == name)
@@ -218,9 +226,28 @@ pub trait Device: Send + Sync {
     fn run(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError>;
 }
 
+/// A shared device is a device (the CUDA devices are opened once per process and shared).
+impl<D: Device + ?Sized> Device for std::sync::Arc<D> {
+    fn name(&self) -> String {
+        (**self).name()
+    }
+
+    fn run(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
+        (**self).run(job, out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entry_points_index_is_its_position_in_all() {
+        for (k, entry) in Entry::ALL.into_iter().enumerate() {
+            assert_eq!(entry.index(), k);
+            assert_eq!(Entry::of_name(entry.name()), Some(entry));
+        }
+    }
 
     #[test]
     fn every_entry_point_is_in_one_family_whose_nvrtc_source_defines_it() {

@@ -1,0 +1,231 @@
+//! `arcbatch gpu-info` (what this machine offers the GPU backend, and why not where it offers
+//! nothing) and `arcbatch bench-gpu` (the batched kernels on many ARC grids: CPU against one
+//! GPU against all of them).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use arcbatch::batch::{Backend, CpuBackend};
+use arcbatch::device::auto;
+use arcbatch::device::backend::DEFAULT_SHARD_ABOVE;
+use arcbatch::device::cuda::{gpus, CudaDevice, PhaseTimes};
+use arcbatch::device::nvrtc::{nvrtc, TARGETS};
+use arcbatch::device::workload::{task_grids, Workload};
+use arcbatch::device::{Device, DeviceBackend, EmuDevice, Entry, FAMILIES};
+
+/// `gpu-info`: exit status 1 when NVRTC is there but a kernel fails to build.
+pub fn info() -> Result<ExitCode, String> {
+    let devices = gpus();
+    match devices {
+        Ok(list) => {
+            println!("GPUs: {}", list.len());
+            for d in list {
+                let i = &d.info;
+                println!(
+                    "  cuda{}: {}, sm_{}, {:.1} GiB, {} multiprocessors",
+                    i.ordinal,
+                    i.name,
+                    i.arch,
+                    i.memory_bytes as f64 / (1u64 << 30) as f64,
+                    i.multiprocessors
+                );
+            }
+        }
+        Err(why) => println!("GPUs: none ({why})"),
+    }
+    let mut failed = false;
+    match nvrtc() {
+        Err(why) => println!("NVRTC: none ({why}); the kernels cannot be compiled for a GPU here"),
+        Ok(compiler) => {
+            println!(
+                "NVRTC: {}.{} from {}",
+                compiler.version.0, compiler.version.1, compiler.origin
+            );
+            let mut targets: Vec<u32> = TARGETS.to_vec();
+            if let Ok(list) = devices {
+                targets.extend(list.iter().map(|d| d.info.arch));
+            }
+            targets.sort_unstable();
+            targets.dedup();
+            println!("kernels built by NVRTC (registers per thread / static shared memory per block):");
+            print!("  {:<12}", "kernel");
+            for t in &targets {
+                print!(" {:<18}", format!("sm_{t}"));
+            }
+            println!();
+            let mut cells: Vec<Vec<String>> = vec![Vec::new(); Entry::ALL.len()];
+            for family in FAMILIES {
+                for &arch in &targets {
+                    let built = compiler.compile(family.file, &family.nvrtc_source(), &[], arch);
+                    for &entry in family.entries {
+                        let cell = match &built {
+                            Ok(cubin) => match cubin.entries.iter().find(|e| e.name == entry.symbol()) {
+                                Some(e) => format!("ok {} r / {} B", e.registers, e.shared_bytes),
+                                None => "ok (no ptxas report)".into(),
+                            },
+                            Err(e) => {
+                                failed = true;
+                                format!("FAILED: {}", e.lines().last().unwrap_or_default())
+                            }
+                        };
+                        cells[entry.index()].push(cell);
+                    }
+                }
+            }
+            for entry in Entry::ALL {
+                print!("  {:<12}", entry.name());
+                for cell in &cells[entry.index()] {
+                    print!(" {cell:<18}");
+                }
+                println!();
+            }
+        }
+    }
+    match devices {
+        Ok(list) => {
+            let probing = DeviceBackend::new("gpu", list.clone(), CpuBackend::new(None));
+            let thresholds = auto::thresholds(&probing, &CpuBackend::new(None))?;
+            print!("{}", thresholds.describe());
+            println!("batches above {DEFAULT_SHARD_ABOVE} lanes are sharded across the {} GPUs", list.len());
+        }
+        Err(_) => println!("dispatch: --backend auto runs every op on the CPU (no GPU); --backend emu runs the kernels compiled for the host"),
+    }
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+pub struct BenchOptions {
+    pub tasks: Option<PathBuf>,
+    pub sizes: Vec<usize>,
+    /// Run the kernels on emulated devices instead (a dry run where there is no GPU).
+    pub emu: usize,
+    pub repeat: usize,
+}
+
+/// `bench-gpu`.
+pub fn bench(options: &BenchOptions) -> Result<ExitCode, String> {
+    let tasks = match &options.tasks {
+        Some(path) => arcbatch::tasks::load(path).map_err(|e| e.to_string())?,
+        None => arcbatch::embedded::demo_tasks(),
+    };
+    let grids = task_grids(&tasks.tasks);
+    println!(
+        "{} grids from {} (cycled to each size); CPU: {} threads",
+        grids.len(),
+        options
+            .tasks
+            .as_ref()
+            .map_or("the embedded demo tasks".to_string(), |p| p.display().to_string()),
+        rayon::current_num_threads()
+    );
+    if options.emu > 0 {
+        let devices: Vec<EmuDevice> = (0..options.emu).map(EmuDevice::new).collect();
+        println!(
+            "devices: {} emulated (kernels compiled for the host; a dry run, not GPU timings)",
+            devices.len()
+        );
+        return bench_on(options, &grids, devices, &|_| None);
+    }
+    let devices = gpus().as_ref().map_err(|why| {
+        format!("no usable GPU ({why}); `arcbatch bench-gpu --emu 1` runs the same benchmark on emulated devices")
+    })?;
+    for d in devices {
+        println!("device: {}", d.name());
+    }
+    let phases = |ds: &[std::sync::Arc<CudaDevice>]| {
+        Some(ds.iter().fold(PhaseTimes::default(), |acc, d| {
+            let t = d.take_phase_times();
+            PhaseTimes {
+                upload: acc.upload + t.upload,
+                kernel: acc.kernel + t.kernel,
+                download: acc.download + t.download,
+            }
+        }))
+    };
+    bench_on(options, &grids, devices.clone(), &phases)
+}
+
+/// The benchmark over `devices`: per size and kernel, CPU vs the first device vs all of them.
+/// `phases` takes the devices' time split since its last call, where they measure one.
+fn bench_on<D: Device + Clone>(
+    options: &BenchOptions,
+    grids: &[arcbatch::dsl::Grid],
+    devices: Vec<D>,
+    phases: &dyn Fn(&[D]) -> Option<PhaseTimes>,
+) -> Result<ExitCode, String> {
+    let cpu = CpuBackend::new(None);
+    let one = DeviceBackend::new("one", devices[..1].to_vec(), cpu.clone());
+    let all = DeviceBackend::new("all", devices.clone(), cpu.clone());
+    let time = |b: &dyn Backend, w: &Workload, e: Entry| {
+        let mut best = f64::INFINITY;
+        let mut result = Vec::new();
+        for _ in 0..options.repeat.max(1) {
+            let start = Instant::now();
+            result = w.run(b, e);
+            best = best.min(start.elapsed().as_secs_f64());
+        }
+        (best, result)
+    };
+    let mut mismatches = 0;
+    println!(
+        "{:>7} {:<12} {:>10} {:>10} {:>7} {:>10} {:>7}  split of one device's time (upload / kernel / download)",
+        "lanes", "kernel", "cpu ms", "1 dev ms", "x cpu", "all ms", "x cpu"
+    );
+    for &n in &options.sizes {
+        let w = Workload::new(grids, n).ok_or("no task grid fits a batch")?;
+        for entry in Entry::ALL {
+            w.run(&one, entry);
+            phases(&devices);
+            let (t_cpu, expected) = time(&cpu, &w, entry);
+            let (t_one, got_one) = time(&one, &w, entry);
+            let split = phases(&devices[..1]).map_or("n/a".to_string(), |p| {
+                let total = (p.upload + p.kernel + p.download).max(f64::MIN_POSITIVE);
+                format!(
+                    "{:.0}% / {:.0}% / {:.0}%",
+                    100.0 * p.upload / total,
+                    100.0 * p.kernel / total,
+                    100.0 * p.download / total
+                )
+            });
+            let (t_all, got_all) = time(&all, &w, entry);
+            phases(&devices);
+            let ok = got_one == expected && got_all == expected;
+            if !ok {
+                mismatches += 1;
+            }
+            println!(
+                "{:>7} {:<12} {:>10.3} {:>10.3} {:>7.2} {:>10.3} {:>7.2}  {split}{}",
+                w.len(),
+                entry.name(),
+                t_cpu * 1e3,
+                t_one * 1e3,
+                t_cpu / t_one,
+                t_all * 1e3,
+                t_cpu / t_all,
+                if ok { "" } else { "  MISMATCH against the CPU" }
+            );
+        }
+    }
+    let fallbacks = one.fallbacks() + all.fallbacks();
+    if fallbacks > 0 {
+        println!("{fallbacks} batches fell back to the CPU (see the warnings): their times are CPU times");
+    }
+    if mismatches > 0 {
+        println!("{mismatches} results differ from the CPU's: please report them (arcbatch diff shows where)");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads `--sizes` (`1000,10000,100000`).
+pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
+    text.split(',')
+        .map(|s| {
+            s.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("--sizes {text}: {s:?} is not a positive lane count"))
+        })
+        .collect()
+}

@@ -1,0 +1,60 @@
+//! Choosing the backend a run uses: what `--backend` names.
+//!
+//! `cpu` is the rayon backend; `emu` the kernels compiled for the host, through the device
+//! backend (`ARCBATCH_EMU_DEVICES=N` emulated devices, default 1); `gpu` every batched op
+//! with a kernel on all visible GPUs; `auto` (the default) the GPUs when there are any, each
+//! op only from its probed batch size up ([`super::auto`]), else the CPU. Where `gpu` finds
+//! no usable GPU it says why, once, and runs on the CPU: a run never fails for want of one.
+
+use std::time::Duration;
+
+use super::cuda::gpus;
+use super::{auto, DeviceBackend};
+use crate::batch::{Backend, CpuBackend};
+
+/// The backends by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Cpu,
+    Gpu,
+    Emu,
+    Auto,
+}
+
+/// The environment variable giving the number of emulated devices.
+pub const EMU_DEVICES_ENV: &str = "ARCBATCH_EMU_DEVICES";
+
+/// The backend of `kind`, with a time limit per step and lane.
+pub fn backend(kind: Kind, timeout: Option<Duration>) -> Result<Box<dyn Backend>, String> {
+    let cpu = CpuBackend::new(timeout);
+    Ok(match kind {
+        Kind::Cpu => Box::new(cpu),
+        Kind::Emu => {
+            let devices = match std::env::var(EMU_DEVICES_ENV) {
+                Ok(n) => n
+                    .trim()
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| format!("{EMU_DEVICES_ENV}={n}: expected a number of devices, at least 1"))?,
+                Err(_) => 1,
+            };
+            Box::new(DeviceBackend::emu(devices, cpu)?)
+        }
+        Kind::Gpu => match gpus() {
+            Ok(devices) => Box::new(DeviceBackend::new("gpu", devices.clone(), cpu)),
+            Err(why) => {
+                eprintln!("arcbatch: warning: --backend gpu: no usable GPU ({why}); running on the CPU");
+                Box::new(cpu)
+            }
+        },
+        Kind::Auto => match gpus() {
+            Ok(devices) => {
+                let probing = DeviceBackend::new("gpu", devices.clone(), cpu.clone());
+                let thresholds = auto::thresholds(&probing, &cpu)?;
+                Box::new(thresholds.apply(DeviceBackend::new("gpu", devices.clone(), cpu)))
+            }
+            Err(_) => Box::new(cpu),
+        },
+    })
+}
