@@ -10,6 +10,7 @@ pub mod batch;
 pub mod batt;
 pub mod dsl;
 pub mod embedded;
+pub mod gen;
 pub mod golden;
 pub mod program;
 pub mod run;
