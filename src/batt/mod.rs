@@ -1,5 +1,6 @@
 //! batt: many solver programs merged into one DAG ([`merge`]), evaluated column by column over
-//! every sample of many tasks at once ([`eval`]), and scored ([`score`]).
+//! every sample of many tasks at once ([`eval`]), and scored ([`score`]); [`text`] reads and
+//! writes a merged DAG as a batt text file.
 //!
 //! Knows programs, tasks and the batch layer; nothing of the CLI. [`Plan::new`] assigns
 //! solvers to tasks and merges; [`Plan::run`] evaluates on a backend and scores.
