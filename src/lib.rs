@@ -3,8 +3,9 @@
 //! Layers, each ignorant of those above it: [`dsl`] (values and primitives) → [`program`]
 //! (parser, IR, interpreter) → [`tasks`] (ARC task files) → [`run`] (solvers on their tasks);
 //! [`batch`] (lanes and batched operations behind a backend trait) → [`batt`] (many programs
-//! merged and evaluated column-wise) → [`gen`] (generation and search) and [`tools`] (profiles). [`golden`] reads the conformance
-//! corpus; [`embedded`] holds the demo the binary carries.
+//! merged and evaluated column-wise) → [`gen`] (generation and search) and [`tools`]
+//! (profiles). [`golden`] reads the conformance corpus; [`embedded`] holds the demo the binary
+//! carries.
 
 pub mod batch;
 pub mod batt;
