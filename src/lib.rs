@@ -6,12 +6,16 @@
 //! merged and evaluated column-wise) → [`tools`] (profiles); [`device`] (the kernels and the
 //! device backend, a [`batch::Backend`]). [`golden`] reads the conformance corpus;
 //! [`embedded`] holds the demo the binary carries.
+//! merged and evaluated column-wise) → [`gen`] (generation and search) and [`tools`]
+//! (profiles). [`golden`] reads the conformance corpus; [`embedded`] holds the demo the binary
+//! carries.
 
 pub mod batch;
 pub mod batt;
 pub mod device;
 pub mod dsl;
 pub mod embedded;
+pub mod gen;
 pub mod golden;
 pub mod program;
 pub mod run;

@@ -94,6 +94,13 @@ pub trait Backend: Sync {
     /// One of the rotations and mirrors, on grids.
     fn transform(&self, grids: &GridBatch, t: Transform) -> Vec<LaneResult>;
 
+    /// `objects` of every grid for each of several modes (as [`objects`](Self::objects)):
+    /// one result column per mode. The provided version packs the grids once and runs
+    /// `objects` per mode; a backend may share the work between the modes.
+    fn objects_modes(&self, grids: &GridBatch, modes: &[u8]) -> Vec<Vec<LaneResult>> {
+        modes.iter().map(|&m| self.objects(grids, m)).collect()
+    }
+
     /// `apply(f, container)` for a primitive `f` of one argument: one batched call of `f` over
     /// the members of every lane's container, regrouped per lane. The provided version
     /// flattens and dispatches `f` like any step (so `apply(rot90, grids)` is one

@@ -8,11 +8,12 @@
 //! backend's lane-by-lane fallback, and stitches the results back in lane order.
 //!
 //! Files: `grids.rs` (flat buffers), `backend.rs` (the trait), `ops.rs` (dispatch),
-//! `cpu.rs` (the rayon backend).
+//! `group.rs` (several calls as one step), `cpu.rs` (the rayon backend).
 
 pub mod backend;
 pub mod cpu;
 pub mod grids;
+pub mod group;
 pub mod ops;
 
 use rayon::prelude::*;
@@ -20,6 +21,7 @@ use rayon::prelude::*;
 pub use backend::{Backend, Transform};
 pub use cpu::CpuBackend;
 pub use grids::{GridBatch, GridMeta, PatchBatch};
+pub use group::{call_group, Group};
 pub use ops::{call_prim, call_value};
 
 use crate::dsl::{DslResult, Value};

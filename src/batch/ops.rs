@@ -62,12 +62,12 @@ static OPS: LazyLock<Vec<Option<BatchOp>>> = LazyLock::new(|| {
     ops
 });
 
-/// Calls a primitive on `lanes` lanes: one result per lane, in lane order.
 /// Whether `prim` has a batched operation (else it runs as a per-lane loop of its scalar code).
 pub fn has_batched_op(prim: PrimId) -> bool {
     OPS.get(prim.0 as usize).copied().flatten().is_some()
 }
 
+/// Calls a primitive on `lanes` lanes: one result per lane, in lane order.
 pub fn call_prim<B: Backend + ?Sized>(b: &B, prim: PrimId, args: &[Arg<'_>], lanes: usize) -> Vec<LaneResult> {
     if lanes == 0 {
         return Vec::new();
@@ -234,7 +234,7 @@ fn cell_batch<'a>(lanes: &[usize], object: impl Fn(usize) -> Option<&'a [Cell]>)
 }
 
 /// The grid of a lane, when it can travel in a [`GridBatch`].
-fn batchable_grid(v: &Value) -> Option<&Grid> {
+pub(super) fn batchable_grid(v: &Value) -> Option<&Grid> {
     match v {
         Value::Grid(g) if GridBatch::fits(g) => Some(g),
         _ => None,

@@ -24,8 +24,8 @@ use std::time::Instant;
 use smallvec::SmallVec;
 
 use super::merge::{Input, Level, Merged, Node, NodeId, NodeOp};
-use crate::batch::{call_prim, call_value, Arg, Backend, LaneResult};
-use crate::dsl::Value;
+use crate::batch::{call_group, call_prim, call_value, Arg, Backend, LaneResult};
+use crate::dsl::{PrimId, Value};
 use crate::tasks::Task;
 
 /// The lanes of an evaluation: every sample of every chosen task, task by task.
@@ -468,7 +468,7 @@ fn evaluate_node(
             }
             Values::PerLane(vs)
         }
-        NodeOp::Prim(_) | NodeOp::Call => {
+        NodeOp::Prim(_) | NodeOp::Call | NodeOp::Group(_) | NodeOp::Pick { .. } => {
             let gathered: SmallVec<[Gathered<'_>; 4]> = args
                 .iter()
                 .map(|c| match c {
@@ -496,8 +496,15 @@ fn unreachable_column<'a>() -> Gathered<'a> {
 /// Calls a step's primitive or function value on every unit whose arguments are values; a unit
 /// with an error argument takes the first such error.
 fn call_node(op: &NodeOp, level: Level, args: &[Gathered<'_>], domain: &Domain, backend: &dyn Backend) -> Values {
-    // Every argument the same on every lane: compute once.
-    if args.iter().all(|a| matches!(a, Gathered::One(_))) || args.iter().any(|a| matches!(a, Gathered::One(Err(_)))) {
+    // Every argument the same on every lane, or an error on every lane: compute once. (A
+    // pick's group failing everywhere is no error of the pick: it computes its call instead.)
+    let checked = if matches!(op, NodeOp::Pick { .. }) {
+        &args[1..]
+    } else {
+        args
+    };
+    if args.iter().all(|a| matches!(a, Gathered::One(_))) || checked.iter().any(|a| matches!(a, Gathered::One(Err(_))))
+    {
         return Values::One(
             call_units(op, args, 1, backend)
                 .into_iter()
@@ -519,6 +526,9 @@ fn call_node(op: &NodeOp, level: Level, args: &[Gathered<'_>], domain: &Domain, 
 
 /// The results on `units` units.
 fn call_units(op: &NodeOp, args: &[Gathered<'_>], units: usize, backend: &dyn Backend) -> Vec<LaneResult> {
+    if let NodeOp::Pick { part, prim } = op {
+        return pick_units(*part as usize, *prim, args, units, backend);
+    }
     let first_error = |u: usize| args.iter().map(|a| a.get(u)).find_map(|r| r.as_ref().err());
     let ok: Vec<usize> = (0..units).filter(|&u| first_error(u).is_none()).collect();
     let batched: Vec<Arg<'_>> = args
@@ -530,6 +540,7 @@ fn call_units(op: &NodeOp, args: &[Gathered<'_>], units: usize, backend: &dyn Ba
         .collect();
     let mut results = match op {
         NodeOp::Prim(id) => call_prim(backend, *id, &batched, ok.len()),
+        NodeOp::Group(g) => call_group(backend, g, &batched[0], ok.len()),
         _ => call_value(backend, &batched[0], &batched[1..], ok.len()),
     }
     .into_iter();
@@ -542,4 +553,42 @@ fn call_units(op: &NodeOp, args: &[Gathered<'_>], units: usize, backend: &dyn Ba
             None => results.next().unwrap_or(Ok(Value::None)),
         })
         .collect()
+}
+
+/// A pick on `units` units: the group's element where the group has a tuple, else the call
+/// the element stands for (`prim` on the other arguments), computed for those units only; a
+/// unit with an error among those arguments takes the first such error, as the call would.
+fn pick_units(
+    part: usize,
+    prim: PrimId,
+    args: &[Gathered<'_>],
+    units: usize,
+    backend: &dyn Backend,
+) -> Vec<LaneResult> {
+    let call_args = &args[1..];
+    let mut out: Vec<Option<LaneResult>> = (0..units)
+        .map(|u| {
+            if let Some(e) = call_args.iter().map(|a| a.get(u)).find_map(|r| r.as_ref().err()) {
+                return Some(Err(e.clone()));
+            }
+            match args[0].get(u) {
+                Ok(Value::Tuple(parts)) => parts.get(part).cloned().map(Ok),
+                _ => None,
+            }
+        })
+        .collect();
+    let missing: Vec<usize> = (0..units).filter(|&u| out[u].is_none()).collect();
+    if !missing.is_empty() {
+        let batched: Vec<Arg<'_>> = call_args
+            .iter()
+            .map(|a| match a {
+                Gathered::One(Ok(v)) => Arg::Same(v),
+                _ => Arg::Each(missing.iter().filter_map(|&u| a.get(u).as_ref().ok()).collect()),
+            })
+            .collect();
+        for (u, r) in missing.iter().zip(call_prim(backend, prim, &batched, missing.len())) {
+            out[*u] = Some(r);
+        }
+    }
+    out.into_iter().map(|r| r.unwrap_or(Ok(Value::None))).collect()
 }

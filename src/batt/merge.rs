@@ -17,6 +17,7 @@ use std::collections::HashMap;
 
 use smallvec::SmallVec;
 
+pub use crate::batch::Group;
 use crate::dsl::PrimId;
 use crate::program::{Callee, ConstKey, Operand, Program};
 
@@ -43,6 +44,15 @@ pub enum NodeOp {
     Prim(PrimId),
     /// The function value of the first argument node, called on the others (`x5 = x3(x4)`).
     Call,
+    /// Several calls on one argument node computed together (a generation-time rewrite,
+    /// `src/gen/rewrite.rs`); the value is the tuple of their results.
+    Group(Group),
+    /// Element `part` of the group that is the first argument node; where the group failed,
+    /// `prim` on the other argument nodes (the call the element stands for).
+    Pick {
+        part: u8,
+        prim: PrimId,
+    },
 }
 
 /// How often a node's value must be computed.
@@ -66,7 +76,7 @@ pub struct Node {
 impl Node {
     /// Whether the node is a step (a call), not an input or a constant.
     pub fn is_step(&self) -> bool {
-        matches!(self.op, NodeOp::Prim(_) | NodeOp::Call)
+        !matches!(self.op, NodeOp::Input(_) | NodeOp::Const(_))
     }
 }
 
@@ -136,50 +146,84 @@ fn check_differ(p: &Program) -> Result<(), String> {
 
 /// Builds the DAG: `share` merges identical steps (else every step is its own node).
 pub fn merge(solvers: &[&Program], differs: &[Program], share: bool) -> Result<Merged, String> {
-    for d in differs {
-        check_differ(d)?;
-    }
-    let mut b = Builder {
-        merged: Merged {
-            differ_names: differs.iter().map(|d| d.name.clone()).collect(),
-            ..Merged::default()
-        },
-        index: HashMap::new(),
-        share,
-    };
-    let inputs = [Input::S, Input::I, Input::C].map(|i| b.node(NodeOp::Input(i), SmallVec::new()));
-    let bind = |i: Input| inputs[i as usize];
+    let mut b = Builder::new(differs, share)?;
     for p in solvers {
         let params = p
             .params
             .iter()
-            .map(|name| input_of(p, name).map(bind))
+            .map(|name| input_of(p, name).map(|i| b.input(i)))
             .collect::<Result<Vec<_>, _>>()?;
         let outcome = b.add(p, &params);
-        let differs = differs
-            .iter()
-            .map(|d| b.add(d, &[bind(Input::S), outcome.output, bind(Input::C)]))
-            .collect();
-        b.merged.solvers.push(MergedSolver {
-            name: p.name.clone(),
-            outcome,
-            differs,
-        });
+        b.push_solver(p.name.clone(), outcome);
     }
-    Ok(b.merged)
+    Ok(b.finish())
 }
 
-struct Builder {
+/// Builds a [`Merged`] node by node: [`merge`] adds programs with it, and the batt text
+/// reader ([`super::text`]) the nodes of a file. Each solver pushed gets an instance of every
+/// differ.
+pub struct Builder<'d> {
     merged: Merged,
     /// Node by (op, arguments), for hash-consing.
     index: HashMap<(NodeOp, SmallVec<[NodeId; 4]>), NodeId>,
     share: bool,
+    differs: &'d [Program],
 }
 
-impl Builder {
+impl<'d> Builder<'d> {
+    /// An empty DAG holding the three inputs; fails on a differ whose parameters are not `(S, I, C)`.
+    pub fn new(differs: &'d [Program], share: bool) -> Result<Builder<'d>, String> {
+        for d in differs {
+            check_differ(d)?;
+        }
+        let mut b = Builder {
+            merged: Merged {
+                differ_names: differs.iter().map(|d| d.name.clone()).collect(),
+                ..Merged::default()
+            },
+            index: HashMap::new(),
+            share,
+            differs,
+        };
+        for i in [Input::S, Input::I, Input::C] {
+            b.node(NodeOp::Input(i), SmallVec::new());
+        }
+        Ok(b)
+    }
+
+    /// The node of an input.
+    pub fn input(&self, i: Input) -> NodeId {
+        i as NodeId
+    }
+
+    /// Adds a solver whose result is `outcome`, with an instance of each differ.
+    pub fn push_solver(&mut self, name: String, outcome: Outcome) {
+        self.push_solver_with(name, outcome, Vec::new());
+    }
+
+    /// Adds a solver with differ outcomes of its own (read from a file), then an instance of
+    /// each of the builder's differs.
+    pub fn push_solver_with(&mut self, name: String, outcome: Outcome, mut differs: Vec<Outcome>) {
+        for d in self.differs {
+            let o = self.add(d, &[Input::S as NodeId, outcome.output, Input::C as NodeId]);
+            differs.push(o);
+        }
+        self.merged.solvers.push(MergedSolver { name, outcome, differs });
+    }
+
+    /// Counts steps of programs added outside [`add`](Self::add) (before merging).
+    pub fn count_steps(&mut self, steps: usize) {
+        self.merged.steps_total += steps;
+    }
+
+    /// The DAG.
+    pub fn finish(self) -> Merged {
+        self.merged
+    }
+
     /// The node computing `op` on `args`: an existing one when sharing allows, else a new one.
-    fn node(&mut self, op: NodeOp, args: SmallVec<[NodeId; 4]>) -> NodeId {
-        let shared = self.share || !matches!(op, NodeOp::Prim(_) | NodeOp::Call);
+    pub fn node(&mut self, op: NodeOp, args: SmallVec<[NodeId; 4]>) -> NodeId {
+        let shared = self.share || matches!(op, NodeOp::Input(_) | NodeOp::Const(_));
         let key = (op, args);
         if shared {
             if let Some(&id) = self.index.get(&key) {
@@ -191,7 +235,7 @@ impl Builder {
             NodeOp::Input(Input::S) => Level::Task,
             NodeOp::Input(_) => Level::Lane,
             NodeOp::Const(_) => Level::Const,
-            NodeOp::Prim(_) | NodeOp::Call => args
+            NodeOp::Prim(_) | NodeOp::Call | NodeOp::Group(_) | NodeOp::Pick { .. } => args
                 .iter()
                 .map(|&a| self.merged.nodes[a as usize].level)
                 .max()
@@ -205,8 +249,8 @@ impl Builder {
         id
     }
 
-    /// Adds a program whose parameters are bound to `params`.
-    fn add(&mut self, p: &Program, params: &[NodeId]) -> Outcome {
+    /// Adds a program whose parameters are bound to `params`; its outcome.
+    pub fn add(&mut self, p: &Program, params: &[NodeId]) -> Outcome {
         let mut steps: Vec<NodeId> = Vec::with_capacity(p.steps.len());
         for step in &p.steps {
             let mut operand = |op: &Operand| self.operand(op, params, &steps);

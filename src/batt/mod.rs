@@ -1,5 +1,6 @@
 //! batt: many solver programs merged into one DAG ([`merge`]), evaluated column by column over
-//! every sample of many tasks at once ([`eval`]), and scored ([`score`]).
+//! every sample of many tasks at once ([`eval`]), and scored ([`score`]); [`text`] reads and
+//! writes a merged DAG as a batt text file.
 //!
 //! Knows programs, tasks and the batch layer; nothing of the CLI. [`Plan::new`] assigns
 //! solvers to tasks and merges; [`Plan::run`] evaluates on a backend and scores.
@@ -16,6 +17,7 @@
 pub mod eval;
 pub mod merge;
 pub mod score;
+pub mod text;
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -91,6 +93,8 @@ fn profile(merged: &Merged, shards: &[Vec<Option<eval::NodeTiming>>]) -> Vec<OpT
             };
             let (name, batched) = match node.op {
                 merge::NodeOp::Prim(id) => (id.spec().name.to_string(), crate::batch::ops::has_batched_op(id)),
+                merge::NodeOp::Group(ref g) => (format!("@{}", g.kind()), true),
+                merge::NodeOp::Pick { .. } => ("(pick)".to_string(), false),
                 _ => ("(call)".to_string(), false),
             };
             let row = rows.entry(name.clone()).or_insert_with(|| OpTime {
@@ -108,6 +112,92 @@ fn profile(merged: &Merged, shards: &[Vec<Option<eval::NodeTiming>>]) -> Vec<OpT
     rows
 }
 
+/// Which solvers run on which tasks.
+struct Assignment<'t> {
+    /// Indices of the solvers that run, in run order.
+    solvers: Vec<usize>,
+    names: Vec<String>,
+    solver_tasks: Vec<Vec<u32>>,
+    chosen: Vec<&'t Task>,
+    solvers_without_task: Vec<String>,
+    tasks_without_solver: Vec<String>,
+    duplicate_solvers: Vec<String>,
+}
+
+impl<'t> Assignment<'t> {
+    /// Assigns solvers, given as (name, task id), to tasks: in cross mode every solver to every
+    /// task; else each to its own task, the first solver of a task winning.
+    fn new(keys: &[(&str, &str)], tasks: &'t [Task], config: Config) -> Assignment<'t> {
+        let mut a = Assignment {
+            solvers: Vec::new(),
+            names: Vec::new(),
+            solver_tasks: Vec::new(),
+            chosen: Vec::new(),
+            solvers_without_task: Vec::new(),
+            tasks_without_solver: Vec::new(),
+            duplicate_solvers: Vec::new(),
+        };
+        if config.cross {
+            a.chosen = tasks.iter().collect();
+            let mut seen: HashMap<&str, usize> = HashMap::new();
+            for (k, &(name, _)) in keys.iter().enumerate() {
+                let n = seen.entry(name).or_default();
+                *n += 1;
+                a.names.push(if *n == 1 {
+                    name.to_string()
+                } else {
+                    format!("{name}#{n}")
+                });
+                a.solvers.push(k);
+                a.solver_tasks.push((0..tasks.len() as u32).collect());
+            }
+            return a;
+        }
+        let by_id: HashMap<&str, &Task> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
+        let mut taken: HashSet<&str> = HashSet::new();
+        let mut pairs: Vec<(&Task, usize)> = Vec::new();
+        for (k, &(name, id)) in keys.iter().enumerate() {
+            if !taken.insert(id) {
+                a.duplicate_solvers.push(name.to_string());
+                continue;
+            }
+            match by_id.get(id) {
+                Some(t) => pairs.push((t, k)),
+                None => a.solvers_without_task.push(name.to_string()),
+            }
+        }
+        pairs.sort_by(|x, y| x.0.id.cmp(&y.0.id));
+        a.chosen = pairs.iter().map(|(t, _)| *t).collect();
+        for (n, &(_, k)) in pairs.iter().enumerate() {
+            a.names.push(keys[k].0.to_string());
+            a.solvers.push(k);
+            a.solver_tasks.push(vec![n as u32]);
+        }
+        let with: HashSet<&str> = a.chosen.iter().map(|t| t.id.as_str()).collect();
+        a.tasks_without_solver = tasks
+            .iter()
+            .filter(|t| !with.contains(t.id.as_str()))
+            .map(|t| t.id.clone())
+            .collect();
+        a.solvers_without_task.sort();
+        a
+    }
+
+    /// The plan of the merged solvers (those of [`solvers`](Self::solvers), in that order).
+    fn plan(self, merged: Merged, start: Instant) -> Plan<'t> {
+        Plan {
+            merged,
+            lanes: Lanes::new(self.chosen),
+            names: self.names,
+            solver_tasks: self.solver_tasks,
+            solvers_without_task: self.solvers_without_task,
+            tasks_without_solver: self.tasks_without_solver,
+            duplicate_solvers: self.duplicate_solvers,
+            seconds: start.elapsed().as_secs_f64(),
+        }
+    }
+}
+
 impl<'t> Plan<'t> {
     /// Assigns solvers to tasks and merges them (with their differs).
     pub fn new(
@@ -117,70 +207,36 @@ impl<'t> Plan<'t> {
         config: Config,
     ) -> Result<Plan<'t>, String> {
         let start = Instant::now();
-        let mut plan_solvers: Vec<&Program> = Vec::new();
-        let mut names = Vec::new();
-        let mut solver_tasks: Vec<Vec<u32>> = Vec::new();
-        let (mut solvers_without_task, mut duplicate_solvers) = (Vec::new(), Vec::new());
-        let chosen: Vec<&Task>;
-        if config.cross {
-            chosen = tasks.iter().collect();
-            let mut seen: HashMap<&str, usize> = HashMap::new();
-            for p in solvers {
-                let n = seen.entry(&p.name).or_default();
-                *n += 1;
-                names.push(if *n == 1 {
-                    p.name.clone()
-                } else {
-                    format!("{}#{n}", p.name)
-                });
-                plan_solvers.push(p);
-                solver_tasks.push((0..tasks.len() as u32).collect());
-            }
-        } else {
-            let by_id: HashMap<&str, &Task> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
-            let mut taken: HashSet<&str> = HashSet::new();
-            let mut pairs: Vec<(&Task, &Program)> = Vec::new();
-            for p in solvers {
-                let id = p.task_id().unwrap_or(&p.name);
-                if !taken.insert(id) {
-                    duplicate_solvers.push(p.name.clone());
-                    continue;
-                }
-                match by_id.get(id) {
-                    Some(t) => pairs.push((t, p)),
-                    None => solvers_without_task.push(p.name.clone()),
-                }
-            }
-            pairs.sort_by(|a, b| a.0.id.cmp(&b.0.id));
-            chosen = pairs.iter().map(|(t, _)| *t).collect();
-            for (k, (_, p)) in pairs.iter().enumerate() {
-                names.push(p.name.clone());
-                plan_solvers.push(p);
-                solver_tasks.push(vec![k as u32]);
-            }
+        let keys: Vec<(&str, &str)> = solvers
+            .iter()
+            .map(|p| (p.name.as_str(), p.task_id().unwrap_or(&p.name)))
+            .collect();
+        let a = Assignment::new(&keys, tasks, config);
+        let chosen: Vec<&Program> = a.solvers.iter().map(|&k| &solvers[k]).collect();
+        let merged = merge::merge(&chosen, differs, !config.no_merge)?;
+        Ok(a.plan(merged, start))
+    }
+
+    /// A plan for a DAG merged beforehand (a batt text file, [`text`]): its solvers are
+    /// assigned to tasks as [`new`](Self::new) does, a solver `NAME~K` (a mutant) counting as
+    /// `NAME`'s. Only the solvers that have a task are evaluated.
+    pub fn from_merged(merged: Merged, tasks: &'t [Task], config: Config) -> Result<Plan<'t>, String> {
+        let start = Instant::now();
+        if config.no_merge {
+            return Err("--no-merge needs solver programs; a batt text file is merged already".into());
         }
-        let tasks_without_solver = if config.cross {
-            Vec::new()
-        } else {
-            let with: Vec<&str> = chosen.iter().map(|t| t.id.as_str()).collect();
-            tasks
-                .iter()
-                .filter(|t| !with.contains(&t.id.as_str()))
-                .map(|t| t.id.clone())
-                .collect()
-        };
-        solvers_without_task.sort();
-        let merged = merge::merge(&plan_solvers, differs, !config.no_merge)?;
-        Ok(Plan {
-            merged,
-            lanes: Lanes::new(chosen),
-            names,
-            solver_tasks,
-            solvers_without_task,
-            tasks_without_solver,
-            duplicate_solvers,
-            seconds: start.elapsed().as_secs_f64(),
-        })
+        let keys: Vec<(&str, &str)> = merged
+            .solvers
+            .iter()
+            .map(|s| {
+                let base = s.name.split('~').next().unwrap_or(&s.name);
+                (s.name.as_str(), base.strip_prefix("solve_").unwrap_or(base))
+            })
+            .collect();
+        let a = Assignment::new(&keys, tasks, config);
+        let mut merged = merged;
+        merged.solvers = a.solvers.iter().map(|&k| merged.solvers[k].clone()).collect();
+        Ok(a.plan(merged, start))
     }
 
     /// Number of lanes (samples of the tasks that have a solver).

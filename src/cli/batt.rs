@@ -1,11 +1,12 @@
 //! `arcbatch batt`: many solvers merged into one program and evaluated over every sample of the
-//! tasks at once; a summary on stdout, progress on stderr, an optional JSON report.
+//! tasks at once; a summary on stdout, progress on stderr, an optional JSON report. The solver
+//! file may be a batt text file (`arcbatch gen`'s output, recognised by its first line).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use arcbatch::batch::Backend;
-use arcbatch::batt::{Config, Plan, Report};
+use arcbatch::batt::{text, Config, Plan, Report};
 use arcbatch::device::select::{self, Kind};
 use arcbatch::program::{parse_file, Program};
 
@@ -52,22 +53,36 @@ pub struct Options {
 }
 
 /// Reads a differ file: each function `differ(S, I, C)` (checked when merging).
-fn read_differs(path: &Path) -> Result<Vec<Program>, String> {
+pub fn read_differs(path: &Path) -> Result<Vec<Program>, String> {
     let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     parse_file(&path.display().to_string(), &source).map_err(|e| e.to_string())
 }
 
 pub fn run(options: &Options) -> Result<(), String> {
     let started = Instant::now();
-    let inputs = read_inputs(options.solvers.as_deref(), options.tasks.as_deref())?;
-    for e in &inputs.tasks.errors {
-        eprintln!("arcbatch: skipped: {e}");
-    }
     let differs = match &options.differs {
         Some(path) => read_differs(path)?,
         None => Vec::new(),
     };
-    let plan = Plan::new(&inputs.programs, &differs, &inputs.tasks.tasks, options.config)?;
+    let batt_text = match &options.solvers {
+        Some(path) => {
+            let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            text::is_batt_text(&source).then_some(source)
+        }
+        None => None,
+    };
+    let (plan, inputs);
+    if let Some(source) = batt_text {
+        let file = options.solvers.as_deref().map(Path::display).map(|d| d.to_string());
+        let (merged, _) = text::parse(file.as_deref().unwrap_or_default(), &source, &differs)?;
+        inputs = read_inputs(None, options.tasks.as_deref())?;
+        report_skipped(&inputs);
+        plan = Plan::from_merged(merged, &inputs.tasks.tasks, options.config)?;
+    } else {
+        inputs = read_inputs(options.solvers.as_deref(), options.tasks.as_deref())?;
+        report_skipped(&inputs);
+        plan = Plan::new(&inputs.programs, &differs, &inputs.tasks.tasks, options.config)?;
+    }
     let backend = options.backend.build(options.timeout)?;
     let progress = Progress::new(plan.work(backend.as_ref()), "nodes");
     let report = plan.run(backend.as_ref(), &|| progress.tick());
@@ -81,6 +96,12 @@ pub fn run(options: &Options) -> Result<(), String> {
         write_json(path, &report.to_json())?;
     }
     Ok(())
+}
+
+fn report_skipped(inputs: &super::run::Inputs) {
+    for e in &inputs.tasks.errors {
+        eprintln!("arcbatch: skipped: {e}");
+    }
 }
 
 fn print_summary(plan: &Plan<'_>, report: &Report, config: Config) {

@@ -3,10 +3,12 @@
 mod batt;
 mod conform;
 mod diff;
+mod gen;
 mod gpu;
 mod profile;
 mod progress;
 mod run;
+mod search;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -152,6 +154,38 @@ enum Command {
         #[arg(long)]
         threads: Option<usize>,
     },
+    /// Pick solvers from a library (seeded), mutate them by type, merge them into one batt
+    /// program and write it as a batt text file that `arcbatch batt --solvers FILE` runs.
+    Gen {
+        #[command(flatten)]
+        gen: GenFlags,
+        /// Where to write the batt text file.
+        #[arg(long)]
+        out: PathBuf,
+        /// Also write the program as a Python module calling the arcbatch module's batched
+        /// operations.
+        #[arg(long)]
+        python: Option<PathBuf>,
+    },
+    /// Rounds of gen -> batt (every program on every task) -> harvest: each program that
+    /// solves every train and test pair of a task is written to DIR/<task>.py as a standalone
+    /// solver, once per distinct program.
+    Search {
+        #[command(flatten)]
+        gen: GenFlags,
+        /// The tasks to search on (any layout `run` reads).
+        #[arg(long)]
+        tasks: PathBuf,
+        /// Rounds of generation and evaluation.
+        #[arg(long, default_value_t = 10)]
+        rounds: usize,
+        /// The folder the harvested solvers go to (created if missing; solvers already there
+        /// are not harvested again).
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        engine: EngineFlags,
+    },
     /// Run the embedded team library on the embedded demo tasks (no files needed).
     Demo {
         #[command(flatten)]
@@ -171,6 +205,48 @@ struct EngineFlags {
     /// Worker threads (default: all cores; also ARCBATCH_THREADS).
     #[arg(long)]
     threads: Option<usize>,
+}
+
+/// Flags of the commands that generate batt programs.
+#[derive(clap::Args)]
+struct GenFlags {
+    /// A solver file, or a directory of them (*.py, searched recursively).
+    #[arg(long)]
+    library: PathBuf,
+    /// Solvers to pick from the library (all of them, with a note, when it has fewer).
+    #[arg(long, default_value_t = 32)]
+    count: usize,
+    /// The seed of every random choice: the same seed gives byte-identical output.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Probability, in 0..1, of mutating each argument and each called primitive.
+    #[arg(long, default_value_t = 0.0)]
+    mutate: f64,
+    /// Distinct mutants per picked solver (with --mutate above 0).
+    #[arg(long, default_value_t = 1)]
+    mutants: usize,
+    /// Differ programs `def NAME(S, I, C)`, added to the program for each output.
+    #[arg(long)]
+    differs: Option<PathBuf>,
+    /// Leave out the generation-time rewrites (grouped objects calls, sample extraction).
+    #[arg(long)]
+    no_rewrites: bool,
+}
+
+impl GenFlags {
+    fn args(self) -> gen::GenArgs {
+        gen::GenArgs {
+            library: self.library,
+            differs: self.differs,
+            options: arcbatch::gen::Options {
+                count: self.count,
+                seed: self.seed,
+                mutate: self.mutate,
+                mutants: self.mutants,
+                rewrite: !self.no_rewrites,
+            },
+        }
+    }
 }
 
 /// Flags shared by the commands that run programs.
@@ -309,6 +385,28 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 emu,
                 repeat,
             })
+        }
+        Command::Gen { gen, out, python } => {
+            gen::run(&gen.args(), &out, python.as_deref())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Search {
+            gen,
+            tasks,
+            rounds,
+            out,
+            engine,
+        } => {
+            init_threads(engine.threads)?;
+            search::run(&search::Options {
+                gen: gen.args(),
+                tasks,
+                rounds,
+                out,
+                backend: engine.backend,
+                timeout: Duration::from_millis(engine.timeout_ms),
+            })?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Demo { common } => {
             init_threads(common.threads)?;

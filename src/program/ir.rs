@@ -107,18 +107,23 @@ impl fmt::Display for ConstKey {
         match self {
             ConstKey::Prim(id) => f.write_str(id.spec().name),
             other => {
-                // The reference's constant name where there is one, else the literal.
-                let v = other.value();
+                // The reference's constant name where there is one (of the same kind: `ZERO`,
+                // not `F`), else the literal.
                 match crate::dsl::constants::CONSTANTS
                     .iter()
-                    .find(|(n, c)| c.value() == v && !n.starts_with('R'))
+                    .find(|(n, c)| ConstKey::from_value(&c.value()).as_ref() == Some(other) && !is_mode_name(n))
                 {
                     Some((name, _)) => f.write_str(name),
-                    None => write!(f, "{v}"),
+                    None => write!(f, "{}", other.value()),
                 }
             }
         }
     }
+}
+
+/// The search dialect's `R0`..`R7`, which a constant is never written as (`RIGHT` is not one).
+fn is_mode_name(name: &str) -> bool {
+    name.len() == 2 && name.starts_with('R')
 }
 
 /// Writes the program back in the reference syntax.

@@ -6,14 +6,15 @@
 //! ([`strict_eq`]: `True` is not `1`, a tuple is not a frozenset), errors by their exception
 //! and message. A mismatch whose arguments agree on that lane is a *root*: the step itself
 //! computed something different there; the others inherit a root's difference. Roots are
-//! reported first, in step order, which is the order a person debugging a kernel wants.
+//! reported first, in step order, which is the order a person debugging a kernel wants. Steps
+//! are named and shown as in the batt text format ([`text`]).
 
 use std::fmt::Write;
 
 use crate::batch::{Backend, LaneResult};
 use crate::batt::eval::Column;
-use crate::batt::merge::{Input, Merged, NodeId, NodeOp};
-use crate::batt::Plan;
+use crate::batt::merge::{Merged, NodeId};
+use crate::batt::{text, Plan};
 use crate::golden::strict_eq;
 
 use super::svg::{self, Picture};
@@ -22,7 +23,7 @@ use super::svg::{self, Picture};
 #[derive(Debug)]
 pub struct Divergence {
     pub node: NodeId,
-    /// The step as `n57 = fill(n12, 3, n40)`.
+    /// The step as a line of the batt text format, `n57 = fill(n12, THREE, n40)`.
     pub step: String,
     /// The solvers whose result depends on the step (by name).
     pub solvers: Vec<String>,
@@ -75,27 +76,6 @@ pub fn shown(r: &LaneResult, max: usize) -> String {
     format!("{cut}…")
 }
 
-/// A node as an operand: `I`, a constant, or `nK`.
-fn operand(merged: &Merged, id: NodeId) -> String {
-    match &merged.nodes[id as usize].op {
-        NodeOp::Input(Input::S) => "S".into(),
-        NodeOp::Input(Input::I) => "I".into(),
-        NodeOp::Input(Input::C) => "C".into(),
-        NodeOp::Const(c) => c.to_string(),
-        NodeOp::Prim(_) | NodeOp::Call => format!("n{id}"),
-    }
-}
-
-/// A step as `nK = prim(args)` or `nK = nF(args)`.
-fn step_text(merged: &Merged, id: NodeId) -> String {
-    let node = &merged.nodes[id as usize];
-    let args: Vec<String> = node.args.iter().map(|&a| operand(merged, a)).collect();
-    match node.op {
-        NodeOp::Prim(p) => format!("n{id} = {}({})", p.spec().name, args.join(", ")),
-        _ => format!("n{id} = {}({})", args[0], args[1..].join(", ")),
-    }
-}
-
 /// The solvers whose output or guards depend on node `id`.
 fn users_of(merged: &Merged, id: NodeId) -> Vec<String> {
     let mut out = Vec::new();
@@ -123,6 +103,7 @@ pub fn diff(plan: &Plan<'_>, a: &dyn Backend, b: &dyn Backend, limit: usize, tic
     let left = plan.evaluate_all(a, tick);
     let right = plan.evaluate_all(b, tick);
     let merged = &plan.merged;
+    let names = text::node_names(merged);
     let lanes = plan.all_lanes();
     let mut report = DiffReport {
         steps: 0,
@@ -169,7 +150,7 @@ pub fn diff(plan: &Plan<'_>, a: &dyn Backend, b: &dyn Backend, limit: usize, tic
                 let task = lanes.tasks[t];
                 let divergence = Divergence {
                     node: k as NodeId,
-                    step: step_text(merged, k as NodeId),
+                    step: text::step_line(merged, &names, k).unwrap_or_default(),
                     solvers: users_of(merged, k as NodeId),
                     task: task.id.clone(),
                     sample: if s < task.train.len() {

@@ -1,0 +1,135 @@
+//! Groups: several calls on one argument computed as one batched step, which the generator's
+//! rewrites (`src/gen/rewrite.rs`) put in a batt program: `objects` of one grid for several
+//! flag sets, and the extraction of a task's training inputs, outputs and their palettes
+//! from `S`.
+
+use super::grids::GridBatch;
+use super::ops::{batchable_grid, call_prim};
+use super::{Arg, Backend, LaneResult};
+use crate::dsl::{DslError, Grid, PrimId, Value};
+
+/// What a batt group step computes from its one argument.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Group {
+    /// `objects` of a grid for each mode `4*univalued + 2*diagonal + without_bg`, in order.
+    Objects(Vec<u8>),
+    /// From `S`: `apply(first, S)`, `apply(last, S)`, then `mapply(p_g, ...)` of the inputs
+    /// and of the outputs where asked (else `None` in their place): always four elements.
+    Samples { in_palettes: bool, out_palettes: bool },
+}
+
+impl Group {
+    /// The kind's name in the batt text format (`@objects`, `@samples`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Group::Objects(_) => "objects",
+            Group::Samples { .. } => "samples",
+        }
+    }
+
+    /// The parts in the batt text format: the modes, or which palettes.
+    pub fn parts_text(&self) -> String {
+        match self {
+            Group::Objects(modes) => modes.iter().map(u8::to_string).collect::<Vec<_>>().join(", "),
+            Group::Samples {
+                in_palettes,
+                out_palettes,
+            } => [(*in_palettes, "in"), (*out_palettes, "out")]
+                .iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, n)| *n)
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+
+    /// Reads [`kind`](Self::kind) and [`parts_text`](Self::parts_text) back.
+    pub fn parse(kind: &str, parts: &str) -> Result<Group, String> {
+        let parts: Vec<&str> = parts.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+        match kind {
+            "objects" => parts
+                .iter()
+                .map(|p| match p.parse::<u8>() {
+                    Ok(m) if m < 8 => Ok(m),
+                    _ => Err(format!("bad objects mode {p:?} (0 to 7)")),
+                })
+                .collect::<Result<_, _>>()
+                .map(Group::Objects),
+            "samples" => {
+                if let Some(bad) = parts.iter().find(|p| !["in", "out"].contains(p)) {
+                    return Err(format!("bad samples part {bad:?} (in, out)"));
+                }
+                Ok(Group::Samples {
+                    in_palettes: parts.contains(&"in"),
+                    out_palettes: parts.contains(&"out"),
+                })
+            }
+            other => Err(format!("unknown group @{other} (@objects, @samples)")),
+        }
+    }
+}
+
+/// A group of calls on one argument (a batt rewrite, [`Group`]) on `lanes` lanes: per lane,
+/// the tuple of the calls' results, or an error where one of them failed (the picks then
+/// compute their own call there, so a group's error is never a result).
+pub fn call_group<B: Backend + ?Sized>(b: &B, group: &Group, arg: &Arg<'_>, lanes: usize) -> Vec<LaneResult> {
+    let columns: Vec<Vec<LaneResult>> = match group {
+        Group::Objects(modes) => {
+            let grids: Vec<Option<&Grid>> = (0..lanes).map(|k| batchable_grid(arg.get(k))).collect();
+            let mut batch = GridBatch::with_capacity(lanes, 0);
+            let taken: Vec<usize> = (0..lanes)
+                .filter(|&k| grids[k].is_some_and(|g| batch.push(g)))
+                .collect();
+            let per_mode = b.objects_modes(&batch, modes);
+            per_mode
+                .into_iter()
+                .map(|column| {
+                    let mut column = column.into_iter();
+                    let mut next = taken.iter().peekable();
+                    (0..lanes)
+                        .map(|k| match next.next_if(|&&t| t == k) {
+                            Some(_) => column.next().unwrap_or(Ok(Value::None)),
+                            None => Err(DslError::type_error("a grid", arg.get(k))),
+                        })
+                        .collect()
+                })
+                .collect()
+        }
+        Group::Samples {
+            in_palettes,
+            out_palettes,
+        } => {
+            let prim = |name: &str| PrimId::of(name).expect("a registered primitive");
+            let f = |name: &str| Value::prim(prim(name));
+            let (first, last, p_g) = (f("first"), f("last"), f("p_g"));
+            let inputs = call_prim(b, prim("apply"), &[Arg::Same(&first), arg.clone()], lanes);
+            let outputs = call_prim(b, prim("apply"), &[Arg::Same(&last), arg.clone()], lanes);
+            let palettes = |on: bool, of: &[LaneResult]| -> Vec<LaneResult> {
+                if !on {
+                    return vec![Ok(Value::None); lanes];
+                }
+                let ok: Vec<&Value> = of.iter().filter_map(|r| r.as_ref().ok()).collect();
+                let mut done = call_prim(b, prim("mapply"), &[Arg::Same(&p_g), Arg::Each(ok)], of.len()).into_iter();
+                of.iter()
+                    .map(|r| match r {
+                        Ok(_) => done.next().unwrap_or(Ok(Value::None)),
+                        Err(e) => Err(e.clone()),
+                    })
+                    .collect()
+            };
+            let in_p = palettes(*in_palettes, &inputs);
+            let out_p = palettes(*out_palettes, &outputs);
+            vec![inputs, outputs, in_p, out_p]
+        }
+    };
+    let mut columns: Vec<_> = columns.into_iter().map(Vec::into_iter).collect();
+    (0..lanes)
+        .map(|_| {
+            let parts: Vec<LaneResult> = columns
+                .iter_mut()
+                .map(|c| c.next().unwrap_or(Ok(Value::None)))
+                .collect();
+            parts.into_iter().collect::<Result<Vec<_>, _>>().map(Value::tuple)
+        })
+        .collect()
+}

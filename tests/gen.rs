@@ -1,0 +1,274 @@
+//! `arcbatch gen` and `arcbatch search`: generation is deterministic; its batt text runs under
+//! `batt` with exactly the results of the programs it was made from; the rewrites change no
+//! result; `generated/` is what gen writes today; harvested programs solve their tasks under
+//! `run`; bad input gives clear messages and exit status 2.
+
+mod shared;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use arcbatch::batch::CpuBackend;
+use arcbatch::batt::merge::NodeOp;
+use arcbatch::batt::{text, Config, Match, Plan};
+use arcbatch::gen::{generate, load_library, Generated, Options};
+use arcbatch::program::{parse_file, Program};
+use arcbatch::run::run_on_task;
+use arcbatch::tasks::{self, Task};
+
+const LIMIT: Duration = Duration::from_secs(10);
+const CROSS: Config = Config {
+    cross: true,
+    no_merge: false,
+};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn options(seed: u64, rewrite: bool) -> Options {
+    Options {
+        count: 32,
+        seed,
+        mutate: 0.2,
+        mutants: 2,
+        rewrite,
+    }
+}
+
+/// Search-dialect programs using the sample pattern and `o_g` with several modes, so that
+/// both rewrites occur whatever the library pick.
+const DIALECT: &str = "def solve(S, I, C):\n    x1 = apply(first, S)\n    x2 = apply(last, S)\n    x3 = mapply(p_g, x2)\n    x4 = mapply(p_g, x1)\n    x5 = difference(x3, x4)\n    x6 = o_g(I, R5)\n    x7 = colorfilter(x6, FIVE)\n    x8 = merge(x7)\n    O = fill(I, TWO, x8)\n    return O\n\
+def solve(S, I, C):\n    x1 = o_g(I, R1)\n    x2 = argmax(x1, size)\n    x3 = apply(last, S)\n    x4 = first(x3)\n    x5 = mostcolor(x4)\n    O = fill(I, x5, x2)\n    return O\n\
+def solve(S, I, C):\n    x1 = o_g(I, R7)\n    x2 = sizefilter(x1, ONE)\n    x3 = merge(x2)\n    O = cover(I, x3)\n    return O\n";
+
+fn library() -> Vec<Program> {
+    let mut lib = load_library(&root().join("dsl")).expect("the library loads");
+    lib.extend(parse_file("dialect.py", DIALECT).unwrap());
+    lib
+}
+
+fn demo() -> Vec<Task> {
+    tasks::load(&root().join("dsl/demo")).unwrap().tasks
+}
+
+fn training() -> Option<Vec<Task>> {
+    Some(tasks::load(&shared::shared("arc/training")?).unwrap().tasks)
+}
+
+fn batt_text(g: &Generated, tasks: &[Task]) -> Vec<Match> {
+    let (merged, _) = text::parse("g.batt", &g.text(&[]), &[]).unwrap();
+    let plan = Plan::from_merged(merged, tasks, CROSS).unwrap();
+    plan.run(&CpuBackend::new(Some(LIMIT)), &|| {}).matches
+}
+
+fn batt_programs(g: &Generated, tasks: &[Task], config: Config) -> Vec<Match> {
+    let programs: Vec<Program> = g.candidates.iter().map(|c| c.program.clone()).collect();
+    let plan = Plan::new(&programs, &[], tasks, config).unwrap();
+    plan.run(&CpuBackend::new(Some(LIMIT)), &|| {}).matches
+}
+
+#[test]
+fn the_same_seed_gives_byte_identical_output() {
+    let lib = library();
+    let a = generate(&lib, &[], &options(5, true)).unwrap();
+    let b = generate(&lib, &[], &options(5, true)).unwrap();
+    assert_eq!(a.text(&[]), b.text(&[]));
+    let comments = ["c".to_string()];
+    assert_eq!(
+        arcbatch::gen::python::module(&a, &comments),
+        arcbatch::gen::python::module(&b, &comments)
+    );
+    assert_ne!(a.text(&[]), generate(&lib, &[], &options(6, true)).unwrap().text(&[]));
+    // Every output line names its solver and its mutation.
+    let text = a.text(&[]);
+    let outs: Vec<&str> = text.lines().filter(|l| l.starts_with("out ")).collect();
+    assert_eq!(outs.len(), a.candidates.len());
+    assert!(outs.iter().all(|l| l.contains(" ; from solve")));
+    assert!(outs.iter().any(|l| l.contains(" ; mutation ")));
+    assert!(outs.iter().any(|l| l.ends_with(" ; original")));
+}
+
+/// The batt text of a generation runs under batt with the results of its programs merged
+/// without rewrites and of each program on its own through the interpreter.
+#[test]
+fn batt_runs_the_generated_text_with_the_programs_results() {
+    let tasks = demo();
+    let lib = library();
+    for seed in 0..4 {
+        let g = generate(&lib, &[], &options(seed, true)).unwrap();
+        let from_text = batt_text(&g, &tasks);
+        assert_eq!(from_text, batt_programs(&g, &tasks, CROSS), "seed {seed}");
+        // Matches come task by task, each task's in program order.
+        for (k, m) in from_text.iter().enumerate() {
+            let p = &g.candidates[k % g.candidates.len()];
+            let t = tasks.iter().find(|t| t.id == m.task).unwrap();
+            let r = run_on_task(&p.program, t, Some(LIMIT));
+            assert_eq!((m.correct, m.pairs), (r.correct, r.pairs), "{} on {}", m.solver, m.task);
+        }
+    }
+}
+
+/// Merged with rewrites against merged without, on the training tasks: identical matches.
+#[test]
+fn rewrites_change_no_result_on_the_training_data() {
+    let Some(tasks) = training() else { return };
+    let lib = library();
+    let mut groups = 0;
+    for seed in [1, 2] {
+        let with = generate(&lib, &[], &options(seed, true)).unwrap();
+        let without = generate(&lib, &[], &options(seed, false)).unwrap();
+        groups += with
+            .merged
+            .nodes
+            .iter()
+            .filter(|n| matches!(n.op, NodeOp::Group(_)))
+            .count();
+        assert!(without.merged.nodes.iter().all(|n| !matches!(n.op, NodeOp::Group(_))));
+        assert_eq!(batt_text(&with, &tasks), batt_text(&without, &tasks), "seed {seed}");
+    }
+    assert!(groups >= 2, "the rewrites should have fired");
+}
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_arcbatch"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+/// The command that writes `generated/`, from the repository root.
+const GENERATE: [&str; 13] = [
+    "gen",
+    "--library",
+    "dsl",
+    "--count",
+    "32",
+    "--seed",
+    "0",
+    "--mutate",
+    "0.2",
+    "--out",
+    "generated/dsl.batt",
+    "--python",
+    "generated/dsl.py",
+];
+
+#[test]
+fn generated_is_what_gen_writes_today() {
+    let dir = std::env::temp_dir().join(format!("arcbatch-gen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (batt, py) = (dir.join("dsl.batt"), dir.join("dsl.py"));
+    let mut args: Vec<&str> = GENERATE.to_vec();
+    args[10] = batt.to_str().unwrap();
+    args[12] = py.to_str().unwrap();
+    let out = cli(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let refresh = format!("refresh with: cargo run --release -- {}", GENERATE.join(" "));
+    for (fresh, kept) in [(&batt, "generated/dsl.batt"), (&py, "generated/dsl.py")] {
+        let kept_text = std::fs::read_to_string(root().join(kept)).unwrap_or_default();
+        assert!(
+            std::fs::read_to_string(fresh).unwrap() == kept_text,
+            "{kept} differs from what gen writes now; {refresh}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    // And batt runs it.
+    let out = cli(&["batt", "--solvers", "generated/dsl.batt", "--cross"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("every solver on every task"));
+}
+
+/// Two rounds of search on a handful of training tasks; every harvested program solves its
+/// task under `run` (the interpreter), and a second search harvests nothing new.
+#[test]
+fn search_harvests_programs_that_run_confirms() {
+    let Some(all) = training() else { return };
+    let ids = [
+        "0d3d703e", "3c9b0459", "6150a2bd", "67a3c6ac", "68b16354", "74dd1130", "9dfd6313", "a416b8f3",
+    ];
+    let picked: Vec<&Task> = all.iter().filter(|t| ids.contains(&t.id.as_str())).collect();
+    let base = std::env::temp_dir().join(format!("arcbatch-search-{}", std::process::id()));
+    let tasks_dir = base.join("tasks");
+    std::fs::create_dir_all(&tasks_dir).unwrap();
+    let training_dir = shared::shared("arc/training").unwrap();
+    for t in &picked {
+        let name = format!("{}.json", t.id);
+        std::fs::copy(training_dir.join(&name), tasks_dir.join(&name)).unwrap();
+    }
+    let found = base.join("found");
+    let search = |found: &Path| {
+        let out = cli(&[
+            "search",
+            "--library",
+            "dsl",
+            "--tasks",
+            tasks_dir.to_str().unwrap(),
+            "--rounds",
+            "2",
+            "--seed",
+            "3",
+            "--mutate",
+            "0.3",
+            "--out",
+            found.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let stdout = search(&found);
+    assert!(stdout.contains("round 1/2:") && stdout.contains("round 2/2:") && stdout.contains("summary:"));
+    let mut harvested = 0;
+    for entry in std::fs::read_dir(&found).unwrap() {
+        let path = entry.unwrap().path();
+        let source = std::fs::read_to_string(&path).unwrap();
+        let programs = parse_file(&path.display().to_string(), &source).unwrap();
+        for p in &programs {
+            let task = picked.iter().find(|t| Some(t.id.as_str()) == p.task_id()).unwrap();
+            let r = run_on_task(p, task, Some(LIMIT));
+            assert!(r.solved(), "{} does not solve its task:\n{p}", path.display());
+            harvested += 1;
+        }
+        let out = cli(&[
+            "run",
+            "--solvers",
+            path.to_str().unwrap(),
+            "--tasks",
+            tasks_dir.to_str().unwrap(),
+        ]);
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("solved 1 of 1 tasks"));
+    }
+    assert!(
+        harvested >= ids.len() / 2,
+        "only {harvested} programs harvested:\n{stdout}"
+    );
+    assert!(search(&found).contains(" 0 new solutions (0 novel); "));
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
+#[test]
+fn bad_input_gives_clear_messages_and_status_2() {
+    let empty = std::env::temp_dir().join(format!("arcbatch-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--library", "no/such/dir"], "no/such/dir: no such file or directory"),
+        (&["--library", empty.to_str().unwrap()], "no solvers found"),
+        (&["--library", "dsl", "--mutate", "1.5"], "--mutate 1.5 is outside 0..1"),
+        (&["--library", "dsl", "--count", "0"], "--count must be at least 1"),
+    ];
+    for (args, message) in cases {
+        let mut all = vec!["gen", "--out", "/dev/null"];
+        all.extend_from_slice(args);
+        let out = cli(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(message), "{all:?}: {stderr}");
+    }
+    // A count beyond the library is capped, with a note.
+    let out = cli(&["gen", "--library", "dsl/demo", "--count", "50", "--out", "/dev/null"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--count 50 is more than the library's 6 solvers"));
+    std::fs::remove_dir_all(&empty).unwrap();
+}
