@@ -59,6 +59,58 @@ fn static_counts_agree_with_a_count_of_the_text() {
     assert!(calls.len() > 50, "the library calls many primitives");
 }
 
+/// Counts from a batt text file alone: on each step line, the callee (after `else` on a pick
+/// line; `@objects` for a group), and every argument word that is a primitive.
+fn count_batt_text(source: &str) -> (Counts, Counts) {
+    let (mut calls, mut refs) = (Counts::new(), Counts::new());
+    for line in source.lines().filter(|l| l.starts_with('n')) {
+        let Some((_, rhs)) = line.split_once(" = ") else {
+            continue;
+        };
+        let call = rhs.rsplit(" else ").next().unwrap_or(rhs);
+        let Some((callee, args)) = call.split_once('(') else {
+            continue;
+        };
+        if PrimId::of(callee).is_some() || callee.starts_with('@') {
+            *calls.entry(callee.to_string()).or_default() += 1;
+        }
+        for word in args.split(|c: char| c == ',' || c == ')' || c == ';' || c.is_whitespace()) {
+            if PrimId::of(word).is_some() {
+                *refs.entry(word.to_string()).or_default() += 1;
+            }
+        }
+    }
+    (calls, refs)
+}
+
+#[test]
+fn static_counts_of_a_batt_text_file_agree_with_a_count_of_its_text() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("generated/dsl.batt");
+    let source = std::fs::read_to_string(&path).expect("generated/dsl.batt");
+    let out = std::env::temp_dir().join(format!("arcbatch-batt-profile-{}.json", std::process::id()));
+    let run = Command::new(env!("CARGO_BIN_EXE_arcbatch"))
+        .arg("profile")
+        .arg(&path)
+        .arg("--json")
+        .arg(&out)
+        .output()
+        .expect("run");
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("json")).expect("json");
+    let _ = std::fs::remove_file(&out);
+    let as_counts = |v: &serde_json::Value| -> Counts {
+        v.as_object()
+            .expect("an object")
+            .iter()
+            .map(|(k, n)| (k.clone(), n.as_u64().expect("a count") as usize))
+            .collect()
+    };
+    let (calls, refs) = count_batt_text(&source);
+    assert_eq!(as_counts(&json["counts"]), calls);
+    assert_eq!(as_counts(&json["refs"]), refs);
+    assert!(calls.contains_key("@objects"), "the generated file has a group step");
+}
+
 #[test]
 fn the_cli_writes_the_static_profile_as_json() {
     let out = std::env::temp_dir().join(format!("arcbatch-profile-{}.json", std::process::id()));

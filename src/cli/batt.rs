@@ -11,7 +11,7 @@ use arcbatch::device::select::{self, Kind};
 use arcbatch::program::{parse_file, Program};
 
 use super::progress::Progress;
-use super::run::{list, read_inputs, write_json};
+use super::run::{list, read_inputs, write_json, Inputs};
 
 /// The backends `--backend` offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -64,25 +64,8 @@ pub fn run(options: &Options) -> Result<(), String> {
         Some(path) => read_differs(path)?,
         None => Vec::new(),
     };
-    let batt_text = match &options.solvers {
-        Some(path) => {
-            let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            text::is_batt_text(&source).then_some(source)
-        }
-        None => None,
-    };
-    let (plan, inputs);
-    if let Some(source) = batt_text {
-        let file = options.solvers.as_deref().map(Path::display).map(|d| d.to_string());
-        let (merged, _) = text::parse(file.as_deref().unwrap_or_default(), &source, &differs)?;
-        inputs = read_inputs(None, options.tasks.as_deref())?;
-        report_skipped(&inputs);
-        plan = Plan::from_merged(merged, &inputs.tasks.tasks, options.config)?;
-    } else {
-        inputs = read_inputs(options.solvers.as_deref(), options.tasks.as_deref())?;
-        report_skipped(&inputs);
-        plan = Plan::new(&inputs.programs, &differs, &inputs.tasks.tasks, options.config)?;
-    }
+    let loaded = Loaded::read(options.solvers.as_deref(), options.tasks.as_deref())?;
+    let plan = loaded.plan(&differs, options.config)?;
     let backend = options.backend.build(options.timeout)?;
     let progress = Progress::new(plan.work(backend.as_ref()), "nodes");
     let report = plan.run(backend.as_ref(), &|| progress.tick());
@@ -98,9 +81,49 @@ pub fn run(options: &Options) -> Result<(), String> {
     Ok(())
 }
 
-fn report_skipped(inputs: &super::run::Inputs) {
-    for e in &inputs.tasks.errors {
-        eprintln!("arcbatch: skipped: {e}");
+/// A solver file (or a batt text file, recognised by its first line) and tasks, read; what
+/// `batt`, `profile` and `diff` plan from. Bad task files are reported and skipped.
+pub struct Loaded {
+    pub inputs: Inputs,
+    /// The batt text file's name and text, when the solver file is one.
+    batt_text: Option<(String, String)>,
+}
+
+impl Loaded {
+    pub fn read(solvers: Option<&Path>, tasks: Option<&Path>) -> Result<Loaded, String> {
+        let batt_text = match solvers {
+            Some(path) => {
+                let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+                text::is_batt_text(&source).then(|| (path.display().to_string(), source))
+            }
+            None => None,
+        };
+        let loaded = match batt_text {
+            Some(text) => Loaded {
+                inputs: read_inputs(None, tasks)?,
+                batt_text: Some(text),
+            },
+            None => Loaded {
+                inputs: read_inputs(solvers, tasks)?,
+                batt_text: None,
+            },
+        };
+        for e in &loaded.inputs.tasks.errors {
+            eprintln!("arcbatch: skipped: {e}");
+        }
+        Ok(loaded)
+    }
+
+    /// The plan: the solvers with `differs`, or the batt text's program (its own differ lines,
+    /// then `differs`, on every output).
+    pub fn plan(&self, differs: &[Program], config: Config) -> Result<Plan<'_>, String> {
+        match &self.batt_text {
+            Some((file, source)) => {
+                let (merged, _) = text::parse(file, source, differs)?;
+                Plan::from_merged(merged, &self.inputs.tasks.tasks, config)
+            }
+            None => Plan::new(&self.inputs.programs, differs, &self.inputs.tasks.tasks, config),
+        }
     }
 }
 

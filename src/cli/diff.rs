@@ -6,12 +6,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use arcbatch::batt::{Config, Plan};
+use arcbatch::batt::Config;
 use arcbatch::tools::diff::diff;
 
-use super::batt::BackendKind;
+use super::batt::{BackendKind, Loaded};
 use super::progress::Progress;
-use super::run::read_inputs;
 
 pub struct Options {
     pub solvers: Option<PathBuf>,
@@ -25,15 +24,12 @@ pub struct Options {
 }
 
 pub fn run(options: &Options) -> Result<ExitCode, String> {
-    let inputs = read_inputs(options.solvers.as_deref(), options.tasks.as_deref())?;
-    for e in &inputs.tasks.errors {
-        eprintln!("arcbatch: skipped: {e}");
-    }
+    let loaded = Loaded::read(options.solvers.as_deref(), options.tasks.as_deref())?;
     let config = Config {
         cross: options.cross,
         no_merge: false,
     };
-    let plan = Plan::new(&inputs.programs, &[], &inputs.tasks.tasks, config)?;
+    let plan = loaded.plan(&[], config)?;
     let (a, b) = (options.a.build(options.timeout)?, options.b.build(options.timeout)?);
     let (name_a, name_b) = (a.name(), b.name());
     let progress = Progress::new(2 * plan.work_all(), "nodes");

@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use arcbatch::batt::{Config, Plan};
-use arcbatch::tools::profile::{dynamic_json, dynamic_svg, dynamic_table, static_profile};
+use arcbatch::batt::{text, Config};
+use arcbatch::tools::profile::{dynamic_json, dynamic_svg, dynamic_table, merged_profile, static_profile};
 
-use super::batt::BackendKind;
+use super::batt::{BackendKind, Loaded};
 use super::progress::Progress;
-use super::run::{read_inputs, write_json};
+use super::run::write_json;
 
 pub struct Options {
     pub file: PathBuf,
@@ -31,25 +31,26 @@ pub fn run(options: &Options) -> Result<(), String> {
             return Err("--svg draws the dynamic profile: give --tasks too".into());
         }
         let source = std::fs::read_to_string(&options.file).map_err(|e| format!("{}: {e}", options.file.display()))?;
-        let programs = arcbatch::run::load_solvers(&options.file.display().to_string(), &source)?;
-        let profile = static_profile(&programs);
+        let file = options.file.display().to_string();
+        let profile = if text::is_batt_text(&source) {
+            merged_profile(&text::parse(&file, &source, &[])?.0)
+        } else {
+            static_profile(&arcbatch::run::load_solvers(&file, &source)?)
+        };
         print!("{}", profile.table());
         if let Some(path) = &options.json {
             write_json(path, &profile.to_json())?;
         }
         return Ok(());
     };
-    let inputs = read_inputs(Some(&options.file), Some(tasks))?;
-    for e in &inputs.tasks.errors {
-        eprintln!("arcbatch: skipped: {e}");
-    }
+    let loaded = Loaded::read(Some(&options.file), Some(tasks))?;
     let config = Config {
         cross: options.cross,
         no_merge: false,
     };
-    let plan = Plan::new(&inputs.programs, &[], &inputs.tasks.tasks, config)?;
+    let plan = loaded.plan(&[], config)?;
     let backend = options.backend.build(options.timeout)?;
-    let backend_name = format!("{:?}", options.backend).to_lowercase();
+    let backend_name = backend.name();
     let progress = Progress::new(plan.work(backend.as_ref()), "nodes");
     let report = plan.run(backend.as_ref(), &|| progress.tick());
     progress.finish();

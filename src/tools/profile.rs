@@ -10,6 +10,8 @@ use std::fmt::Write;
 use serde_json::{json, Value as Json};
 
 use super::svg::escape;
+use crate::batch::group::Group;
+use crate::batt::merge::{Merged, NodeOp};
 use crate::batt::OpTime;
 use crate::program::{Callee, ConstKey, Operand, Program};
 
@@ -20,8 +22,8 @@ pub struct StaticProfile {
     pub refs: BTreeMap<&'static str, usize>,
 }
 
-/// Counts the primitives of the programs (steps, not merged: a batt file's shared steps count
-/// once per program that has them).
+/// Counts the primitives of the programs, step by step as written (a step two programs share
+/// counts once per program).
 pub fn static_profile(programs: &[Program]) -> StaticProfile {
     let mut p = StaticProfile::default();
     for step in programs.iter().flat_map(|prog| &prog.steps) {
@@ -30,6 +32,29 @@ pub fn static_profile(programs: &[Program]) -> StaticProfile {
         }
         for arg in &step.args {
             if let Operand::Const(ConstKey::Prim(id)) = arg {
+                *p.refs.entry(id.spec().name).or_default() += 1;
+            }
+        }
+    }
+    p
+}
+
+/// Counts the primitives of a merged program, as a batt text file holds it: each step once,
+/// a pick step as the call it stands for, a group step as `@objects` / `@samples`.
+pub fn merged_profile(merged: &Merged) -> StaticProfile {
+    let mut p = StaticProfile::default();
+    for node in &merged.nodes {
+        let called = match &node.op {
+            NodeOp::Prim(id) | NodeOp::Pick { prim: id, .. } => Some(id.spec().name),
+            NodeOp::Group(Group::Objects(_)) => Some("@objects"),
+            NodeOp::Group(Group::Samples { .. }) => Some("@samples"),
+            NodeOp::Input(_) | NodeOp::Const(_) | NodeOp::Call => None,
+        };
+        if let Some(name) = called {
+            *p.counts.entry(name).or_default() += 1;
+        }
+        for &a in &node.args {
+            if let NodeOp::Const(ConstKey::Prim(id)) = merged.nodes[a as usize].op {
                 *p.refs.entry(id.spec().name).or_default() += 1;
             }
         }
