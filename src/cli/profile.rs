@@ -54,7 +54,7 @@ pub fn run(options: &Options) -> Result<(), String> {
     let progress = Progress::new(plan.work(backend.as_ref()), "nodes");
     let report = plan.run(backend.as_ref(), &|| progress.tick());
     progress.finish();
-    print!("{}", dynamic_table(&report.profile, &backend_name));
+    print!("{}", dynamic_table(&report.profile, backend_name));
     println!(
         "{} steps ({} after merging) over {} lanes in {:.1} ms",
         report.steps_total,
@@ -67,7 +67,7 @@ pub fn run(options: &Options) -> Result<(), String> {
             "backend": backend_name,
             "lanes": report.lanes,
             "seconds": report.seconds,
-            "profile": dynamic_json(&report.profile, &backend_name),
+            "profile": dynamic_json(&report.profile, backend_name),
         });
         write_json(path, &value)?;
     }
