@@ -367,6 +367,13 @@ fn has_cells(grids: &GridBatch, k: usize) -> bool {
     !grids.metas[k].is_empty()
 }
 
+/// The output grids of ops that keep each grid's shape (`fill`, `paint`), from the packed cells.
+fn same_shape_grids(grids: &GridBatch, lanes: &[usize], out: &[u8]) -> Vec<LaneResult> {
+    packed_views(grids, lanes)
+        .map(|(v, range)| grid_out(v.h, v.w, &out[range]))
+        .collect()
+}
+
 /// A grid value from output cells.
 fn grid_out(h: usize, w: usize, cells: &[u8]) -> LaneResult {
     Ok(Value::grid(Grid::new(
@@ -654,9 +661,7 @@ impl Offload for Fill<'_> {
         }
     }
     fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
-        Ok(packed_views(self.grids, lanes)
-            .map(|(v, range)| grid_out(v.h, v.w, &out[range]))
-            .collect())
+        Ok(same_shape_grids(self.grids, lanes, out))
     }
     fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
         let grids = sub_batch(self.grids, lanes);
@@ -704,9 +709,7 @@ impl Offload for Paint<'_> {
         }
     }
     fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
-        Ok(packed_views(self.grids, lanes)
-            .map(|(v, range)| grid_out(v.h, v.w, &out[range]))
-            .collect())
+        Ok(same_shape_grids(self.grids, lanes, out))
     }
     fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
         cpu.paint(&sub_batch(self.grids, lanes), &sub_patches(self.objects, lanes))
