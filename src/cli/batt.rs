@@ -9,9 +9,11 @@ use arcbatch::batch::Backend;
 use arcbatch::batt::{text, Config, Plan, Report};
 use arcbatch::device::select::{self, Kind};
 use arcbatch::program::{parse_file, Program};
+use arcbatch::run::load_solvers;
+use arcbatch::tasks::TaskSet;
 
 use super::progress::Progress;
-use super::run::{list, read_inputs, write_json, Inputs};
+use super::run::{list, read_tasks, solver_source, write_json};
 
 /// The backends `--backend` offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -84,45 +86,51 @@ pub fn run(options: &Options) -> Result<(), String> {
 /// A solver file (or a batt text file, recognised by its first line) and tasks, read; what
 /// `batt`, `profile` and `diff` plan from. Bad task files are reported and skipped.
 pub struct Loaded {
-    pub inputs: Inputs,
-    /// The batt text file's name and text, when the solver file is one.
-    batt_text: Option<(String, String)>,
+    tasks: TaskSet,
+    programs: Programs,
+}
+
+/// The programs of a solver file.
+pub enum Programs {
+    /// Solvers in the reference syntax or the search dialect, to be merged.
+    Solvers(Vec<Program>),
+    /// A batt text file (name and text), merged already; parsed when planned, with the
+    /// differs given then.
+    BattText(String, String),
+}
+
+impl Programs {
+    /// Reads a solver file (`None`: the embedded library), telling a batt text file by its
+    /// first line.
+    pub fn read(path: Option<&Path>) -> Result<Programs, String> {
+        let (name, source) = solver_source(path)?;
+        Ok(if text::is_batt_text(&source) {
+            Programs::BattText(name, source)
+        } else {
+            Programs::Solvers(load_solvers(&name, &source)?)
+        })
+    }
 }
 
 impl Loaded {
     pub fn read(solvers: Option<&Path>, tasks: Option<&Path>) -> Result<Loaded, String> {
-        let batt_text = match solvers {
-            Some(path) => {
-                let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-                text::is_batt_text(&source).then(|| (path.display().to_string(), source))
-            }
-            None => None,
-        };
-        let loaded = match batt_text {
-            Some(text) => Loaded {
-                inputs: read_inputs(None, tasks)?,
-                batt_text: Some(text),
-            },
-            None => Loaded {
-                inputs: read_inputs(solvers, tasks)?,
-                batt_text: None,
-            },
-        };
-        for e in &loaded.inputs.tasks.errors {
+        let programs = Programs::read(solvers)?;
+        let tasks = read_tasks(tasks)?;
+        for e in &tasks.errors {
             eprintln!("arcbatch: skipped: {e}");
         }
-        Ok(loaded)
+        Ok(Loaded { tasks, programs })
     }
 
     /// The plan: the solvers with `differs`, or the batt text's program (its own differ lines,
     /// then `differs`, on every output).
     pub fn plan(&self, differs: &[Program], config: Config) -> Result<Plan<'_>, String> {
-        match &self.batt_text {
-            Some((file, source)) => {
+        match &self.programs {
+            Programs::BattText(file, source) => {
                 let (merged, _) = text::parse(file, source, differs)?;
-                Plan::from_merged(merged, &self.inputs.tasks.tasks, config)
+                Plan::from_merged(merged, &self.tasks.tasks, config)
             }
-            None => Plan::new(&self.inputs.programs, differs, &self.inputs.tasks.tasks, config),
+            Programs::Solvers(programs) => Plan::new(programs, differs, &self.tasks.tasks, config),
         }
     }
 }

@@ -11,7 +11,7 @@ use serde_json::json;
 use arcbatch::batt::{text, Config};
 use arcbatch::tools::profile::{dynamic_json, dynamic_svg, dynamic_table, merged_profile, static_profile};
 
-use super::batt::{BackendKind, Loaded};
+use super::batt::{BackendKind, Loaded, Programs};
 use super::progress::Progress;
 use super::run::write_json;
 
@@ -30,12 +30,9 @@ pub fn run(options: &Options) -> Result<(), String> {
         if options.svg.is_some() {
             return Err("--svg draws the dynamic profile: give --tasks too".into());
         }
-        let source = std::fs::read_to_string(&options.file).map_err(|e| format!("{}: {e}", options.file.display()))?;
-        let file = options.file.display().to_string();
-        let profile = if text::is_batt_text(&source) {
-            merged_profile(&text::parse(&file, &source, &[])?.0)
-        } else {
-            static_profile(&arcbatch::run::load_solvers(&file, &source)?)
+        let profile = match Programs::read(Some(&options.file))? {
+            Programs::Solvers(programs) => static_profile(&programs),
+            Programs::BattText(file, source) => merged_profile(&text::parse(&file, &source, &[])?.0),
         };
         print!("{}", profile.table());
         if let Some(path) = &options.json {

@@ -22,18 +22,31 @@ pub struct Inputs {
 
 /// Reads the solvers and tasks of a run; `None` stands for the embedded library and demo tasks.
 pub fn read_inputs(solvers: Option<&Path>, tasks_path: Option<&Path>) -> Result<Inputs, String> {
-    let programs = match solvers {
+    let (name, source) = solver_source(solvers)?;
+    Ok(Inputs {
+        programs: load_solvers(&name, &source)?,
+        tasks: read_tasks(tasks_path)?,
+    })
+}
+
+/// The text of a solver file and the name messages give it; `None` stands for the embedded
+/// library.
+pub fn solver_source(path: Option<&Path>) -> Result<(String, String), String> {
+    match path {
         Some(path) => {
             let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            load_solvers(&path.display().to_string(), &source)?
+            Ok((path.display().to_string(), source))
         }
-        None => load_solvers("(embedded) dsl/solvers.py", &embedded::all_solvers())?,
-    };
-    let tasks = match tasks_path {
-        Some(path) => tasks::load(path).map_err(|e| e.to_string())?,
-        None => embedded::demo_tasks(),
-    };
-    Ok(Inputs { programs, tasks })
+        None => Ok(("(embedded) dsl/solvers.py".to_string(), embedded::all_solvers())),
+    }
+}
+
+/// The tasks of a run; `None` stands for the embedded demo tasks.
+pub fn read_tasks(path: Option<&Path>) -> Result<TaskSet, String> {
+    match path {
+        Some(path) => tasks::load(path).map_err(|e| e.to_string()),
+        None => Ok(embedded::demo_tasks()),
+    }
 }
 
 pub struct Options {
