@@ -37,7 +37,7 @@ fn every_kernel_compiles_for_every_target_architecture() {
     for family in FAMILIES {
         for arch in TARGETS {
             let cubin = nvrtc
-                .compile(family.file, &family.nvrtc_source(), &[], arch)
+                .compile(family.file, &family.nvrtc_source(), arch)
                 .unwrap_or_else(|e| panic!("{} for sm_{arch}:\n{e}", family.file));
             assert!(cubin.image.len() > 100, "{} for sm_{arch}: an empty CUBIN", family.file);
             for entry in family.entries {
@@ -62,12 +62,7 @@ fn every_kernel_compiles_for_every_target_architecture() {
 fn a_kernel_that_does_not_compile_is_an_error_with_the_compiler_log() {
     let Some(nvrtc) = compiler() else { return };
     let e = nvrtc
-        .compile(
-            "broken.cu",
-            "extern \"C\" __global__ void k() { undeclared = 1; }",
-            &[],
-            75,
-        )
+        .compile("broken.cu", "extern \"C\" __global__ void k() { undeclared = 1; }", 75)
         .unwrap_err();
     assert!(e.contains("broken.cu") && e.contains("undeclared"), "{e}");
 }

@@ -57,7 +57,7 @@ pub fn info() -> Result<ExitCode, String> {
             let mut cells: Vec<Vec<String>> = vec![Vec::new(); Entry::ALL.len()];
             for family in FAMILIES {
                 for &arch in &targets {
-                    let built = compiler.compile(family.file, &family.nvrtc_source(), &[], arch);
+                    let built = compiler.compile(family.file, &family.nvrtc_source(), arch);
                     for &entry in family.entries {
                         let cell = match &built {
                             Ok(cubin) => match cubin.entries.iter().find(|e| e.name == entry.symbol()) {

@@ -145,7 +145,7 @@ impl CudaDevice {
         let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
         let module = modules.entry(family.file).or_insert_with(|| {
             let compiler = nvrtc::nvrtc()?;
-            let cubin = compiler.compile(family.file, &family.nvrtc_source(), &[], self.info.arch)?;
+            let cubin = compiler.compile(family.file, &family.nvrtc_source(), self.info.arch)?;
             self.ctx
                 .load_module(Ptx::from_binary(cubin.image))
                 .map_err(driver("loading the compiled kernels"))

@@ -139,34 +139,23 @@ impl Program {
 }
 
 impl Nvrtc {
-    /// Compiles `source` (named `name` in messages) for `sm_<arch>`, with `headers` given as
-    /// (include name, text) pairs. An error carries the compiler's log.
-    pub fn compile(&self, name: &str, source: &str, headers: &[(&str, &str)], arch: u32) -> Result<Cubin, String> {
+    /// Compiles `source` (named `name` in messages; it includes no header) for `sm_<arch>`.
+    /// An error carries the compiler's log.
+    pub fn compile(&self, name: &str, source: &str, arch: u32) -> Result<Cubin, String> {
         let source_c = c_string(name, source)?;
         let name_c = c_string("the kernel name", name)?;
-        let header_texts = headers
-            .iter()
-            .map(|(n, text)| c_string(n, text))
-            .collect::<Result<Vec<_>, _>>()?;
-        let header_names = headers
-            .iter()
-            .map(|(n, _)| c_string("a header name", n))
-            .collect::<Result<Vec<_>, _>>()?;
-        let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|c| c.as_ptr()).collect();
-        let name_ptrs: Vec<*const c_char> = header_names.iter().map(|c| c.as_ptr()).collect();
         let mut raw = std::ptr::null_mut();
-        // SAFETY: every pointer is to a NUL-terminated string alive until the program is
-        // destroyed (all are owned by this function's locals); the arrays have `headers.len()`
-        // entries.
+        // SAFETY: both strings are NUL-terminated and outlive the program (this function's
+        // locals); no headers are passed.
         check(
             unsafe {
                 sys::nvrtcCreateProgram(
                     &mut raw,
                     source_c.as_ptr(),
                     name_c.as_ptr(),
-                    headers.len() as c_int,
-                    text_ptrs.as_ptr(),
-                    name_ptrs.as_ptr(),
+                    0,
+                    std::ptr::null(),
+                    std::ptr::null(),
                 )
             },
             "nvrtcCreateProgram",
