@@ -84,8 +84,7 @@ pub fn info() -> Result<ExitCode, String> {
     }
     match devices {
         Ok(list) => {
-            let probing = DeviceBackend::new("gpu", list.clone(), CpuBackend::new(None));
-            let thresholds = auto::thresholds(&probing, &CpuBackend::new(None))?;
+            let thresholds = auto::thresholds(list, &CpuBackend::new(None))?;
             print!("{}", thresholds.describe());
             println!("batches above {DEFAULT_SHARD_ABOVE} lanes are sharded across the {} GPUs", list.len());
         }

@@ -69,10 +69,10 @@ impl Thresholds {
     }
 }
 
-/// The thresholds for `backend` (whose own thresholds must be 0): the override, else the cache,
-/// else a probe (then cached).
-pub fn thresholds<D: Device>(backend: &DeviceBackend<D>, cpu: &CpuBackend) -> Result<Thresholds, String> {
-    let key = cache_key(backend);
+/// The thresholds for these devices against `cpu`: the override, else the cache, else a probe
+/// (then cached).
+pub fn thresholds<D: Device + Clone>(devices: &[D], cpu: &CpuBackend) -> Result<Thresholds, String> {
+    let key = cache_key(devices);
     let overrides = match std::env::var(MIN_LANES_ENV) {
         Ok(text) => parse_override(&text)?,
         Err(_) => Override::Some(Vec::new()),
@@ -88,7 +88,7 @@ pub fn thresholds<D: Device>(backend: &DeviceBackend<D>, cpu: &CpuBackend) -> Re
     };
     let mut found = read_cache(&key).unwrap_or_else(|| {
         let probed = Thresholds {
-            min_lanes: probe(backend, cpu),
+            min_lanes: probe(&DeviceBackend::new("probe", devices.to_vec(), cpu.clone()), cpu),
             source: "probe".into(),
         };
         write_cache(&key, &probed);
@@ -169,8 +169,8 @@ pub fn probe<D: Device>(backend: &DeviceBackend<D>, cpu: &CpuBackend) -> [usize;
 }
 
 /// What a cached probe is valid for: the devices, this version, the CPU threads.
-fn cache_key<D: Device>(backend: &DeviceBackend<D>) -> String {
-    let names: Vec<String> = backend.devices().iter().map(Device::name).collect();
+fn cache_key<D: Device>(devices: &[D]) -> String {
+    let names: Vec<String> = devices.iter().map(Device::name).collect();
     format!(
         "{} | arcbatch {} | {} threads",
         names.join(", "),

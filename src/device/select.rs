@@ -50,8 +50,7 @@ pub fn backend(kind: Kind, timeout: Option<Duration>) -> Result<Box<dyn Backend>
         },
         Kind::Auto => match gpus() {
             Ok(devices) => {
-                let probing = DeviceBackend::new("gpu", devices.clone(), cpu.clone());
-                let thresholds = auto::thresholds(&probing, &cpu)?;
+                let thresholds = auto::thresholds(devices, &cpu)?;
                 Box::new(thresholds.apply(DeviceBackend::new("gpu", devices.clone(), cpu)))
             }
             Err(_) => Box::new(cpu),
