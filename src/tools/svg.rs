@@ -26,12 +26,22 @@ fn fill_of(color: i32) -> &'static str {
 /// Side of one drawn cell, in pixels.
 pub const CELL: usize = 14;
 
-/// A value laid out as cells: `(row, column, colour)` with `None` for an index set's members
-/// (drawn hatched white), relative to the top-left corner, plus the height and width.
+/// One cell of a [`Picture`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// Not part of the value (a patch's bounding box beyond its cells).
+    Absent,
+    /// A member of an index set (drawn white).
+    Member,
+    /// A coloured cell of a grid or an object.
+    Color(i32),
+}
+
+/// A value laid out as cells, row-major, relative to its top-left corner.
 pub struct Picture {
     pub h: usize,
     pub w: usize,
-    pub cells: Vec<(usize, usize, Option<i32>)>,
+    marks: Vec<Mark>,
 }
 
 impl Picture {
@@ -39,20 +49,17 @@ impl Picture {
     /// patches wider than 100 cells, which would not make a readable drawing).
     pub fn of(v: &Value) -> Option<Picture> {
         if let Ok(g) = v.as_grid() {
-            let cells = (0..g.h)
-                .flat_map(|i| (0..g.w).map(move |j| (i, j)))
-                .map(|(i, j)| (i, j, Some(i32::from(g.get(i, j)))))
-                .collect();
-            return Some(Picture { h: g.h, w: g.w, cells });
+            let marks = g.cells.iter().map(|&c| Mark::Color(i32::from(c))).collect();
+            return Some(Picture { h: g.h, w: g.w, marks });
         }
         match v {
-            Value::Object(cells) => Picture::patch(cells.iter().map(|c: &Cell| (c.loc(), Some(c.color)))),
-            Value::Indices(locs) => Picture::patch(locs.iter().map(|&l: &Loc| (l, None))),
+            Value::Object(cells) => Picture::patch(cells.iter().map(|c: &Cell| (c.loc(), Mark::Color(c.color)))),
+            Value::Indices(locs) => Picture::patch(locs.iter().map(|&l: &Loc| (l, Mark::Member))),
             _ => None,
         }
     }
 
-    fn patch(items: impl Iterator<Item = (Loc, Option<i32>)> + Clone) -> Option<Picture> {
+    fn patch(items: impl Iterator<Item = (Loc, Mark)> + Clone) -> Option<Picture> {
         let (i0, j0) = items
             .clone()
             .fold((i32::MAX, i32::MAX), |(a, b), (l, _)| (a.min(l.i), b.min(l.j)));
@@ -62,21 +69,21 @@ impl Picture {
         if i0 > i1 || i64::from(i1) - i64::from(i0) >= 100 || i64::from(j1) - i64::from(j0) >= 100 {
             return None;
         }
-        let cells = items
-            .map(|(l, c)| ((l.i - i0) as usize, (l.j - j0) as usize, c))
-            .collect();
-        Some(Picture {
-            h: (i1 - i0 + 1) as usize,
-            w: (j1 - j0 + 1) as usize,
-            cells,
-        })
+        let (h, w) = ((i1 - i0 + 1) as usize, (j1 - j0 + 1) as usize);
+        let mut marks = vec![Mark::Absent; h * w];
+        for (l, mark) in items {
+            marks[(l.i - i0) as usize * w + (l.j - j0) as usize] = mark;
+        }
+        Some(Picture { h, w, marks })
     }
 
-    /// Whether the cell at `(i, j)` is the same in both pictures (present with the same colour,
-    /// or absent from both).
-    fn same_at(&self, other: &Picture, i: usize, j: usize) -> bool {
-        let at = |p: &Picture| p.cells.iter().find(|c| c.0 == i && c.1 == j).map(|c| c.2);
-        at(self) == at(other)
+    /// The cell at `(i, j)`, [`Mark::Absent`] outside the picture.
+    fn at(&self, i: usize, j: usize) -> Mark {
+        if i < self.h && j < self.w {
+            self.marks[i * self.w + j]
+        } else {
+            Mark::Absent
+        }
     }
 }
 
@@ -88,24 +95,25 @@ pub fn draw(svg: &mut String, p: &Picture, x: usize, y: usize, other: Option<&Pi
         p.w * CELL,
         p.h * CELL
     );
-    for &(i, j, color) in &p.cells {
-        let (cx, cy) = (x + j * CELL, y + i * CELL);
-        let fill = color.map_or("#ffffff", fill_of);
-        let _ = writeln!(
-            svg,
-            "<rect x=\"{cx}\" y=\"{cy}\" width=\"{CELL}\" height=\"{CELL}\" fill=\"{fill}\" stroke=\"#555\" stroke-width=\"0.5\"/>"
-        );
-    }
-    if let Some(o) = other {
-        for i in 0..p.h {
-            for j in 0..p.w {
-                if !p.same_at(o, i, j) {
-                    let (cx, cy) = (x + j * CELL, y + i * CELL);
-                    let _ = writeln!(
-                        svg,
-                        "<rect x=\"{cx}\" y=\"{cy}\" width=\"{CELL}\" height=\"{CELL}\" fill=\"none\" stroke=\"#ff0000\" stroke-width=\"2\"/>"
-                    );
-                }
+    for i in 0..p.h {
+        for j in 0..p.w {
+            let (cx, cy) = (x + j * CELL, y + i * CELL);
+            let fill = match p.at(i, j) {
+                Mark::Absent => None,
+                Mark::Member => Some("#ffffff"),
+                Mark::Color(c) => Some(fill_of(c)),
+            };
+            if let Some(fill) = fill {
+                let _ = writeln!(
+                    svg,
+                    "<rect x=\"{cx}\" y=\"{cy}\" width=\"{CELL}\" height=\"{CELL}\" fill=\"{fill}\" stroke=\"#555\" stroke-width=\"0.5\"/>"
+                );
+            }
+            if other.is_some_and(|o| o.at(i, j) != p.at(i, j)) {
+                let _ = writeln!(
+                    svg,
+                    "<rect x=\"{cx}\" y=\"{cy}\" width=\"{CELL}\" height=\"{CELL}\" fill=\"none\" stroke=\"#ff0000\" stroke-width=\"2\"/>"
+                );
             }
         }
     }
