@@ -457,8 +457,9 @@ fn cells_in_order(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
     }
 }
 
-/// `fill` and `underfill`.
-fn fill_patch(a: &[Value], under: bool) -> DslResult<Value> {
+/// The grid of `fill`/`paint` and their `under` variants, and the background only those
+/// variants write over.
+fn target_grid(a: &[Value], under: bool) -> DslResult<(Arc<Grid>, Option<Color>)> {
     let g = a[0].as_grid()?;
     first_row_width(&g)?;
     let bg = if under {
@@ -466,6 +467,12 @@ fn fill_patch(a: &[Value], under: bool) -> DslResult<Value> {
     } else {
         None
     };
+    Ok((g, bg))
+}
+
+/// `fill` and `underfill`.
+fn fill_patch(a: &[Value], under: bool) -> DslResult<Value> {
+    let (g, bg) = target_grid(a, under)?;
     let value = a[1].as_int()?;
     let locs = common::locs(&a[2])?;
     written(g.view(), at_locations(&locs, value), bg)
@@ -473,13 +480,7 @@ fn fill_patch(a: &[Value], under: bool) -> DslResult<Value> {
 
 /// `paint` and `underpaint`: the last write to a cell wins.
 fn paint_object(a: &[Value], under: bool) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    first_row_width(&g)?;
-    let bg = if under {
-        Some(common::background(&g.cells)?)
-    } else {
-        None
-    };
+    let (g, bg) = target_grid(a, under)?;
     let cells = cells_in_order(&a[1])?;
     written(g.view(), shifted_cells(&cells, 0, 0), bg)
 }
