@@ -1,0 +1,109 @@
+"""`arcbatch run --threads 1` against the reference's dsl.py in CPython, per task, same pairs.
+
+    python3 benches/run_vs_cpython.py [--cli target/release/arcbatch] [--shared ../shared] [--repeat 3]
+
+Every `solve_<id>` of the reference's solvers.py runs on all train and test pairs of training
+task `<id>`: in CPython (the reference's own dsl.py, best of --repeat per task) and through the
+CLI (`arcbatch run --threads 1 --json`, best of --repeat per task, as the report's per-task
+micros). Prints the totals with and without a64e4611 (whose `occurrences` dominates CPython's
+total), the median ratio per task, the median over the tasks where CPython takes >= 0.3 ms,
+the ratio by CPython-time bucket, and the slowest ratios.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def as_grid(rows):
+    return tuple(tuple(r) for r in rows)
+
+
+def time_reference(ref: Path, tasks: Path, repeat: int) -> dict:
+    """Best-of-`repeat` CPython seconds per task id, for every solver whose task exists."""
+    sys.path.insert(0, str(ref))
+    import solvers  # noqa: E402  (the reference's module, from `ref`)
+
+    times = {}
+    for name in sorted(dir(solvers)):
+        if not name.startswith("solve_"):
+            continue
+        task_id = name[len("solve_"):]
+        path = tasks / f"{task_id}.json"
+        if not path.exists():
+            continue
+        task = json.loads(path.read_text())
+        inputs = [as_grid(e["input"]) for e in task["train"] + task["test"]]
+        solve = getattr(solvers, name)
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for grid in inputs:
+                try:
+                    solve(grid)
+                except Exception:
+                    pass
+            best = min(best, time.perf_counter() - start)
+        times[task_id] = best
+    return times
+
+
+def time_cli(cli: Path, solvers: Path, tasks: Path, repeat: int) -> dict:
+    """Best-of-`repeat` arcbatch seconds per task id (the report's own per-task time)."""
+    best: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        for _ in range(repeat):
+            command = [cli, "run", "--threads", "1", "--solvers", solvers, "--tasks", tasks, "--json", report]
+            subprocess.run(command, check=True, capture_output=True)
+            for task_id, result in json.loads(report.read_text())["results"].items():
+                seconds = result["micros"] / 1e6
+                best[task_id] = min(best.get(task_id, float("inf")), seconds)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cli", type=Path, default=Path("target/release/arcbatch"))
+    parser.add_argument("--shared", type=Path, default=Path("../shared"))
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    ref = args.shared / "ref" / "arc-dsl"
+    tasks = args.shared / "arc" / "training"
+    for needed in (ref / "solvers.py", tasks):
+        if not needed.exists():
+            sys.exit(f"missing {needed}: this benchmark needs the reference and the ARC data in --shared")
+
+    cpython = time_reference(ref, tasks, args.repeat)
+    ours = time_cli(args.cli, ref / "solvers.py", tasks, args.repeat)
+    common = sorted(set(cpython) & set(ours))
+    ratio = {t: cpython[t] / max(ours[t], 1e-7) for t in common}
+    heavy = "a64e4611"
+
+    def total(ids):
+        return sum(cpython[t] for t in ids), sum(ours[t] for t in ids)
+
+    py_all, rs_all = total(common)
+    rest = [t for t in common if t != heavy]
+    py_rest, rs_rest = total(rest)
+    print(f"tasks timed: {len(common)} (best of {args.repeat} each side)")
+    print(f"total:                   CPython {py_all * 1e3:9.1f} ms   arcbatch {rs_all * 1e3:7.1f} ms   {py_all / rs_all:6.1f}x")
+    print(f"total without {heavy}: CPython {py_rest * 1e3:9.1f} ms   arcbatch {rs_rest * 1e3:7.1f} ms   {py_rest / rs_rest:6.1f}x")
+    print(f"median per task: {statistics.median(ratio.values()):.1f}x")
+    big = [t for t in common if cpython[t] >= 0.3e-3]
+    print(f"median over the {len(big)} tasks where CPython takes >= 0.3 ms: {statistics.median(ratio[t] for t in big):.1f}x")
+    for lo, hi in [(0, 0.05e-3), (0.05e-3, 0.3e-3), (0.3e-3, 2e-3), (2e-3, float("inf"))]:
+        ids = [t for t in common if lo <= cpython[t] < hi]
+        if ids:
+            print(f"  CPython {lo * 1e3:.2f}-{hi * 1e3:.2f} ms: {len(ids):3d} tasks, median {statistics.median(ratio[t] for t in ids):6.1f}x")
+    slowest = sorted(common, key=lambda t: ratio[t])[:8]
+    print("lowest ratios: " + ", ".join(f"{t} {ratio[t]:.1f}x ({cpython[t] * 1e6:.0f}/{ours[t] * 1e6:.0f} µs)" for t in slowest))
+
+
+if __name__ == "__main__":
+    main()
