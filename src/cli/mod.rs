@@ -21,6 +21,10 @@ use clap::{Parser, Subcommand};
 pub struct Args {
     #[command(subcommand)]
     command: Command,
+    /// Apply function values one element at a time instead of column-wise (the simple path
+    /// the vectorised evaluation is tested against; for comparisons).
+    #[arg(long, global = true)]
+    scalar: bool,
 }
 
 #[derive(Subcommand)]
@@ -290,6 +294,7 @@ fn init_threads(threads: Option<usize>) -> Result<(), String> {
 
 /// Runs a parsed command line; `Err` is a usage or input error (exit status 2).
 pub fn run(args: Args) -> Result<ExitCode, String> {
+    arcbatch::dsl::column::set_vectorised(!args.scalar);
     match args.command {
         Command::Conform {
             dir,

@@ -54,6 +54,12 @@ impl DslError {
         }
     }
 
+    /// True for errors that say how this run went rather than what the values are (the time
+    /// limit): a result computed once and reused must not keep them.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, DslError::Timeout)
+    }
+
     /// The Python exception class this error stands for.
     pub fn python_name(&self) -> &'static str {
         match self {

@@ -121,8 +121,9 @@ pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "(no message)".into())
 }
 
-/// Calls a function value with arguments, as Python's `f(*args)` would.
-pub fn call(f: &Value, args: &[Value]) -> DslResult<Value> {
+/// Counts one call towards the periodic deadline check (every 256th call reads the clock).
+#[inline]
+pub fn tick() -> DslResult<()> {
     let n = CALLS.with(|c| {
         let n = c.get().wrapping_add(1);
         c.set(n);
@@ -131,6 +132,12 @@ pub fn call(f: &Value, args: &[Value]) -> DslResult<Value> {
     if n % 256 == 0 {
         Deadline::check()?;
     }
+    Ok(())
+}
+
+/// The function `f` is, if Python could call it with `nargs` arguments; otherwise the
+/// `TypeError` the call raises.
+pub fn callable(f: &Value, nargs: usize) -> DslResult<&Func> {
     let Value::Func(func) = f else {
         return Err(DslError::Type {
             expected: "a callable".into(),
@@ -138,13 +145,20 @@ pub fn call(f: &Value, args: &[Value]) -> DslResult<Value> {
         });
     };
     let arity = func.arity();
-    if args.len() != arity {
+    if nargs != arity {
         return Err(DslError::Type {
             expected: format!("{arity} argument(s) for {func}"),
-            got: format!("{} argument(s)", args.len()),
+            got: format!("{nargs} argument(s)"),
         });
     }
-    match func.as_ref() {
+    Ok(func)
+}
+
+/// Calls a function value with arguments, as Python's `f(*args)` would.
+pub fn call(f: &Value, args: &[Value]) -> DslResult<Value> {
+    tick()?;
+    let func = callable(f, args.len())?;
+    match func {
         Func::Prim(id) => (id.spec().imp)(args),
         Func::Compose(outer, inner) => call1(outer, call(inner, args)?),
         Func::Chain(h, g, f) => call1(h, call1(g, call(f, args)?)?),

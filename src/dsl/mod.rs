@@ -2,6 +2,7 @@
 //!
 //! This layer knows nothing of programs, tasks or backends; everything above builds on it.
 
+pub mod column;
 pub mod constants;
 pub mod error;
 pub mod func;

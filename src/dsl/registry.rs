@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
+use super::column::Mapping;
 use super::error::DslResult;
 use super::prims;
 use super::value::Value;
@@ -54,6 +55,10 @@ pub struct PrimSpec {
     pub imp: PrimFn,
     /// One line on what it does, for `--list-primitives`, the `.pyi` stub and the docs.
     pub doc: &'static str,
+    /// For the primitives that apply a function to each member of a container (`apply`,
+    /// `sfilter`, `argmax`, ...): how, so that the column engine can apply it to the members of
+    /// many containers at once.
+    pub mapping: Option<&'static Mapping>,
 }
 
 impl PrimSpec {
@@ -63,16 +68,24 @@ impl PrimSpec {
 }
 
 /// Declares a [`PrimSpec`]: `prim!(name, [ParamTy, ...] -> RetTy, "doc")` for a function
-/// `name(&[Value]) -> DslResult<Value>` in scope.
+/// `name(&[Value]) -> DslResult<Value>` in scope; `prim!(..., mapping = &M)` for a mapping
+/// primitive described by `M`.
 #[macro_export]
 macro_rules! prim {
     ($name:ident, [$($p:ident),*] -> $r:ident, $doc:literal) => {
+        $crate::prim!(@spec $name, [$($p),*] -> $r, $doc, None)
+    };
+    ($name:ident, [$($p:ident),*] -> $r:ident, $doc:literal, mapping = $m:expr) => {
+        $crate::prim!(@spec $name, [$($p),*] -> $r, $doc, Some($m))
+    };
+    (@spec $name:ident, [$($p:ident),*] -> $r:ident, $doc:literal, $mapping:expr) => {
         $crate::dsl::registry::PrimSpec {
             name: stringify!($name),
             params: &[$($crate::dsl::registry::Ty::$p),*],
             ret: $crate::dsl::registry::Ty::$r,
             imp: $name,
             doc: $doc,
+            mapping: $mapping,
         }
     };
 }

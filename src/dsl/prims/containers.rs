@@ -12,8 +12,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use crate::dsl::column::{map, Mapped, Mapping};
 use crate::dsl::error::{DslError, DslResult};
-use crate::dsl::func::call1;
 use crate::dsl::registry::PrimSpec;
 use crate::dsl::value::{Cell, Color, Grid, Loc, Value};
 use crate::prim;
@@ -26,21 +26,21 @@ pub const PRIMS: &[PrimSpec] = &[
     prim!(intersection, [FrozenSet, FrozenSet] -> FrozenSet, "intersection of two sets"),
     prim!(difference, [FrozenSet, FrozenSet] -> FrozenSet, "set difference"),
     prim!(dedupe, [Tuple] -> Tuple, "remove duplicates, keeping first occurrences"),
-    prim!(order, [Container, Callable] -> Tuple, "stable sort by a key function"),
+    prim!(order, [Container, Callable] -> Tuple, "stable sort by a key function", mapping = &ORDER),
     prim!(repeat, [Any, Integer] -> Tuple, "an item repeated n times"),
     prim!(size, [Container] -> Integer, "cardinality"),
     prim!(merge, [ContainerContainer] -> Container, "merging"),
     prim!(maximum, [IntegerSet] -> Integer, "maximum (0 when empty)"),
     prim!(minimum, [IntegerSet] -> Integer, "minimum (0 when empty)"),
-    prim!(valmax, [Container, Callable] -> Integer, "maximum of a key function"),
-    prim!(valmin, [Container, Callable] -> Integer, "minimum of a key function"),
-    prim!(argmax, [Container, Callable] -> Any, "largest item by a key function"),
-    prim!(argmin, [Container, Callable] -> Any, "smallest item by a key function"),
+    prim!(valmax, [Container, Callable] -> Integer, "maximum of a key function", mapping = &VALMAX),
+    prim!(valmin, [Container, Callable] -> Integer, "minimum of a key function", mapping = &VALMIN),
+    prim!(argmax, [Container, Callable] -> Any, "largest item by a key function", mapping = &ARGMAX),
+    prim!(argmin, [Container, Callable] -> Any, "smallest item by a key function", mapping = &ARGMIN),
     prim!(mostcommon, [Container] -> Any, "most common item"),
     prim!(leastcommon, [Container] -> Any, "least common item"),
     prim!(initset, [Any] -> FrozenSet, "initialize container"),
-    prim!(sfilter, [Container, Callable] -> Container, "keep items that satisfy a condition"),
-    prim!(mfilter, [Container, Callable] -> FrozenSet, "filter and merge"),
+    prim!(sfilter, [Container, Callable] -> Container, "keep items that satisfy a condition", mapping = &SFILTER),
+    prim!(mfilter, [Container, Callable] -> FrozenSet, "filter and merge", mapping = &MFILTER),
     prim!(extract, [Container, Callable] -> Any, "first item that satisfies a condition"),
     prim!(totuple, [FrozenSet] -> Tuple, "conversion to tuple"),
     prim!(first, [Container] -> Any, "first item of container"),
@@ -67,6 +67,11 @@ fn length(c: &Value) -> DslResult<usize> {
 fn iter_members(c: &Value) -> DslResult<impl Iterator<Item = Value> + '_> {
     let n = length(c)?;
     Ok((0..n).filter_map(move |k| c.member(k)))
+}
+
+/// The members of a container in iteration order, all at once.
+pub(super) fn members_of(c: &Value) -> DslResult<Vec<Value>> {
+    c.members().ok_or_else(|| not_iterable(c))
 }
 
 /// Python's `value in container`.
@@ -98,29 +103,22 @@ fn cmp_cell(c: Cell, v: &Value) -> Ordering {
     Value::cell(c).cmp(v)
 }
 
-/// Python's `type(c)(e for e in c if keep(e))`; index sets, objects and grids keep their
-/// compact variant.
-fn filter_kind(c: &Value, mut keep: impl FnMut(Value) -> DslResult<bool>) -> DslResult<Value> {
+/// Python's `type(c)(e for e in c if keep(e))`, with `keep` already decided for each member in
+/// iteration order; index sets, objects and grids keep their compact variant.
+fn filter_kind(c: &Value, keep: &[bool]) -> DslResult<Value> {
+    fn kept<T: Copy>(items: &[T], keep: &[bool]) -> Vec<T> {
+        items.iter().zip(keep).filter(|(_, &k)| k).map(|(&x, _)| x).collect()
+    }
     Ok(match c {
-        Value::Indices(l) => Value::Indices(Arc::new(filter_slice(l, Value::loc, &mut keep)?)),
-        Value::Object(cells) => Value::Object(Arc::new(filter_slice(cells, Value::cell, &mut keep)?)),
+        Value::Indices(l) => Value::Indices(Arc::new(kept(l, keep))),
+        Value::Object(cells) => Value::Object(Arc::new(kept(cells, keep))),
         Value::Grid(g) => {
-            let (mut h, mut cells) = (0, Vec::new());
-            for (r, row) in iter_members(c)?.enumerate() {
-                if keep(row)? {
-                    cells.extend_from_slice(g.row(r));
-                    h += 1;
-                }
-            }
-            Value::grid(Grid::new(h, g.w, cells))
+            let rows: Vec<usize> = (0..g.h).filter(|&r| keep[r]).collect();
+            let cells = rows.iter().flat_map(|&r| g.row(r).iter().copied()).collect();
+            Value::grid(Grid::new(rows.len(), g.w, cells))
         }
         _ => {
-            let mut kept = Vec::new();
-            for m in iter_members(c)? {
-                if keep(m.clone())? {
-                    kept.push(m);
-                }
-            }
+            let kept: Vec<Value> = iter_members(c)?.zip(keep).filter(|(_, &k)| k).map(|(m, _)| m).collect();
             if c.is_set() {
                 Value::set_sorted(kept)
             } else {
@@ -130,18 +128,10 @@ fn filter_kind(c: &Value, mut keep: impl FnMut(Value) -> DslResult<bool>) -> Dsl
     })
 }
 
-fn filter_slice<T: Copy>(
-    items: &[T],
-    as_value: fn(T) -> Value,
-    keep: &mut impl FnMut(Value) -> DslResult<bool>,
-) -> DslResult<Vec<T>> {
-    let mut kept = Vec::new();
-    for &x in items {
-        if keep(as_value(x))? {
-            kept.push(x);
-        }
-    }
-    Ok(kept)
+/// `filter_kind` with a test of each member.
+fn filter_by(c: &Value, mut keep: impl FnMut(&Value) -> DslResult<bool>) -> DslResult<Value> {
+    let mask = iter_members(c)?.map(|m| keep(&m)).collect::<DslResult<Vec<bool>>>()?;
+    filter_kind(c, &mask)
 }
 
 /// Grids stacked top to bottom (the tuple of all their rows), when the non-empty ones share a
@@ -222,16 +212,12 @@ pub(super) fn set_algebra(op: SetOp, a: &Value, b: &Value) -> Value {
 
 // ----- selection by key -------------------------------------------------------------------
 
-/// Python's `max(items, key=key)` (or `min`): the first item whose key no later key beats,
-/// with its key; `None` when there are no items.
-fn best_by(
-    items: impl Iterator<Item = Value>,
-    max: bool,
-    mut key: impl FnMut(&Value) -> DslResult<Value>,
-) -> DslResult<Option<(Value, Value)>> {
+/// Python's `max(items, key=key)` (or `min`) given the keys its loop computes: the first item
+/// whose key no later key beats, with its key; `None` when there are no items. A key that
+/// raised (after `keys.values`) raises once the comparisons before it have run, as in the loop.
+fn best_by(items: Vec<Value>, keys: Mapped, max: bool) -> DslResult<Option<(Value, Value)>> {
     let mut best: Option<(Value, Value)> = None;
-    for item in items {
-        let k = key(&item)?;
+    for (item, k) in items.into_iter().zip(keys.values) {
         let better = match &best {
             None => true,
             Some((_, b)) if max => py_lt(b, &k)?,
@@ -241,7 +227,10 @@ fn best_by(
             best = Some((item, k));
         }
     }
-    Ok(best)
+    match keys.error {
+        Some(e) => Err(e),
+        None => Ok(best),
+    }
 }
 
 /// `maximum`/`minimum`: `max(container, default=0)`.
@@ -257,22 +246,62 @@ fn extreme(c: &Value, max: bool) -> DslResult<Value> {
     let found = match c {
         Value::Indices(l) => end(l, max).map(|&x| Value::loc(x)),
         Value::Object(cells) => end(cells, max).map(|&x| Value::cell(x)),
-        _ => best_by(iter_members(c)?, max, |e| Ok(e.clone()))?.map(|(e, _)| e),
+        _ => {
+            let items = members_of(c)?;
+            let keys = Mapped {
+                values: items.clone(),
+                error: None,
+            };
+            best_by(items, keys, max)?.map(|(e, _)| e)
+        }
     };
     Ok(found.unwrap_or(Value::Int(0)))
 }
 
-/// `valmax`/`valmin`: the best key, or the key of `0` for an empty container.
-fn best_key(c: &Value, f: &Value, max: bool) -> DslResult<Value> {
-    match best_by(iter_members(c)?, max, |e| call1(f, e.clone()))? {
-        Some((_, key)) => Ok(key),
-        None => call1(f, Value::Int(0)),
-    }
+/// `valmax`/`valmin`: `compfunc(max(container, key=compfunc, default=0))`, the best key (the
+/// key of `0` for an empty container).
+static VALMAX: Mapping = Mapping {
+    container: 0,
+    function: 1,
+    members: members_or_zero,
+    combine: |_, members, keys| Ok(best_by(members, keys, true)?.map_or(Value::Int(0), |(_, k)| k)),
+};
+
+static VALMIN: Mapping = Mapping {
+    container: 0,
+    function: 1,
+    members: members_or_zero,
+    combine: |_, members, keys| Ok(best_by(members, keys, false)?.map_or(Value::Int(0), |(_, k)| k)),
+};
+
+/// The members, or `0` alone for an empty container (`max`'s `default=0`, to which `valmax`
+/// applies its function).
+fn members_or_zero(c: &Value) -> DslResult<Vec<Value>> {
+    let members = members_of(c)?;
+    Ok(if members.is_empty() {
+        vec![Value::Int(0)]
+    } else {
+        members
+    })
 }
 
 /// `argmax`/`argmin`: the first item with the best key.
-fn best_item(c: &Value, f: &Value, max: bool) -> DslResult<Value> {
-    match best_by(iter_members(c)?, max, |e| call1(f, e.clone()))? {
+static ARGMAX: Mapping = Mapping {
+    container: 0,
+    function: 1,
+    members: members_of,
+    combine: |_, members, keys| best_item(members, keys, true),
+};
+
+static ARGMIN: Mapping = Mapping {
+    container: 0,
+    function: 1,
+    members: members_of,
+    combine: |_, members, keys| best_item(members, keys, false),
+};
+
+fn best_item(members: Vec<Value>, keys: Mapped, max: bool) -> DslResult<Value> {
+    match best_by(members, keys, max)? {
         Some((item, _)) => Ok(item),
         None => crate::bail!(Value, "{}() arg is an empty sequence", if max { "max" } else { "min" }),
     }
@@ -449,9 +478,26 @@ pub fn merge_values(containers: &Value) -> DslResult<Value> {
     })
 }
 
-/// `sfilter(container, condition)`.
-fn sfilter_value(c: &Value, condition: &Value) -> DslResult<Value> {
-    filter_kind(c, |e| Ok(call1(condition, e)?.truthy()))
+/// `sfilter(container, condition)`: the members whose condition is true, in a container of the
+/// input's kind.
+static SFILTER: Mapping = Mapping {
+    container: 0,
+    function: 1,
+    members: members_of,
+    combine: filtered,
+};
+
+/// `mfilter(container, function)`: `sfilter`, then `merge`.
+static MFILTER: Mapping = Mapping {
+    container: 0,
+    function: 1,
+    members: members_of,
+    combine: |container, members, tests| merge_values(&filtered(container, members, tests)?),
+};
+
+fn filtered(container: &Value, _members: Vec<Value>, tests: Mapped) -> DslResult<Value> {
+    let keep: Vec<bool> = tests.all()?.iter().map(Value::truthy).collect();
+    filter_kind(container, &keep)
 }
 
 /// `remove(value, container)`.
@@ -462,7 +508,7 @@ fn remove_value(value: &Value, c: &Value) -> DslResult<Value> {
             Some(_) => set_algebra(SetOp::Difference, c, &Value::set(vec![value.clone()])),
         });
     }
-    filter_kind(c, |e| Ok(e != *value))
+    filter_by(c, |e| Ok(e != value))
 }
 
 /// `first(container)`.
@@ -519,7 +565,7 @@ fn difference(args: &[Value]) -> DslResult<Value> {
     if a.is_set() && b.is_set() {
         return Ok(set_algebra(SetOp::Difference, a, b));
     }
-    filter_kind(a, |e| Ok(!contains(b, &e)?))
+    filter_by(a, |e| Ok(!contains(b, e)?))
 }
 
 fn dedupe(a: &[Value]) -> DslResult<Value> {
@@ -553,14 +599,20 @@ fn dedupe(a: &[Value]) -> DslResult<Value> {
     ))
 }
 
+/// `order(container, compfunc)`: `tuple(sorted(container, key=compfunc))`.
+static ORDER: Mapping = Mapping {
+    container: 0,
+    function: 1,
+    members: members_of,
+    combine: sorted_by_keys,
+};
+
 fn order(a: &[Value]) -> DslResult<Value> {
-    let (c, f) = (&a[0], &a[1]);
-    let items: Vec<Value> = iter_members(c)?.collect();
-    let keys = items
-        .iter()
-        .map(|e| call1(f, e.clone()))
-        .collect::<DslResult<Vec<_>>>()?;
-    let idx = sort_permutation(&keys)?;
+    ORDER.run(a)
+}
+
+fn sorted_by_keys(c: &Value, items: Vec<Value>, keys: Mapped) -> DslResult<Value> {
+    let idx = sort_permutation(&keys.all()?)?;
     if let Value::Grid(g) = c {
         let cells = idx.iter().flat_map(|&r| g.row(r).iter().copied()).collect();
         return Ok(Value::grid(Grid::new(g.h, g.w, cells)));
@@ -592,19 +644,19 @@ fn minimum(a: &[Value]) -> DslResult<Value> {
 }
 
 fn valmax(a: &[Value]) -> DslResult<Value> {
-    best_key(&a[0], &a[1], true)
+    VALMAX.run(a)
 }
 
 fn valmin(a: &[Value]) -> DslResult<Value> {
-    best_key(&a[0], &a[1], false)
+    VALMIN.run(a)
 }
 
 fn argmax(a: &[Value]) -> DslResult<Value> {
-    best_item(&a[0], &a[1], true)
+    ARGMAX.run(a)
 }
 
 fn argmin(a: &[Value]) -> DslResult<Value> {
-    best_item(&a[0], &a[1], false)
+    ARGMIN.run(a)
 }
 
 fn mostcommon(a: &[Value]) -> DslResult<Value> {
@@ -620,18 +672,23 @@ fn initset(a: &[Value]) -> DslResult<Value> {
 }
 
 fn sfilter(a: &[Value]) -> DslResult<Value> {
-    sfilter_value(&a[0], &a[1])
+    SFILTER.run(a)
 }
 
 fn mfilter(a: &[Value]) -> DslResult<Value> {
-    merge_values(&sfilter_value(&a[0], &a[1])?)
+    MFILTER.run(a)
 }
 
 fn extract(a: &[Value]) -> DslResult<Value> {
-    for e in iter_members(&a[0])? {
-        if call1(&a[1], e.clone())?.truthy() {
-            return Ok(e);
-        }
+    // `next(e for e in container if condition(e))`: the first true condition wins over a later
+    // element's error, which the reference never reaches.
+    let items = members_of(&a[0])?;
+    let tests = map(&a[1], &[&items]);
+    if let Some(k) = tests.values.iter().position(Value::truthy) {
+        return Ok(items[k].clone());
+    }
+    if let Some(e) = tests.error {
+        return Err(e);
     }
     crate::bail!(StopIteration, "extract() found no item satisfying the condition")
 }

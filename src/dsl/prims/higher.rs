@@ -6,12 +6,14 @@
 //! `type(container)(...)` does: a tuple maps to a tuple, a frozenset to a frozenset in which
 //! equal results collapse.
 
+use crate::dsl::column::{map, Mapped, Mapping};
 use crate::dsl::error::{DslError, DslResult};
-use crate::dsl::func::{call, call1, Func, MAX_POWER};
+use crate::dsl::func::{call1, Func, MAX_POWER};
 use crate::dsl::registry::PrimSpec;
 use crate::dsl::value::Value;
 use crate::prim;
 
+use super::containers::members_of;
 use super::merge_values;
 
 pub const PRIMS: &[PrimSpec] = &[
@@ -22,9 +24,9 @@ pub const PRIMS: &[PrimSpec] = &[
     prim!(lbind, [Callable, Any] -> Callable, "fix the leftmost argument"),
     prim!(power, [Callable, Integer] -> Callable, "the function applied n times"),
     prim!(fork, [Callable, Callable, Callable] -> Callable, "x -> outer(a(x), b(x))"),
-    prim!(apply, [Callable, Container] -> Container, "apply a function to each item"),
+    prim!(apply, [Callable, Container] -> Container, "apply a function to each item", mapping = &APPLY),
     prim!(rapply, [Container, Any] -> Container, "apply each function of a container to a value"),
-    prim!(mapply, [Callable, ContainerContainer] -> FrozenSet, "apply and merge"),
+    prim!(mapply, [Callable, ContainerContainer] -> FrozenSet, "apply and merge", mapping = &MAPPLY),
     prim!(papply, [Callable, Tuple, Tuple] -> Tuple, "apply a function to two vectors, pairwise"),
     prim!(mpapply, [Callable, Tuple, Tuple] -> Tuple, "pairwise apply and merge"),
     prim!(prapply, [Callable, Container, Container] -> FrozenSet, "apply a function on the cartesian product"),
@@ -87,23 +89,28 @@ pub fn same_kind(like: &Value, items: Vec<Value>) -> Value {
     }
 }
 
-fn members_of(container: &Value) -> DslResult<Vec<Value>> {
-    container
-        .members()
-        .ok_or_else(|| DslError::type_error("an iterable container", container))
-}
+/// `apply(function, container)`: the results in a container of the input's kind.
+static APPLY: Mapping = Mapping {
+    container: 1,
+    function: 0,
+    members: members_of,
+    combine: applied,
+};
 
-/// `apply(function, container)`, shared with `mapply`.
-pub fn apply_values(function: &Value, container: &Value) -> DslResult<Value> {
-    let items = members_of(container)?
-        .into_iter()
-        .map(|e| call1(function, e))
-        .collect::<DslResult<Vec<_>>>()?;
-    Ok(same_kind(container, items))
+/// `mapply(function, container)`: `apply`, then `merge`.
+static MAPPLY: Mapping = Mapping {
+    container: 1,
+    function: 0,
+    members: members_of,
+    combine: |container, members, results| merge_values(&applied(container, members, results)?),
+};
+
+fn applied(container: &Value, _members: Vec<Value>, results: Mapped) -> DslResult<Value> {
+    Ok(same_kind(container, results.all()?))
 }
 
 fn apply(a: &[Value]) -> DslResult<Value> {
-    apply_values(&a[0], &a[1])
+    APPLY.run(a)
 }
 
 fn rapply(a: &[Value]) -> DslResult<Value> {
@@ -115,17 +122,15 @@ fn rapply(a: &[Value]) -> DslResult<Value> {
 }
 
 fn mapply(a: &[Value]) -> DslResult<Value> {
-    merge_values(&apply_values(&a[0], &a[1])?)
+    MAPPLY.run(a)
 }
 
 fn papply_values(a: &[Value]) -> DslResult<Value> {
-    let (xs, ys) = (members_of(&a[1])?, members_of(&a[2])?);
-    let items = xs
-        .into_iter()
-        .zip(ys)
-        .map(|(x, y)| call(&a[0], &[x, y]))
-        .collect::<DslResult<Vec<_>>>()?;
-    Ok(Value::tuple(items))
+    let (mut xs, mut ys) = (members_of(&a[1])?, members_of(&a[2])?);
+    let n = xs.len().min(ys.len());
+    xs.truncate(n);
+    ys.truncate(n);
+    Ok(Value::tuple(map(&a[0], &[&xs, &ys]).all()?))
 }
 
 fn papply(a: &[Value]) -> DslResult<Value> {
@@ -138,11 +143,10 @@ fn mpapply(a: &[Value]) -> DslResult<Value> {
 
 fn prapply(a: &[Value]) -> DslResult<Value> {
     let (xs, ys) = (members_of(&a[1])?, members_of(&a[2])?);
-    let mut items = Vec::with_capacity(xs.len() * ys.len());
-    for y in &ys {
-        for x in &xs {
-            items.push(call(&a[0], &[x.clone(), y.clone()])?);
-        }
-    }
-    Ok(Value::set(items))
+    // The reference loops over `b` outside and `a` inside.
+    let (left, right): (Vec<Value>, Vec<Value>) = ys
+        .iter()
+        .flat_map(|y| xs.iter().map(move |x| (x.clone(), y.clone())))
+        .unzip();
+    Ok(Value::set(map(&a[0], &[&left, &right]).all()?))
 }

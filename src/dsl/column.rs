@@ -1,0 +1,744 @@
+//! Vectorised application of function values: a function is compiled once into a small
+//! program of nodes, and applying it to a container evaluates each node once over the whole
+//! column of elements instead of walking the closure tree once per element.
+//!
+//! [`Kernel::compile`] inlines the closure tree that `compose`, `chain`, `fork`, `matcher`,
+//! `rbind`, `lbind` and `power` build (see [`super::func`]) into nodes over the argument
+//! columns, resolving primitives and checking arities once. Bound arguments become constants;
+//! a primitive whose arguments are all constants runs once, at compile time; `identity(x)` is
+//! `x`, and `first`/`last` of `astuple(x, y)` are `x`/`y`.
+//!
+//! # Nested mapping, flattened
+//!
+//! A closure built *inside* the function from its own values (`lbind(astuple, x)`,
+//! `compose(f, rbind(g, x))`) is not built per element: the compiler keeps it symbolic, as a
+//! closure over nodes. When such a closure, or a constant function, is the function of a mapping
+//! primitive ([`Mapping`]: `apply`, `mapply`, `sfilter`, `mfilter`, `argmax`, `argmin`,
+//! `valmax`, `valmin`, `order`), the primitive becomes a [`Node::Nested`]: its function is
+//! compiled once into an inner kernel whose arguments are the member and the values the closure
+//! captured, the members of every element's container are laid end to end in one column (each
+//! captured value repeated alongside its members), the inner kernel runs once over that column,
+//! and each container's results are combined in place. `argmin(objects, x ->
+//! distance(loc, x))` over 900 locations is one inner evaluation over 900 x |objects| members,
+//! not 900 compilations and 900 small loops. A closure that is called some other way, or
+//! returned, is built for real, per element.
+//!
+//! # Errors stay exact
+//!
+//! The reference applies the function to one element after another and raises the first error
+//! it meets. Every element visits the nodes in the same order (the order in which the closure
+//! tree calls them), so the error it raises is that of the first node that fails on it. The
+//! column evaluation therefore keeps a *live prefix*: when a node fails on element `k`, element
+//! `k`'s error is known and no later element matters (the reference never reaches it), so the
+//! remaining nodes run on elements `0..k` only; an earlier element failing at a later node
+//! shortens the prefix again. Members laid end to end keep this order (all of the first
+//! container's members, then the second's), so the first failing member decides which container,
+//! and so which element, fails. `extract`, which stops at its first match, is not flattened.
+//!
+//! The scalar path, [`super::func::call`], stays the definition every test compares this with.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
+
+use smallvec::SmallVec;
+
+use super::error::{DslError, DslResult};
+use super::func::{call, callable, tick, Func};
+use super::registry::PrimId;
+use super::value::Value;
+
+type NodeId = u32;
+type Args = SmallVec<[NodeId; 4]>;
+
+/// How a mapping primitive applies its function: to which members of which argument, and how
+/// it combines the results. The primitive itself is [`Mapping::run`]; the column engine uses the
+/// same two functions to run it over the members of many containers at once.
+pub struct Mapping {
+    /// The argument holding the container, and the one holding the function.
+    pub container: usize,
+    pub function: usize,
+    /// The values the function is applied to, in the reference's order (`valmax` of an empty
+    /// container applies it to `0`).
+    pub members: fn(&Value) -> DslResult<Vec<Value>>,
+    /// The result from the container, those values, and the function's results on them (up to
+    /// the first that raised).
+    pub combine: fn(&Value, Vec<Value>, Mapped) -> DslResult<Value>,
+}
+
+impl Mapping {
+    /// The primitive on one set of arguments.
+    pub fn run(&self, args: &[Value]) -> DslResult<Value> {
+        let container = &args[self.container];
+        let members = (self.members)(container)?;
+        let results = map(&args[self.function], &[&members]);
+        (self.combine)(container, members, results)
+    }
+}
+
+/// The result of applying a function to a column: the values of the elements before the first
+/// one that raised, and that element's error (or every value and no error).
+#[derive(Debug)]
+pub struct Mapped {
+    pub values: Vec<Value>,
+    pub error: Option<DslError>,
+}
+
+impl Mapped {
+    /// All the values, or the first failing element's error.
+    pub fn all(self) -> DslResult<Vec<Value>> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.values),
+        }
+    }
+}
+
+/// Whether [`map`] evaluates column-wise (the default) or one element at a time.
+static VECTORISED: AtomicBool = AtomicBool::new(true);
+
+/// Chooses between column-wise evaluation and the scalar path for the whole process (the
+/// command line's `--scalar`, and the tests that compare the two).
+pub fn set_vectorised(on: bool) {
+    VECTORISED.store(on, Ordering::Relaxed);
+}
+
+/// Applies `f` to each element of equally long argument columns (`f(xs[i], ys[i], ...)`), as
+/// the reference's loop would, in one vectorised evaluation.
+pub fn map(f: &Value, columns: &[&[Value]]) -> Mapped {
+    let n = columns.first().map_or(0, |c| c.len());
+    if n == 0 {
+        return Mapped {
+            values: Vec::new(),
+            error: None,
+        };
+    }
+    if !VECTORISED.load(Ordering::Relaxed) {
+        return map_scalar(f, columns, n);
+    }
+    with_kernel(f, columns.len(), |kernel| kernel.eval(columns, n))
+}
+
+/// [`map`] one element at a time through [`call`]: the definition the kernels are tested
+/// against.
+fn map_scalar(f: &Value, columns: &[&[Value]], n: usize) -> Mapped {
+    let mut values = Vec::with_capacity(n);
+    for i in 0..n {
+        let args: SmallVec<[Value; 4]> = columns.iter().map(|c| c[i].clone()).collect();
+        match call(f, &args) {
+            Ok(v) => values.push(v),
+            Err(e) => return Mapped { values, error: Some(e) },
+        }
+    }
+    Mapped { values, error: None }
+}
+
+// ----- kernels ------------------------------------------------------------------------------
+
+/// One operation of a compiled function, over columns.
+enum Node {
+    /// The `k`-th argument column.
+    Arg(usize),
+    /// The same value for every element.
+    Const(Value),
+    /// A primitive applied element-wise to the columns of earlier nodes.
+    Prim { id: PrimId, args: Args },
+    /// `matcher`: whether two earlier nodes' values are equal.
+    Equals(NodeId, NodeId),
+    /// Calling a function value that differs per element, through the scalar path.
+    Call { function: NodeId, args: Args },
+    /// A mapping primitive whose function is known when compiling (see the module doc).
+    Nested(Box<Nested>),
+    /// A call that raises on every element reaching it (a value that is not callable, a wrong
+    /// number of arguments, or a primitive on constants that raised).
+    Raise(DslError),
+}
+
+/// A mapping primitive run over the members of every element's container at once.
+struct Nested {
+    mapping: &'static Mapping,
+    container: NodeId,
+    /// The function on (member, captured values...).
+    inner: Kernel,
+    /// The nodes of this kernel whose values the function captured, in the inner kernel's
+    /// argument order after the member.
+    captures: Vec<NodeId>,
+}
+
+/// A function value compiled for a number of arguments.
+pub struct Kernel {
+    nodes: Vec<Node>,
+    /// Whether a node runs: all do but those nothing reads that cannot raise (symbolic closures
+    /// that were only ever inlined, `astuple` calls simplified away).
+    runs: Vec<bool>,
+    out: NodeId,
+}
+
+impl Kernel {
+    /// Compiles `f` for calls with `arity` arguments. Never fails: what the reference would
+    /// raise on a call becomes a node that raises when an element reaches it.
+    pub fn compile(f: &Value, arity: usize) -> Kernel {
+        let mut builder = Builder::new(arity, None);
+        let args: Args = (0..arity as NodeId).collect();
+        let out = builder.call(f, &args);
+        builder.finish(out)
+    }
+
+    /// Evaluates the kernel over `n` elements of argument columns of length `n`.
+    fn eval(&self, columns: &[&[Value]], n: usize) -> Mapped {
+        let mut live = n;
+        let mut error = None;
+        let mut values: Vec<Column> = Vec::with_capacity(self.nodes.len());
+        for (node, &runs) in self.nodes.iter().zip(&self.runs) {
+            if !runs {
+                values.push(Column::Values(Vec::new()));
+                continue;
+            }
+            let (column, failure) = match node {
+                Node::Arg(k) => (Column::Arg(*k), None),
+                Node::Const(v) => (Column::Const(v.clone()), None),
+                Node::Raise(e) => (Column::Values(Vec::new()), (live > 0).then(|| (0, e.clone()))),
+                Node::Equals(a, b) => {
+                    let (a, b) = (&values[*a as usize], &values[*b as usize]);
+                    let out = (0..live).map(|i| Value::Bool(a.get(columns, i) == b.get(columns, i)));
+                    (Column::Values(out.collect()), None)
+                }
+                Node::Prim { id, args } => {
+                    let imp = id.spec().imp;
+                    let (out, failure) = per_element(args, &values, columns, live, |_, a| imp(a));
+                    (Column::Values(out), failure)
+                }
+                Node::Call { function, args } => {
+                    let f = &values[*function as usize];
+                    let (out, failure) = per_element(args, &values, columns, live, |i, a| call(f.get(columns, i), a));
+                    (Column::Values(out), failure)
+                }
+                Node::Nested(nested) => {
+                    let (out, failure) = nested.eval(&values, columns, live);
+                    (Column::Values(out), failure)
+                }
+            };
+            if let Some((k, e)) = failure {
+                live = k;
+                error = Some(e);
+            }
+            values.push(column);
+        }
+        let out = &values[self.out as usize];
+        Mapped {
+            values: (0..live).map(|i| out.get(columns, i).clone()).collect(),
+            error,
+        }
+    }
+
+    /// A kernel whose compile-time evaluation ran out of time says so only for this run.
+    fn cacheable(&self) -> bool {
+        !self.nodes.iter().any(|n| match n {
+            Node::Raise(e) => e.is_transient(),
+            Node::Nested(nested) => !nested.inner.cacheable(),
+            _ => false,
+        })
+    }
+}
+
+/// A node's values: borrowed argument columns and constants are not copied per element.
+enum Column {
+    Arg(usize),
+    Const(Value),
+    Values(Vec<Value>),
+}
+
+impl Column {
+    #[inline]
+    fn get<'a>(&'a self, args: &[&'a [Value]], i: usize) -> &'a Value {
+        match self {
+            Column::Arg(k) => &args[*k][i],
+            Column::Const(v) => v,
+            Column::Values(v) => &v[i],
+        }
+    }
+}
+
+/// Runs `op` on the arguments of each element `0..live`: the values, and the first element
+/// that raised.
+fn per_element(
+    args: &[NodeId],
+    values: &[Column],
+    columns: &[&[Value]],
+    live: usize,
+    mut op: impl FnMut(usize, &[Value]) -> DslResult<Value>,
+) -> (Vec<Value>, Option<(usize, DslError)>) {
+    let mut out = Vec::with_capacity(live);
+    let mut buffer: SmallVec<[Value; 4]> = SmallVec::new();
+    for i in 0..live {
+        let result = if let [a] = args {
+            // One argument: the element is passed in place, without a copy.
+            op(i, std::slice::from_ref(values[*a as usize].get(columns, i)))
+        } else {
+            buffer.clear();
+            buffer.extend(args.iter().map(|&a| values[a as usize].get(columns, i).clone()));
+            op(i, &buffer)
+        };
+        match result.and_then(|v| tick().map(|_| v)) {
+            Ok(v) => out.push(v),
+            Err(e) => return (out, Some((i, e))),
+        }
+    }
+    (out, None)
+}
+
+/// How many members one inner evaluation of a [`Node::Nested`] takes at most, so that the
+/// columns of a large nesting stay small.
+const NESTED_CHUNK: usize = 1 << 14;
+
+impl Nested {
+    /// The mapping primitive for elements `0..live`: the values, and the first element that
+    /// raised (its container not iterable, a member's function call, or the combination).
+    fn eval(&self, values: &[Column], columns: &[&[Value]], live: usize) -> (Vec<Value>, Option<(usize, DslError)>) {
+        let container = &values[self.container as usize];
+        let mut out = Vec::with_capacity(live);
+        let mut start = 0;
+        while start < live {
+            // Lay the members of elements start..end end to end, with the captured values.
+            let mut members: Vec<Vec<Value>> = Vec::new();
+            let mut flat: Vec<Value> = Vec::new();
+            let mut captured: Vec<Vec<Value>> = vec![Vec::new(); self.captures.len()];
+            let mut stop: Option<(usize, DslError)> = None;
+            let mut end = start;
+            while end < live && (end == start || flat.len() < NESTED_CHUNK) {
+                match (self.mapping.members)(container.get(columns, end)) {
+                    Ok(m) => {
+                        flat.extend(m.iter().cloned());
+                        for (column, &c) in captured.iter_mut().zip(&self.captures) {
+                            let v = values[c as usize].get(columns, end);
+                            column.extend(std::iter::repeat(v).take(m.len()).cloned());
+                        }
+                        members.push(m);
+                        end += 1;
+                    }
+                    Err(e) => {
+                        stop = Some((end, e));
+                        break;
+                    }
+                }
+            }
+            let mut inner_columns: Vec<&[Value]> = vec![&flat];
+            inner_columns.extend(captured.iter().map(Vec::as_slice));
+            let mut results = self.inner.eval(&inner_columns, flat.len());
+            // Hand each container its members' results, up to the first that raised.
+            let mut taken = results.values.drain(..).peekable();
+            for (k, m) in members.into_iter().enumerate() {
+                let element = start + k;
+                let have = taken.len().min(m.len());
+                let mine: Vec<Value> = taken.by_ref().take(have).collect();
+                let error = if have < m.len() { results.error.take() } else { None };
+                let keys = Mapped {
+                    values: mine,
+                    error: error.clone(),
+                };
+                // `combine` raises a member's error (after what precedes it in the loop); the
+                // element fails even if it did not.
+                match ((self.mapping.combine)(container.get(columns, element), m, keys), error) {
+                    (Err(e), _) | (Ok(_), Some(e)) => return (out, Some((element, e))),
+                    (Ok(v), None) => out.push(v),
+                }
+            }
+            if stop.is_some() {
+                return (out, stop);
+            }
+            start = end;
+        }
+        (out, None)
+    }
+}
+
+// ----- compiling ------------------------------------------------------------------------------
+
+/// A closure the compiler keeps symbolic: its parts are nodes (see the module doc).
+#[derive(Clone, Copy)]
+enum Sym {
+    Compose(NodeId, NodeId),
+    Chain(NodeId, NodeId, NodeId),
+    Fork(NodeId, NodeId, NodeId),
+    Matcher(NodeId, NodeId),
+    Rbind(NodeId, NodeId),
+    Lbind(NodeId, NodeId),
+    Power(NodeId, u32),
+}
+
+/// The primitives the compiler knows by name.
+struct Known {
+    identity: PrimId,
+    first: PrimId,
+    last: PrimId,
+    astuple: PrimId,
+    compose: PrimId,
+    chain: PrimId,
+    fork: PrimId,
+    matcher: PrimId,
+    rbind: PrimId,
+    lbind: PrimId,
+    power: PrimId,
+}
+
+static KNOWN: LazyLock<Known> = LazyLock::new(|| {
+    let id = |name| PrimId::of(name).unwrap_or_else(|| panic!("primitive {name} is registered"));
+    Known {
+        identity: id("identity"),
+        first: id("first"),
+        last: id("last"),
+        astuple: id("astuple"),
+        compose: id("compose"),
+        chain: id("chain"),
+        fork: id("fork"),
+        matcher: id("matcher"),
+        rbind: id("rbind"),
+        lbind: id("lbind"),
+        power: id("power"),
+    }
+});
+
+/// Builds a kernel's nodes from a closure tree. A builder for an inner kernel reads its
+/// parent's nodes: constants and symbolic closures are copied in, anything else is captured.
+struct Builder<'p> {
+    nodes: Vec<Node>,
+    syms: Vec<Option<Sym>>,
+    arity: usize,
+    parent: Option<&'p Builder<'p>>,
+    /// The parent's nodes captured so far (inner argument `arity + k` is `captures[k]`), and
+    /// where each parent node was copied to.
+    captures: Vec<NodeId>,
+    imported: Vec<Option<NodeId>>,
+}
+
+impl<'p> Builder<'p> {
+    fn new(arity: usize, parent: Option<&'p Builder<'p>>) -> Builder<'p> {
+        let mut b = Builder {
+            nodes: Vec::new(),
+            syms: Vec::new(),
+            arity,
+            parent,
+            captures: Vec::new(),
+            imported: vec![None; parent.map_or(0, |p| p.nodes.len())],
+        };
+        for k in 0..arity {
+            b.push(Node::Arg(k));
+        }
+        b
+    }
+
+    fn finish(self, out: NodeId) -> Kernel {
+        let runs = runs(&self.nodes, &self.syms, out);
+        Kernel {
+            nodes: self.nodes,
+            runs,
+            out,
+        }
+    }
+
+    fn push(&mut self, node: Node) -> NodeId {
+        self.nodes.push(node);
+        self.syms.push(None);
+        (self.nodes.len() - 1) as NodeId
+    }
+
+    fn constant(&mut self, v: &Value) -> NodeId {
+        self.push(Node::Const(v.clone()))
+    }
+
+    fn const_value(&self, n: NodeId) -> Option<&Value> {
+        match &self.nodes[n as usize] {
+            Node::Const(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The arity of the function a node holds, where the compiler knows it.
+    fn arity_of(&self, n: NodeId) -> Option<usize> {
+        match (&self.nodes[n as usize], self.syms[n as usize]) {
+            (Node::Const(Value::Func(f)), _) => Some(f.arity()),
+            (_, Some(Sym::Rbind(f, _) | Sym::Lbind(f, _))) => Some(match self.arity_of(f) {
+                Some(2) => 1,
+                Some(3) => 2,
+                _ => 3,
+            }),
+            (_, Some(_)) => Some(1),
+            _ => None,
+        }
+    }
+
+    /// Whether a node certainly holds a function (so binding it cannot raise).
+    fn is_function(&self, n: NodeId) -> bool {
+        matches!(self.nodes[n as usize], Node::Const(Value::Func(_))) || self.syms[n as usize].is_some()
+    }
+
+    /// `f(args...)` for a function value, exactly as [`super::func::call`] evaluates it.
+    fn call(&mut self, f: &Value, args: &[NodeId]) -> NodeId {
+        let func = match callable(f, args.len()) {
+            Ok(func) => func,
+            Err(e) => return self.push(Node::Raise(e)),
+        };
+        let sym = match func {
+            Func::Prim(id) => return self.prim(*id, args),
+            Func::Compose(outer, inner) => Sym::Compose(self.constant(outer), self.constant(inner)),
+            Func::Chain(h, g, f) => Sym::Chain(self.constant(h), self.constant(g), self.constant(f)),
+            Func::Fork(outer, a, b) => Sym::Fork(self.constant(outer), self.constant(a), self.constant(b)),
+            Func::Matcher(function, target) => Sym::Matcher(self.constant(function), self.constant(target)),
+            Func::Rbind(function, fixed) => Sym::Rbind(self.constant(function), self.constant(fixed)),
+            Func::Lbind(function, fixed) => Sym::Lbind(self.constant(function), self.constant(fixed)),
+            Func::Power(function, n) => Sym::Power(self.constant(function), *n),
+        };
+        self.inline(sym, args)
+    }
+
+    /// `f(args...)` for a function held by a node.
+    fn call_node(&mut self, f: NodeId, args: &[NodeId]) -> NodeId {
+        if let Some(v) = self.const_value(f) {
+            let v = v.clone();
+            return self.call(&v, args);
+        }
+        match self.syms[f as usize] {
+            // A wrong arity raises with the closure's text, which only the built closure has.
+            Some(sym) if self.arity_of(f) == Some(args.len()) => self.inline(sym, args),
+            _ => self.push(Node::Call {
+                function: f,
+                args: args.iter().copied().collect(),
+            }),
+        }
+    }
+
+    /// A symbolic closure's body on arguments.
+    fn inline(&mut self, sym: Sym, args: &[NodeId]) -> NodeId {
+        match sym {
+            Sym::Compose(outer, inner) => {
+                let x = self.call_node(inner, args);
+                self.call_node(outer, &[x])
+            }
+            Sym::Chain(h, g, f) => {
+                let x = self.call_node(f, args);
+                let y = self.call_node(g, &[x]);
+                self.call_node(h, &[y])
+            }
+            Sym::Fork(outer, a, b) => {
+                let x = self.call_node(a, args);
+                let y = self.call_node(b, args);
+                self.call_node(outer, &[x, y])
+            }
+            Sym::Matcher(function, target) => {
+                let value = self.call_node(function, args);
+                match (self.const_value(value), self.const_value(target)) {
+                    (Some(v), Some(t)) => {
+                        let b = Value::Bool(v == t);
+                        self.push(Node::Const(b))
+                    }
+                    _ => self.push(Node::Equals(value, target)),
+                }
+            }
+            Sym::Rbind(function, fixed) => {
+                let mut full: Args = args.iter().copied().collect();
+                full.push(fixed);
+                self.call_node(function, &full)
+            }
+            Sym::Lbind(function, fixed) => {
+                let mut full: Args = SmallVec::new();
+                full.push(fixed);
+                full.extend(args.iter().copied());
+                self.call_node(function, &full)
+            }
+            Sym::Power(function, n) => {
+                let mut x = self.call_node(function, args);
+                for _ in 1..n {
+                    x = self.call_node(function, &[x]);
+                }
+                x
+            }
+        }
+    }
+
+    /// A primitive call, simplified where its result is known without running it per element.
+    fn prim(&mut self, id: PrimId, args: &[NodeId]) -> NodeId {
+        let known = &*KNOWN;
+        if id == known.identity {
+            return args[0];
+        }
+        if id == known.first || id == known.last {
+            if let Node::Prim { id: inner, args: pair } = &self.nodes[args[0] as usize] {
+                if *inner == known.astuple {
+                    return pair[usize::from(id == known.last)];
+                }
+            }
+        }
+        let constants: Option<SmallVec<[Value; 4]>> = args.iter().map(|&a| self.const_value(a).cloned()).collect();
+        if let Some(constants) = constants {
+            match (id.spec().imp)(&constants) {
+                Ok(v) => return self.push(Node::Const(v)),
+                Err(e) if !e.is_transient() => return self.push(Node::Raise(e)),
+                Err(_) => {}
+            }
+        }
+        if let Some(sym) = self.symbolic(id, args) {
+            if let Sym::Power(f, 1) = sym {
+                return f;
+            }
+            let n = self.push(Node::Prim {
+                id,
+                args: args.iter().copied().collect(),
+            });
+            self.syms[n as usize] = Some(sym);
+            return n;
+        }
+        if let Some(mapping) = id.spec().mapping {
+            let function = args[mapping.function];
+            if self.is_function(function) {
+                return self.nested(mapping, args[mapping.container], function);
+            }
+        }
+        self.push(Node::Prim {
+            id,
+            args: args.iter().copied().collect(),
+        })
+    }
+
+    /// The closure a closure-building primitive makes, when it cannot raise.
+    fn symbolic(&self, id: PrimId, args: &[NodeId]) -> Option<Sym> {
+        let k = &*KNOWN;
+        Some(match args {
+            [a, b] if id == k.compose => Sym::Compose(*a, *b),
+            [a, b, c] if id == k.chain => Sym::Chain(*a, *b, *c),
+            [a, b, c] if id == k.fork => Sym::Fork(*a, *b, *c),
+            [a, b] if id == k.matcher => Sym::Matcher(*a, *b),
+            [a, b] if id == k.rbind && self.is_function(*a) => Sym::Rbind(*a, *b),
+            [a, b] if id == k.lbind && self.is_function(*a) => Sym::Lbind(*a, *b),
+            [a, b] if id == k.power => match self.const_value(*b)?.as_int().ok()? {
+                n @ 1..=super::func::MAX_POWER => Sym::Power(*a, n as u32),
+                _ => return None,
+            },
+            _ => return None,
+        })
+    }
+
+    /// A mapping primitive whose function is a constant or a symbolic closure.
+    fn nested(&mut self, mapping: &'static Mapping, container: NodeId, function: NodeId) -> NodeId {
+        let (inner, captures) = {
+            let mut inner = Builder::new(1, Some(self));
+            let f = inner.import(function);
+            let out = inner.call_node(f, &[0]);
+            let captures = std::mem::take(&mut inner.captures);
+            (inner.finish(out), captures)
+        };
+        self.push(Node::Nested(Box::new(Nested {
+            mapping,
+            container,
+            inner,
+            captures,
+        })))
+    }
+
+    /// A parent's node as a node of this (inner) builder.
+    fn import(&mut self, n: NodeId) -> NodeId {
+        let parent = self.parent.expect("only inner builders import");
+        if let Some(done) = self.imported[n as usize] {
+            return done;
+        }
+        let mine = match (&parent.nodes[n as usize], parent.syms[n as usize]) {
+            (Node::Const(v), _) => self.constant(v),
+            (Node::Prim { id, args }, Some(sym)) => {
+                let args: Args = args.iter().map(|&a| self.import(a)).collect();
+                let sym = match sym {
+                    Sym::Compose(a, b) => Sym::Compose(self.import(a), self.import(b)),
+                    Sym::Chain(a, b, c) => Sym::Chain(self.import(a), self.import(b), self.import(c)),
+                    Sym::Fork(a, b, c) => Sym::Fork(self.import(a), self.import(b), self.import(c)),
+                    Sym::Matcher(a, b) => Sym::Matcher(self.import(a), self.import(b)),
+                    Sym::Rbind(a, b) => Sym::Rbind(self.import(a), self.import(b)),
+                    Sym::Lbind(a, b) => Sym::Lbind(self.import(a), self.import(b)),
+                    Sym::Power(a, k) => Sym::Power(self.import(a), k),
+                };
+                let node = self.push(Node::Prim { id: *id, args });
+                self.syms[node as usize] = Some(sym);
+                node
+            }
+            _ => {
+                self.captures.push(n);
+                self.push(Node::Arg(self.arity + self.captures.len() - 1))
+            }
+        };
+        self.imported[n as usize] = Some(mine);
+        mine
+    }
+}
+
+/// Which nodes must run: those read by a node that runs, and every node that may raise.
+fn runs(nodes: &[Node], syms: &[Option<Sym>], out: NodeId) -> Vec<bool> {
+    let astuple = KNOWN.astuple;
+    let cannot_raise = |k: usize| match &nodes[k] {
+        Node::Arg(_) | Node::Const(_) | Node::Equals(..) => true,
+        Node::Prim { id, .. } => *id == astuple || syms[k].is_some(),
+        _ => false,
+    };
+    let mut runs = vec![false; nodes.len()];
+    runs[out as usize] = true;
+    for k in (0..nodes.len()).rev() {
+        runs[k] |= !cannot_raise(k);
+        if !runs[k] {
+            continue;
+        }
+        let mut read = |n: NodeId| runs[n as usize] = true;
+        match &nodes[k] {
+            Node::Prim { args, .. } => args.iter().copied().for_each(&mut read),
+            Node::Call { function, args } => {
+                read(*function);
+                args.iter().copied().for_each(&mut read);
+            }
+            Node::Equals(a, b) => {
+                read(*a);
+                read(*b);
+            }
+            Node::Nested(nested) => {
+                read(nested.container);
+                nested.captures.iter().copied().for_each(&mut read);
+            }
+            Node::Arg(_) | Node::Const(_) | Node::Raise(_) => {}
+        }
+    }
+    runs
+}
+
+// ----- the kernel cache ---------------------------------------------------------------------
+
+thread_local! {
+    /// Recently compiled kernels, keyed by the function value's allocation: a function applied
+    /// in a loop (once per element of an outer container) compiles once. Each entry holds its
+    /// function, so the allocation cannot be reused by another.
+    static KERNELS: RefCell<Vec<CachedKernel>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A compiled function: the function, the arity it was compiled for, the kernel.
+type CachedKernel = (Arc<Func>, usize, Arc<Kernel>);
+
+const CACHED_KERNELS: usize = 32;
+
+fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R {
+    let Value::Func(func) = f else {
+        return run(&Kernel::compile(f, arity));
+    };
+    let cached = KERNELS.with(|k| {
+        k.borrow()
+            .iter()
+            .find(|(g, a, _)| *a == arity && Arc::ptr_eq(g, func))
+            .map(|(_, _, kernel)| kernel.clone())
+    });
+    let kernel = cached.unwrap_or_else(|| {
+        let kernel = Arc::new(Kernel::compile(f, arity));
+        if kernel.cacheable() {
+            KERNELS.with(|k| {
+                let mut k = k.borrow_mut();
+                if k.len() == CACHED_KERNELS {
+                    k.pop();
+                }
+                k.insert(0, (func.clone(), arity, kernel.clone()));
+            });
+        }
+        kernel
+    });
+    run(&kernel)
+}

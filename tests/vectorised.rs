@@ -1,0 +1,167 @@
+//! The vectorised evaluation of function values against the scalar path, value by value: the
+//! published solvers on their own training inputs and on inputs they were not written for
+//! (other tasks' inputs, where errors and odd shapes are common), plus random closures over
+//! random containers (proptest).
+//!
+//! The switch between the two is process-wide, so every comparison lives in this file's tests,
+//! which take a lock around each switch.
+
+mod shared;
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use arcbatch::dsl::column::{map, set_vectorised};
+use arcbatch::dsl::{call, PrimId, Value};
+use arcbatch::program::{parse_file, run_guarded, Program, RunError};
+use arcbatch::run::arguments;
+use arcbatch::tasks::{self, Task};
+use proptest::prelude::*;
+
+static MODE: Mutex<()> = Mutex::new(());
+
+/// `f()` with the scalar path, then vectorised.
+fn both<T>(f: impl Fn() -> T) -> (T, T) {
+    let _lock = MODE.lock().unwrap_or_else(|e| e.into_inner());
+    set_vectorised(false);
+    let scalar = f();
+    set_vectorised(true);
+    (scalar, f())
+}
+
+/// A run's outcome in comparable form; `None` for a time-out (which depends on speed).
+fn outcome(program: &Program, task: &Task, input: usize) -> Option<Result<Value, String>> {
+    let example = task.examples().nth(input)?;
+    let args = arguments(program, &task.train_pairs_value(), example);
+    match run_guarded(program, &args, Some(Duration::from_millis(300))) {
+        Ok(v) => Some(Ok(v)),
+        Err(RunError::Timeout { .. }) => None,
+        Err(e) => Some(Err(e.to_string())),
+    }
+}
+
+#[test]
+fn published_solvers_agree_on_their_own_and_on_other_tasks_inputs() {
+    let (Some(solvers), Some(training)) = (shared::shared("ref/arc-dsl/solvers.py"), shared::shared("arc/training"))
+    else {
+        return;
+    };
+    let source = std::fs::read_to_string(&solvers).unwrap();
+    let programs = parse_file("solvers.py", &source).expect("the published solvers parse");
+    let set = tasks::load(&training).unwrap();
+    let by_id: std::collections::HashMap<&str, &Task> = set.tasks.iter().map(|t| (t.id.as_str(), t)).collect();
+    let (mut compared, mut raised, mut mismatches) = (0, 0, Vec::new());
+    for (k, program) in programs.iter().enumerate() {
+        let Some(own) = program.name.strip_prefix("solve_").and_then(|id| by_id.get(id)) else {
+            continue;
+        };
+        // The solver's own task, and the first input of three other tasks.
+        let mut runs: Vec<(&Task, usize)> = (0..own.examples().count()).map(|i| (*own, i)).collect();
+        runs.extend((1..=3).map(|d| (&set.tasks[(k * 7 + d * 131) % set.tasks.len()], 0)));
+        for (task, input) in runs {
+            let (scalar, vectorised) = both(|| outcome(program, task, input));
+            let (Some(scalar), Some(vectorised)) = (scalar, vectorised) else {
+                continue;
+            };
+            compared += 1;
+            raised += usize::from(scalar.is_err());
+            if scalar != vectorised {
+                mismatches.push(format!(
+                    "{} on {} input {input}: scalar {scalar:?}, vectorised {vectorised:?}",
+                    program.name, task.id
+                ));
+            }
+        }
+    }
+    assert!(
+        compared > 2500 && raised > 100,
+        "{compared} runs compared, {raised} raised"
+    );
+    assert!(
+        mismatches.is_empty(),
+        "{} mismatches:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+}
+
+fn p(name: &str) -> Value {
+    Value::prim(PrimId::of(name).unwrap())
+}
+
+/// Random function values: closures over a few primitives of integers, pairs and containers,
+/// nested through the mapping primitives.
+fn function() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(p("identity")),
+        Just(p("first")),
+        Just(p("last")),
+        Just(p("size")),
+        Just(p("increment")),
+        Just(p("invert")),
+        Just(p("double")),
+        Just(p("even")),
+        Just(p("sign")),
+        Just(p("maximum")),
+        Just(p("toivec")),
+        Just(p("dneighbors")),
+        Just(p("center")),
+        (-3i64..4).prop_map(|k| call(&p("rbind"), &[p("add"), Value::Int(k)]).unwrap()),
+        (-3i64..4).prop_map(|k| call(&p("lbind"), &[p("divide"), Value::Int(k)]).unwrap()),
+        (-2i64..3, -2i64..3).prop_map(|(a, b)| call(&p("rbind"), &[p("subtract"), Value::Pair(a, b)]).unwrap()),
+    ];
+    leaf.prop_recursive(4, 24, 3, |inner| {
+        let built = |name: &'static str, args: Vec<Value>| call(&p(name), &args).unwrap();
+        prop_oneof![
+            (inner.clone(), inner.clone()).prop_map(move |(a, b)| built("compose", vec![a, b])),
+            (inner.clone(), inner.clone(), inner.clone()).prop_map(move |(a, b, c)| built("chain", vec![a, b, c])),
+            (inner.clone(), inner.clone()).prop_map(move |(a, b)| built("fork", vec![p("add"), a, b])),
+            (inner.clone(), inner.clone()).prop_map(move |(a, b)| built("fork", vec![p("astuple"), a, b])),
+            (inner.clone(), -2i64..3).prop_map(move |(a, t)| built("matcher", vec![a, Value::Int(t)])),
+            inner.clone().prop_map(move |f| built("lbind", vec![p("apply"), f])),
+            inner.clone().prop_map(move |f| built("rbind", vec![p("sfilter"), f])),
+            inner.clone().prop_map(move |f| built("rbind", vec![p("argmax"), f])),
+            inner.clone().prop_map(move |f| built("rbind", vec![p("valmin"), f])),
+            inner.clone().prop_map(move |f| built("rbind", vec![p("order"), f])),
+            inner.clone().prop_map(move |f| built("lbind", vec![p("mapply"), f])),
+            (inner.clone(), 1i64..4).prop_map(move |(f, n)| built("power", vec![f, Value::Int(n)])),
+            // A closure built from the element: x -> apply(rbind(add, x), container).
+            inner.clone().prop_map(move |f| {
+                let bind = built("lbind", vec![p("rbind"), p("add")]);
+                let mapped = built("lbind", vec![p("lbind"), p("apply")]);
+                built(
+                    "compose",
+                    vec![
+                        built("chain", vec![built("rbind", vec![mapped, Value::Pair(1, 0)]), bind, f]),
+                        p("identity"),
+                    ],
+                )
+            }),
+        ]
+    })
+}
+
+/// Random elements: integers, pairs, tuples and sets of integers or pairs, empty ones included.
+fn element() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (-4i64..5).prop_map(Value::Int),
+        (-3i64..4, -3i64..4).prop_map(|(a, b)| Value::Pair(a, b)),
+        proptest::collection::vec(-4i64..5, 0..4).prop_map(|v| Value::tuple(v.into_iter().map(Value::Int).collect())),
+        proptest::collection::vec((-3i64..4, -3i64..4), 0..5)
+            .prop_map(|v| Value::set(v.into_iter().map(|(a, b)| Value::Pair(a, b)).collect())),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    /// Values, and the error of the first failing element, are the scalar path's.
+    #[test]
+    fn random_closures_agree(f in function(), xs in proptest::collection::vec(element(), 0..12)) {
+        let (scalar, vectorised) = both(|| {
+            let m = map(&f, &[&xs]);
+            (m.values, m.error)
+        });
+        prop_assert_eq!(scalar, vectorised, "{}", f);
+    }
+}
