@@ -116,7 +116,7 @@ pub fn map(f: &Value, columns: &[&[Value]]) -> Mapped {
     if !VECTORISED.load(Ordering::Relaxed) {
         return map_scalar(f, columns, n);
     }
-    with_kernel(f, columns.len(), |kernel| kernel.eval(columns, n))
+    with_kernel(f, columns.len(), |kernel| kernel.eval(columns, n, None))
 }
 
 /// [`map`] one element at a time through [`call`]: the definition the kernels are tested
@@ -171,6 +171,10 @@ pub struct Kernel {
     /// Whether a node runs: all do but those nothing reads that cannot raise (symbolic closures
     /// that were only ever inlined, `astuple` calls simplified away).
     runs: Vec<bool>,
+    /// Whether a node depends on the first argument and constants only (in an inner kernel:
+    /// on the member, not on captured values), so that it is the same for every container
+    /// when all the containers are the same.
+    member_only: Vec<bool>,
     out: NodeId,
 }
 
@@ -184,39 +188,48 @@ impl Kernel {
         builder.finish(out)
     }
 
-    /// Evaluates the kernel over `n` elements of argument columns of length `n`.
-    fn eval(&self, columns: &[&[Value]], n: usize) -> Mapped {
+    /// Evaluates the kernel over `n` elements of argument columns of length `n`. With a
+    /// `period`, the first argument repeats with it (the same container's members, container
+    /// after container): the nodes that depend on the member only run on one period and are
+    /// read cyclically. A failure there is the first period's, the earliest in the column.
+    fn eval(&self, columns: &[&[Value]], n: usize, period: Option<usize>) -> Mapped {
         let mut live = n;
         let mut error = None;
         let mut values: Vec<Column> = Vec::with_capacity(self.nodes.len());
-        for (node, &runs) in self.nodes.iter().zip(&self.runs) {
-            if !runs {
+        for (k, node) in self.nodes.iter().enumerate() {
+            if !self.runs[k] {
                 values.push(Column::Values(Vec::new()));
                 continue;
             }
+            let tile = period.filter(|_| self.member_only[k] && !matches!(node, Node::Arg(_) | Node::Const(_)));
+            let count = tile.map_or(live, |m| m.min(live));
             let (column, failure) = match node {
                 Node::Arg(k) => (Column::Arg(*k), None),
                 Node::Const(v) => (Column::Const(v.clone()), None),
-                Node::Raise(e) => (Column::Values(Vec::new()), (live > 0).then(|| (0, e.clone()))),
+                Node::Raise(e) => (Column::Values(Vec::new()), (count > 0).then(|| (0, e.clone()))),
                 Node::Equals(a, b) => {
                     let (a, b) = (&values[*a as usize], &values[*b as usize]);
-                    let out = (0..live).map(|i| Value::Bool(a.get(columns, i) == b.get(columns, i)));
+                    let out = (0..count).map(|i| Value::Bool(a.get(columns, i) == b.get(columns, i)));
                     (Column::Values(out.collect()), None)
                 }
                 Node::Prim { id, args } => {
                     let imp = id.spec().imp;
-                    let (out, failure) = per_element(args, &values, columns, live, |_, a| imp(a));
+                    let (out, failure) = per_element(args, &values, columns, count, |_, a| imp(a));
                     (Column::Values(out), failure)
                 }
                 Node::Call { function, args } => {
                     let f = &values[*function as usize];
-                    let (out, failure) = per_element(args, &values, columns, live, |i, a| call(f.get(columns, i), a));
+                    let (out, failure) = per_element(args, &values, columns, count, |i, a| call(f.get(columns, i), a));
                     (Column::Values(out), failure)
                 }
                 Node::Nested(nested) => {
-                    let (out, failure) = nested.eval(&values, columns, live);
+                    let (out, failure) = nested.eval(&values, columns, count);
                     (Column::Values(out), failure)
                 }
+            };
+            let column = match (tile, column) {
+                (Some(m), Column::Values(v)) => Column::Tiled(v, m),
+                (_, column) => column,
             };
             if let Some((k, e)) = failure {
                 live = k;
@@ -246,6 +259,8 @@ enum Column {
     Arg(usize),
     Const(Value),
     Values(Vec<Value>),
+    /// Values repeating with a period (see [`Kernel::eval`]).
+    Tiled(Vec<Value>, usize),
 }
 
 impl Column {
@@ -255,6 +270,7 @@ impl Column {
             Column::Arg(k) => &args[*k][i],
             Column::Const(v) => v,
             Column::Values(v) => &v[i],
+            Column::Tiled(v, period) => &v[i % period],
         }
     }
 }
@@ -324,7 +340,9 @@ impl Nested {
             }
             let mut inner_columns: Vec<&[Value]> = vec![&flat];
             inner_columns.extend(captured.iter().map(Vec::as_slice));
-            let mut results = self.inner.eval(&inner_columns, flat.len());
+            // One container for all: the member-only nodes run once per chunk.
+            let period = matches!(container, Column::Const(_)).then(|| members.first().map_or(0, Vec::len));
+            let mut results = self.inner.eval(&inner_columns, flat.len(), period.filter(|&m| m > 0));
             // Hand each container its members' results, up to the first that raised.
             let mut taken = results.values.drain(..).peekable();
             for (k, m) in members.into_iter().enumerate() {
@@ -429,9 +447,11 @@ impl<'p> Builder<'p> {
 
     fn finish(self, out: NodeId) -> Kernel {
         let runs = runs(&self.nodes, &self.syms, out);
+        let member_only = member_only(&self.nodes);
         Kernel {
             nodes: self.nodes,
             runs,
+            member_only,
             out,
         }
     }
@@ -665,6 +685,24 @@ impl<'p> Builder<'p> {
         self.imported[n as usize] = Some(mine);
         mine
     }
+}
+
+/// Which nodes depend on argument 0 and constants only.
+fn member_only(nodes: &[Node]) -> Vec<bool> {
+    let mut only: Vec<bool> = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        let all = |ids: &[NodeId]| ids.iter().all(|&n| only[n as usize]);
+        let b = match node {
+            Node::Arg(k) => *k == 0,
+            Node::Const(_) | Node::Raise(_) => true,
+            Node::Prim { args, .. } => all(args),
+            Node::Equals(a, b) => all(&[*a, *b]),
+            Node::Call { function, args } => all(&[*function]) && all(args),
+            Node::Nested(nested) => all(&[nested.container]) && all(&nested.captures),
+        };
+        only.push(b);
+    }
+    only
 }
 
 /// Which nodes must run: those read by a node that runs, and every node that may raise.

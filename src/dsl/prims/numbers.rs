@@ -193,6 +193,14 @@ fn item(v: &Value, k: usize) -> DslResult<Value> {
 /// integers, two tuples member-wise, an integer with each member of a tuple, or each member
 /// of `a` with `b`.
 fn numerical(op: Op, a: &Value, b: &Value) -> DslResult<Value> {
+    // The common shapes first, without building member values.
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => return op.ints(*x, *y).map(Value::Int),
+        (Value::Pair(x0, x1), Value::Pair(y0, y1)) => return Ok(Value::Pair(op.ints(*x0, *y0)?, op.ints(*x1, *y1)?)),
+        (Value::Int(x), Value::Pair(y0, y1)) => return Ok(Value::Pair(op.ints(*x, *y0)?, op.ints(*x, *y1)?)),
+        (Value::Pair(x0, x1), Value::Int(y)) => return Ok(Value::Pair(op.ints(*x0, *y)?, op.ints(*x1, *y)?)),
+        _ => {}
+    }
     let (a_int, b_int) = (number(a).is_some(), number(b).is_some());
     let halves = |v: &Value| -> DslResult<(Value, Value)> { Ok((item(v, 0)?, item(v, 1)?)) };
     let twice = |v: &Value| (v.clone(), v.clone());
