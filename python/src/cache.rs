@@ -12,7 +12,7 @@
 //! (a step changes a few cells; backgrounds repeat), and a row found here costs one reference
 //! instead of a tuple of fresh ints.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -71,16 +71,22 @@ fn row_slot(row: &[Color]) -> usize {
     (hash % ROW_SLOTS as u64) as usize
 }
 
-/// The rows of a grid as tuples of ints, from the row cache where it has them.
-pub fn grid_rows<'py>(py: Python<'py>, g: &Grid) -> PyResult<Vec<Bound<'py, PyTuple>>> {
-    // `try_lock`: making a tuple may run the garbage collector, and so any Python code, which
-    // could call back in here; then the rows are simply made afresh.
-    let Ok(mut rows) = ROWS.try_lock() else {
-        return (0..g.h).map(|i| PyTuple::new(py, g.row(i))).collect();
-    };
+/// The row cache, made on first use; `None` while it is in use. `try_lock`: making or freeing a
+/// tuple may run the garbage collector, and so any Python code, which could call back in here;
+/// then the caller does without the cache.
+fn row_cache() -> Option<MutexGuard<'static, Vec<Option<RowSlot>>>> {
+    let mut rows = ROWS.try_lock().ok()?;
     if rows.is_empty() {
         rows.resize_with(ROW_SLOTS, || None);
     }
+    Some(rows)
+}
+
+/// The rows of a grid as tuples of ints, from the row cache where it has them.
+pub fn grid_rows<'py>(py: Python<'py>, g: &Grid) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    let Some(mut rows) = row_cache() else {
+        return (0..g.h).map(|i| PyTuple::new(py, g.row(i))).collect();
+    };
     let mut out = Vec::with_capacity(g.h);
     let mut evicted = Vec::new();
     for i in 0..g.h {
@@ -101,4 +107,28 @@ pub fn grid_rows<'py>(py: Python<'py>, g: &Grid) -> PyResult<Vec<Bound<'py, PyTu
     drop(rows);
     drop(evicted);
     Ok(out)
+}
+
+/// Puts the row tuples of a grid just read from Python (`rows`, exact tuples of exact ints, is
+/// `g`) in the row cache, so that a result sharing rows with its input (a mirror, a
+/// concatenation, a crop of whole rows) gives back the input's own tuples, as the reference
+/// does, instead of making new ones.
+pub fn remember_rows(g: &Grid, rows: &Bound<'_, PyTuple>) {
+    let Some(mut cache) = row_cache() else { return };
+    let mut evicted = Vec::new();
+    for (i, row) in rows.iter_borrowed().enumerate() {
+        let cells = g.row(i);
+        let slot = &mut cache[row_slot(cells)];
+        if slot.as_ref().is_some_and(|s| *s.cells == *cells) {
+            continue;
+        }
+        if let Ok(row) = row.cast_exact::<PyTuple>() {
+            evicted.push(slot.replace(RowSlot {
+                cells: cells.into(),
+                row: row.to_owned().unbind(),
+            }));
+        }
+    }
+    drop(cache);
+    drop(evicted);
 }
