@@ -64,11 +64,18 @@ struct RowSlot {
 static ROWS: Mutex<Vec<Option<RowSlot>>> = Mutex::new(Vec::new());
 
 fn row_slot(row: &[Color]) -> usize {
-    // FNV-1a over the colours.
-    let hash = row.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &c| {
-        (h ^ u64::from(c as u8)).wrapping_mul(0x0100_0000_01b3)
+    // FxHash's mix over the colours, eight at a time (a row is hashed on every conversion of a
+    // grid both ways, so a byte at a time would cost as much as reading the cells).
+    let mix = |h: u64, word: u64| (h.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    let chunks = row.chunks_exact(8);
+    let tail = chunks
+        .remainder()
+        .iter()
+        .fold(0u64, |w, &c| (w << 8) | u64::from(c as u8));
+    let hash = chunks.fold(row.len() as u64, |h, c| {
+        mix(h, u64::from_le_bytes(std::array::from_fn(|k| c[k] as u8)))
     });
-    (hash % ROW_SLOTS as u64) as usize
+    (mix(hash, tail) >> 32) as usize % ROW_SLOTS
 }
 
 /// The row cache, made on first use; `None` while it is in use. `try_lock`: making or freeing a
