@@ -112,10 +112,10 @@ def jit(
         name = getattr(fn, "__qualname__", repr(fn))
         code = getattr(fn, "__code__", None)
         file = code.co_filename if code else "<unknown>"
-        message = f"arcbatch.jit: {name} ({file}, line {e.line}) stays plain Python: {e.why}"
+        where = f"arcbatch.jit: {name} ({file}, line {e.line})"
         if strict:
-            raise InputError(message) from None
-        warnings.warn_explicit(message, JitWarning, file, e.line)
+            raise InputError(f"{where} cannot be compiled: {e.why}") from None
+        warnings.warn_explicit(f"{where} stays plain Python: {e.why}", JitWarning, file, e.line)
         return fn
 
 
@@ -145,7 +145,7 @@ def jit_module(
     done = {
         name: jit(fn, strict=strict, timeout_ms=timeout_ms)
         for name, fn in list(table.items())
-        if name.startswith("solve_") and isinstance(fn, types.FunctionType)
+        if name.startswith("solve_") and isinstance(fn, (types.FunctionType, JitFunction))
     }
     table.update(done)
     return done

@@ -1,9 +1,11 @@
 //! `arcbatch.JitFunction`: a Python solver compiled once by the core's parser and run by the
 //! core's interpreter, for `arcbatch.jit`.
 //!
-//! A call converts each argument the program reads once, runs every step in Rust with the GIL
-//! released, and converts the result once; the reference's exceptions come back as the
-//! `arcbatch.Dsl*Error` classes, as from `arcbatch.dsl`. Which functions may be compiled (their
+//! A call converts each argument the program reads once, runs every step in Rust, and converts
+//! the result once; the reference's exceptions come back as the `arcbatch.Dsl*Error` classes, as
+//! from `arcbatch.dsl`. The GIL stays held, as in `arcbatch.dsl`'s calls: releasing and taking
+//! it back costs about as much as converting a small grid, which is most of a one-step
+//! solver's call. Which functions may be compiled (their
 //! statements, and whether each name means the DSL's own primitive or constant where the
 //! function was defined) is decided in Python (`python/arcbatch/_jit.py`), which knows the
 //! function's namespace; this file only compiles source text and runs the result.
@@ -28,7 +30,6 @@ pub struct JitFunction {
     /// Whether the program reads each parameter: those it never reads are not converted, so a
     /// value the DSL cannot take fails a call only where the Python function would fail too.
     reads: Vec<bool>,
-    limit: Option<Duration>,
     source: String,
     first_line: u32,
     timeout_ms: Option<u64>,
@@ -67,7 +68,6 @@ impl JitFunction {
         Ok(JitFunction {
             program,
             reads,
-            limit: timeout_ms.map(Duration::from_millis),
             source,
             first_line,
             timeout_ms,
@@ -83,7 +83,7 @@ impl JitFunction {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let params = self.bind(args, kwargs)?;
-        match run_guarded(&self.program, &params, self.limit) {
+        match run_guarded(&self.program, &params, self.timeout_ms.map(Duration::from_millis)) {
             Ok(v) => to_py(py, &v),
             Err(e) => Err(self.run_error(py, e)),
         }
