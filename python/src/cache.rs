@@ -19,6 +19,8 @@ use pyo3::types::PyTuple;
 
 use arcbatch::dsl::{Color, Grid, Value};
 
+use crate::intern::interned;
+
 const SLOTS: usize = 64;
 
 struct Slot {
@@ -91,8 +93,9 @@ fn row_cache() -> Option<MutexGuard<'static, Vec<Option<RowSlot>>>> {
 
 /// The rows of a grid as tuples of ints, from the row cache where it has them.
 pub fn grid_rows<'py>(py: Python<'py>, g: &Grid) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    let interned = interned(py)?;
     let Some(mut rows) = row_cache() else {
-        return (0..g.h).map(|i| PyTuple::new(py, g.row(i))).collect();
+        return (0..g.h).map(|i| interned.row(py, g.row(i))).collect();
     };
     let mut out = Vec::with_capacity(g.h);
     let mut evicted = Vec::new();
@@ -102,7 +105,7 @@ pub fn grid_rows<'py>(py: Python<'py>, g: &Grid) -> PyResult<Vec<Bound<'py, PyTu
         match slot {
             Some(s) if *s.cells == *cells => out.push(s.row.bind(py).clone()),
             _ => {
-                let row = PyTuple::new(py, cells)?;
+                let row = interned.row(py, cells)?;
                 evicted.push(slot.replace(RowSlot {
                     cells: cells.into(),
                     row: row.clone().unbind(),

@@ -6,8 +6,9 @@
 //! inside a 32x32 square, sharing the location tuples. Anything else is made as needed.
 //! Tuples are immutable, so sharing them changes nothing a program can see.
 //!
-//! The ints `0..10` are kept too, to recognise colours on the way in: CPython shares one
-//! object per small int, so a cell of a grid is almost always one of these, told by address.
+//! The ints `0..10` are kept too, to make grid rows with, and to recognise colours on the way
+//! in: CPython shares one object per small int, so a cell of a grid is almost always one of
+//! these, told by address.
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -68,6 +69,19 @@ impl Interned {
     pub fn color_of(&self, obj: &Bound<'_, PyAny>) -> Option<Color> {
         let p = obj.as_ptr();
         self.colors.iter().position(|c| c.as_ptr() == p).map(|c| c as Color)
+    }
+
+    /// A grid row as a tuple, sharing the ints `0..10`.
+    pub fn row<'py>(&self, py: Python<'py>, cells: &[Color]) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(
+            py,
+            cells
+                .iter()
+                .map(|&c| match usize::try_from(c).ok().and_then(|k| self.colors.get(k)) {
+                    Some(int) => int.bind(py).clone(),
+                    None => PyInt::new(py, c).into_any(),
+                }),
+        )
     }
 
     /// `(i, j)`.
