@@ -4,6 +4,7 @@ pickle; what cannot be compiled stays Python with one warning naming the line an
 
 import inspect
 import json
+import multiprocessing
 import pickle
 import re
 import subprocess
@@ -125,6 +126,12 @@ def test_compiled_functions_pickle():
     assert (again.__name__, again.__qualname__, again.__doc__) == (compiled.__name__, compiled.__qualname__, compiled.__doc__)
     assert again.timeout_ms == 500 and again.program == compiled.program
     assert_same_outcomes(compiled, again, [(g,) for g in GRIDS])
+
+
+def test_compiled_functions_run_in_other_processes():
+    compiled = arcbatch.jit(solve_flip, strict=True)
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        assert pool.map(compiled, GRIDS) == [solve_flip(g) for g in GRIDS]
 
 
 STEPS = "    x1 = objects(I, T, F, T)\n"
