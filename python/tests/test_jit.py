@@ -2,6 +2,7 @@
 small cases, on every published solver and on generated mutants), keep their signature and
 pickle; what cannot be compiled stays Python with one warning naming the line and why."""
 
+import importlib.util
 import inspect
 import json
 import multiprocessing
@@ -225,6 +226,18 @@ def test_jit_module_compiles_every_solver_in_place(tmp_path):
     assert ns["other"] is plain["other"]
     with pytest.raises(arcbatch.InputError):
         arcbatch.jit_module([1, 2])
+
+
+def test_jit_module_takes_an_imported_module(tmp_path):
+    path = tmp_path / "my_solvers.py"
+    path.write_text("from arcbatch.dsl import *\n\n\ndef solve_a(I):\n    O = rot90(I)\n    return O\n")
+    spec = importlib.util.spec_from_file_location("my_solvers", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    plain = module.solve_a
+    assert arcbatch.jit_module(module, strict=True) == {"solve_a": module.solve_a}
+    assert isinstance(module.solve_a, arcbatch.JitFunction) and module.solve_a.__module__ == "my_solvers"
+    assert_same_outcomes(plain, module.solve_a, [(g,) for g in GRIDS])
 
 
 def examples(training: Path, task: str) -> list:
