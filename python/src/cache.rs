@@ -10,7 +10,8 @@
 //!
 //! A second cache holds grid rows by content: the grids of one task share most of their rows
 //! (a step changes a few cells; backgrounds repeat), and a row found here costs one reference
-//! instead of a tuple of fresh ints.
+//! instead of a tuple of fresh ints. The rows of grids read from Python go in too, so that a
+//! result sharing rows with its input (a mirror, a concatenation) is made of the input's tuples.
 
 use std::sync::{Mutex, MutexGuard};
 
