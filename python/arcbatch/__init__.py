@@ -7,6 +7,8 @@
   ``arcbatch batt``.
 - :func:`arcbatch.profile`: static and dynamic profiles, as ``arcbatch profile``.
 - :mod:`arcbatch.batch`: one DSL function over many grids, in parallel.
+- :func:`arcbatch.jit`: a Python solver compiled once, then run entirely in Rust;
+  :func:`arcbatch.jit_module` does it for every ``solve_*`` of a module.
 
 Every exception raised derives from :class:`ArcbatchError`; what a primitive raises is a
 :class:`DslError` that also derives from the builtin the reference raises
@@ -31,8 +33,10 @@ from ._arcbatch import (
     Function,
     InputError,
     InternalError,
+    JitFunction,
     __version__,
 )
+from ._jit import JitWarning, jit, jit_module
 from ._run import batt, profile, run
 
 
@@ -62,11 +66,15 @@ __all__ = [
     "Function",
     "InputError",
     "InternalError",
+    "JitFunction",
+    "JitWarning",
     "__version__",
     "batch",
     "dsl",
     "grid",
     "batt",
+    "jit",
+    "jit_module",
     "profile",
     "run",
 ]

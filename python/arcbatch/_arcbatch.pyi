@@ -22,6 +22,27 @@ class Function:
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
+class JitFunction:
+    """A solver compiled by ``arcbatch.jit``: its source, parsed once, run by the interpreter."""
+
+    def __init__(self, source: str, file: str, first_line: int = 1, timeout_ms: Optional[int] = None) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    @property
+    def source(self) -> str:
+        """The source it was compiled from (one ``def``)."""
+    @property
+    def file(self) -> str:
+        """The file the source came from."""
+    @property
+    def first_line(self) -> int:
+        """The line of ``file`` the source starts on."""
+    @property
+    def timeout_ms(self) -> Optional[int]:
+        """The time limit of each call (``None``: no limit)."""
+    @property
+    def program(self) -> str:
+        """The compiled program, in the reference's syntax."""
+
 class ArcbatchError(Exception): ...
 class DslError(ArcbatchError): ...
 class DslTypeError(DslError, TypeError): ...

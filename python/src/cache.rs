@@ -10,14 +10,17 @@
 //!
 //! A second cache holds grid rows by content: the grids of one task share most of their rows
 //! (a step changes a few cells; backgrounds repeat), and a row found here costs one reference
-//! instead of a tuple of fresh ints.
+//! instead of a tuple of fresh ints. The rows of grids read from Python go in too, so that a
+//! result sharing rows with its input (a mirror, a concatenation) is made of the input's tuples.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use arcbatch::dsl::{Color, Grid, Value};
+
+use crate::intern::interned;
 
 const SLOTS: usize = 64;
 
@@ -64,23 +67,37 @@ struct RowSlot {
 static ROWS: Mutex<Vec<Option<RowSlot>>> = Mutex::new(Vec::new());
 
 fn row_slot(row: &[Color]) -> usize {
-    // FNV-1a over the colours.
-    let hash = row.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &c| {
-        (h ^ u64::from(c as u8)).wrapping_mul(0x0100_0000_01b3)
+    // FxHash's mix over the colours, eight at a time (a row is hashed on every conversion of a
+    // grid both ways, so a byte at a time would cost as much as reading the cells).
+    let mix = |h: u64, word: u64| (h.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    let chunks = row.chunks_exact(8);
+    let tail = chunks
+        .remainder()
+        .iter()
+        .fold(0u64, |w, &c| (w << 8) | u64::from(c as u8));
+    let hash = chunks.fold(row.len() as u64, |h, c| {
+        mix(h, u64::from_le_bytes(std::array::from_fn(|k| c[k] as u8)))
     });
-    (hash % ROW_SLOTS as u64) as usize
+    (mix(hash, tail) >> 32) as usize % ROW_SLOTS
+}
+
+/// The row cache, made on first use; `None` while it is in use. `try_lock`: making or freeing a
+/// tuple may run the garbage collector, and so any Python code, which could call back in here;
+/// then the caller does without the cache.
+fn row_cache() -> Option<MutexGuard<'static, Vec<Option<RowSlot>>>> {
+    let mut rows = ROWS.try_lock().ok()?;
+    if rows.is_empty() {
+        rows.resize_with(ROW_SLOTS, || None);
+    }
+    Some(rows)
 }
 
 /// The rows of a grid as tuples of ints, from the row cache where it has them.
 pub fn grid_rows<'py>(py: Python<'py>, g: &Grid) -> PyResult<Vec<Bound<'py, PyTuple>>> {
-    // `try_lock`: making a tuple may run the garbage collector, and so any Python code, which
-    // could call back in here; then the rows are simply made afresh.
-    let Ok(mut rows) = ROWS.try_lock() else {
-        return (0..g.h).map(|i| PyTuple::new(py, g.row(i))).collect();
+    let interned = interned(py)?;
+    let Some(mut rows) = row_cache() else {
+        return (0..g.h).map(|i| interned.row(py, g.row(i))).collect();
     };
-    if rows.is_empty() {
-        rows.resize_with(ROW_SLOTS, || None);
-    }
     let mut out = Vec::with_capacity(g.h);
     let mut evicted = Vec::new();
     for i in 0..g.h {
@@ -89,7 +106,7 @@ pub fn grid_rows<'py>(py: Python<'py>, g: &Grid) -> PyResult<Vec<Bound<'py, PyTu
         match slot {
             Some(s) if *s.cells == *cells => out.push(s.row.bind(py).clone()),
             _ => {
-                let row = PyTuple::new(py, cells)?;
+                let row = interned.row(py, cells)?;
                 evicted.push(slot.replace(RowSlot {
                     cells: cells.into(),
                     row: row.clone().unbind(),
@@ -101,4 +118,28 @@ pub fn grid_rows<'py>(py: Python<'py>, g: &Grid) -> PyResult<Vec<Bound<'py, PyTu
     drop(rows);
     drop(evicted);
     Ok(out)
+}
+
+/// Puts the row tuples of a grid just read from Python (`rows`, exact tuples of exact ints, is
+/// `g`) in the row cache, so that a result sharing rows with its input (a mirror, a
+/// concatenation, a crop of whole rows) gives back the input's own tuples, as the reference
+/// does, instead of making new ones.
+pub fn remember_rows(g: &Grid, rows: &Bound<'_, PyTuple>) {
+    let Some(mut cache) = row_cache() else { return };
+    let mut evicted = Vec::new();
+    for (i, row) in rows.iter_borrowed().enumerate() {
+        let cells = g.row(i);
+        let slot = &mut cache[row_slot(cells)];
+        if slot.as_ref().is_some_and(|s| *s.cells == *cells) {
+            continue;
+        }
+        if let Ok(row) = row.cast_exact::<PyTuple>() {
+            evicted.push(slot.replace(RowSlot {
+                cells: cells.into(),
+                row: row.to_owned().unbind(),
+            }));
+        }
+    }
+    drop(cache);
+    drop(evicted);
 }

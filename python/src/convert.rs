@@ -146,21 +146,34 @@ fn exact_int(obj: &Bound<'_, PyAny>) -> Option<i64> {
     }
 }
 
-/// A tuple of equally long tuples of exact ints that fit a grid cell, as a grid.
+/// A tuple of equally long tuples of exact ints that fit a grid cell, as a grid. Items are read
+/// without reference counting; a cell holding the same object as the cell before has its colour
+/// (every object read stays alive in the grid meanwhile, so an address is one object), and one
+/// holding a shared int `0..10` is read by its address ([`Interned::color_of`]).
 fn grid_of_rows(t: &Bound<'_, PyTuple>) -> Option<Grid> {
-    let first = t.get_item(0).ok()?;
-    let w = first.cast::<PyTuple>().ok()?.len();
+    let interned = interned(t.py()).ok();
+    let w = t.get_borrowed_item(0).ok()?.cast::<PyTuple>().ok()?.len();
     let mut cells = Vec::with_capacity(t.len() * w);
-    for row in t.iter() {
+    let mut last = (std::ptr::null_mut(), 0);
+    for row in t.iter_borrowed() {
         let row = row.cast_exact::<PyTuple>().ok()?;
         if row.len() != w {
             return None;
         }
-        for c in row.iter() {
-            cells.push(Color::try_from(exact_int(&c)?).ok()?);
+        for c in row.iter_borrowed() {
+            if c.as_ptr() != last.0 {
+                let color = match interned.and_then(|i| i.color_of(&c)) {
+                    Some(k) => k,
+                    None => Color::try_from(exact_int(&c)?).ok()?,
+                };
+                last = (c.as_ptr(), color);
+            }
+            cells.push(last.1);
         }
     }
-    Some(Grid::new(t.len(), w, cells))
+    let grid = Grid::new(t.len(), w, cells);
+    cache::remember_rows(&grid, t);
+    Some(grid)
 }
 
 /// `(i, j)` of exact ints that fit the core's locations.

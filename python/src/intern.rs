@@ -5,12 +5,16 @@
 //! 30x30, and `shoot` reaches 42 cells past them); cells `(c, (i, j))` for colours `0..10`
 //! inside a 32x32 square, sharing the location tuples. Anything else is made as needed.
 //! Tuples are immutable, so sharing them changes nothing a program can see.
+//!
+//! The ints `0..10` are kept too, to make grid rows with, and to recognise colours on the way
+//! in: CPython shares one object per small int, so a cell of a grid is almost always one of
+//! these, told by address.
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyInt, PyTuple};
 
-use arcbatch::dsl::{Cell, Loc};
+use arcbatch::dsl::{Cell, Color, Loc};
 
 const LOC_MIN: i32 = -48;
 const LOC_MAX: i32 = 80;
@@ -23,6 +27,8 @@ pub struct Interned {
     locs: Vec<Py<PyTuple>>,
     /// `(c, (i, j))` at `(c * CELL_SIDE + i) * CELL_SIDE + j`.
     cells: Vec<Py<PyTuple>>,
+    /// The int `c` at `c`, for `c` in `0..COLORS`.
+    colors: Vec<Py<PyAny>>,
 }
 
 static INTERNED: PyOnceLock<Interned> = PyOnceLock::new();
@@ -47,7 +53,8 @@ pub fn interned(py: Python<'_>) -> PyResult<&Interned> {
                 }
             }
         }
-        Ok(Interned { locs, cells })
+        let colors = (0..COLORS).map(|c| int(c).clone().unbind()).collect();
+        Ok(Interned { locs, cells, colors })
     })
 }
 
@@ -57,6 +64,26 @@ fn loc_index(i: i32, j: i32) -> Option<usize> {
 }
 
 impl Interned {
+    /// The colour whose shared int object is `obj`, if it is one of them (`None` says nothing
+    /// about `obj`: it may be an int of equal value).
+    pub fn color_of(&self, obj: &Bound<'_, PyAny>) -> Option<Color> {
+        let p = obj.as_ptr();
+        self.colors.iter().position(|c| c.as_ptr() == p).map(|c| c as Color)
+    }
+
+    /// A grid row as a tuple, sharing the ints `0..10`.
+    pub fn row<'py>(&self, py: Python<'py>, cells: &[Color]) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(
+            py,
+            cells
+                .iter()
+                .map(|&c| match usize::try_from(c).ok().and_then(|k| self.colors.get(k)) {
+                    Some(int) => int.bind(py).clone(),
+                    None => PyInt::new(py, c).into_any(),
+                }),
+        )
+    }
+
     /// `(i, j)`.
     pub fn loc<'py>(&self, py: Python<'py>, l: Loc) -> PyResult<Bound<'py, PyAny>> {
         match loc_index(l.i, l.j) {

@@ -13,6 +13,7 @@ mod dsl;
 mod exceptions;
 mod function;
 mod intern;
+mod jit;
 mod pool;
 mod run;
 
@@ -23,6 +24,7 @@ fn _arcbatch(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     exceptions::register(m)?;
     m.add_class::<function::Function>()?;
+    m.add_class::<jit::JitFunction>()?;
     m.add_function(wrap_pyfunction!(dsl::primitives, m)?)?;
     m.add_function(wrap_pyfunction!(dsl::constants, m)?)?;
     m.add_function(wrap_pyfunction!(dsl::signatures, m)?)?;

@@ -5,6 +5,7 @@ import doctest
 import pytest
 
 import arcbatch
+import arcbatch._jit
 import arcbatch._run
 import arcbatch._stubgen
 import arcbatch.batch
@@ -20,7 +21,7 @@ def test_the_dsl_stub_is_up_to_date():
     )
 
 
-@pytest.mark.parametrize("module", [arcbatch, arcbatch.dsl, arcbatch.batch, arcbatch._run], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [arcbatch, arcbatch.dsl, arcbatch.batch, arcbatch._run, arcbatch._jit], ids=lambda m: m.__name__)
 def test_docstring_examples(module):
     failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert attempted > 0 and failed == 0

@@ -1,0 +1,364 @@
+"""``arcbatch.jit``: a Python solver compiled once into an arcbatch program.
+
+A function written in the DSL's solver syntax (``def solve_x(I):`` or ``def solve(S, I, C):``,
+steps ``x1 = prim(...)`` calling primitives, constants and earlier variables, one ``return``)
+is read from its source, checked here against what Python would do with it, and compiled by
+the Rust parser into a :class:`arcbatch.JitFunction`: a call converts each argument once, runs
+every step in Rust and converts the result once.
+
+What is checked here, because only Python knows it: the statements (control flow, lambdas and
+other Python expressions have no DSL form), the names (each must mean, where the function was
+defined, the DSL's own primitive or constant from :mod:`arcbatch.dsl`, or an earlier variable of
+the function), and that the source read matches the function's code (a file changed since it
+ran, or text exec'd under another file's name, is not compiled). A function that fails any
+check stays plain Python, with one :class:`arcbatch.JitWarning` naming the line and why.
+"""
+
+import ast
+import builtins
+import copyreg
+import functools
+import inspect
+import types
+import warnings
+from typing import Any, Callable, Dict, Iterator, List, Optional, Union
+
+from . import _arcbatch
+from ._arcbatch import Function, InputError, JitFunction
+from ._run import _check_counts
+
+# The DSL's names: what `arcbatch.dsl` binds them to.
+_DSL: Dict[str, Any] = {**_arcbatch.primitives(), **_arcbatch.constants()}
+
+# The attributes functools.wraps copies that a pickled JitFunction keeps (not __wrapped__: the
+# original function may not pickle).
+_KEPT = ("__module__", "__name__", "__qualname__", "__doc__")
+
+_CONTROL_FLOW = {
+    ast.If: "if",
+    ast.For: "for",
+    ast.While: "while",
+    ast.Try: "try",
+    ast.With: "with",
+    ast.Raise: "raise",
+    ast.Assert: "assert",
+    ast.Break: "break",
+    ast.Continue: "continue",
+    ast.Pass: "pass",
+}
+
+
+class JitWarning(UserWarning):
+    """A function given to :func:`arcbatch.jit` stays plain Python; the message says why."""
+
+
+class _NotCompiled(Exception):
+    """Why a function cannot be compiled, and the line of its file that says so."""
+
+    def __init__(self, why: str, line: int):
+        super().__init__(why)
+        self.why, self.line = why, line
+
+
+def jit(
+    fn: Optional[Callable[..., Any]] = None, *, strict: bool = False, timeout_ms: Optional[int] = None
+) -> Any:
+    """Compile a solver written in the DSL's syntax so that it runs entirely in Rust.
+
+    Usable as ``arcbatch.jit(fn)``, ``@arcbatch.jit`` or ``@arcbatch.jit(strict=True)``. The
+    result has the function's signature, name and docstring (``__wrapped__`` is the original),
+    returns exactly what the function returns, and raises the same ``arcbatch.Dsl*Error``
+    classes; a call costs one conversion of each argument and one of the result. Names are
+    resolved once, here: each must be a primitive or constant of :mod:`arcbatch.dsl` (star
+    imported, or imported under its own name) or an earlier variable. Compiled functions
+    pickle (their source travels and compiles again).
+
+    Parameters
+    ----------
+    fn
+        A Python function: ``def name(PARAMS):`` whose body is ``VAR = EXPR`` steps and one
+        ``return EXPR``, each expression a name, an integer or a call. A docstring is allowed.
+    strict
+        Raise :class:`arcbatch.InputError` where the function cannot be compiled, instead of
+        returning it unchanged with a :class:`arcbatch.JitWarning`.
+    timeout_ms
+        A time limit per call (:class:`arcbatch.DslTimeoutError` past it); none by default,
+        as for :mod:`arcbatch.dsl`.
+
+    >>> import arcbatch
+    >>> from arcbatch.dsl import *
+    >>> @arcbatch.jit
+    ... def solve_flip(I):
+    ...     x1 = vmirror(I)
+    ...     O = hconcat(I, x1)
+    ...     return O
+    >>> solve_flip(((1, 2), (3, 4)))
+    ((1, 2, 2, 1), (3, 4, 4, 3))
+    >>> type(solve_flip).__name__, solve_flip.__name__
+    ('JitFunction', 'solve_flip')
+    """
+    _check_counts(timeout_ms=timeout_ms)
+    if fn is None:
+        return functools.partial(jit, strict=strict, timeout_ms=timeout_ms)
+    if isinstance(fn, JitFunction):
+        if fn.timeout_ms == timeout_ms:
+            return fn
+        again = JitFunction(fn.source, fn.file, fn.first_line, timeout_ms)
+        vars(again).update(vars(fn))
+        return again
+    try:
+        return _compile(fn, timeout_ms)
+    except _NotCompiled as e:
+        name = getattr(fn, "__qualname__", repr(fn))
+        code = getattr(fn, "__code__", None)
+        file = code.co_filename if code else "<unknown>"
+        where = f"arcbatch.jit: {name} ({file}, line {e.line})"
+        if strict:
+            raise InputError(f"{where} cannot be compiled: {e.why}") from None
+        warnings.warn_explicit(f"{where} stays plain Python: {e.why}", JitWarning, file, e.line)
+        return fn
+
+
+def jit_module(
+    namespace: Union[types.ModuleType, Dict[str, Any]], *, strict: bool = False, timeout_ms: Optional[int] = None
+) -> Dict[str, Any]:
+    """Compile every ``solve_*`` function of a module or a globals dict, in place.
+
+    Each is replaced by what :func:`jit` returns for it (the function itself where it cannot be
+    compiled, with one warning each); ``strict`` and ``timeout_ms`` are as for :func:`jit`.
+    Returns ``{name: compiled or original function}``.
+
+    >>> import arcbatch
+    >>> from arcbatch.dsl import *
+    >>> def solve_a(I):
+    ...     O = vmirror(I)
+    ...     return O
+    >>> solvers = {"solve_a": solve_a, "helper": len}
+    >>> arcbatch.jit_module(solvers)
+    {'solve_a': <arcbatch.JitFunction solve_a(I)>}
+    >>> solvers["solve_a"](((1, 2),))
+    ((2, 1),)
+    """
+    table = vars(namespace) if isinstance(namespace, types.ModuleType) else namespace
+    if not isinstance(table, dict):
+        raise InputError(f"jit_module takes a module or a dict, got {type(namespace).__name__}")
+    done = {
+        name: jit(fn, strict=strict, timeout_ms=timeout_ms)
+        for name, fn in list(table.items())
+        if name.startswith("solve_") and isinstance(fn, (types.FunctionType, JitFunction))
+    }
+    table.update(done)
+    return done
+
+
+def _compile(fn: Callable[..., Any], timeout_ms: Optional[int]) -> JitFunction:
+    """The compiled function, or :class:`_NotCompiled` saying why not."""
+    if not isinstance(fn, types.FunctionType):
+        raise _NotCompiled(f"{fn!r} is not a Python function", 0)
+    code = fn.__code__
+    if fn.__name__ == "<lambda>":
+        raise _NotCompiled("a lambda (write it as def with DSL steps)", code.co_firstlineno)
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise _NotCompiled(f"its source is not available ({e})", code.co_firstlineno) from None
+    fdef = _parse(lines, first, code)
+    body = _check_statements(fdef)
+    _check_names(fn, fdef, body)
+    # The text from the def line on, without the docstring (the parser reads no strings).
+    text = lines[fdef.lineno - first :]
+    if body is not fdef.body:
+        docstring = fdef.body[0]
+        for k in range(docstring.lineno - fdef.lineno, docstring.end_lineno - fdef.lineno + 1):
+            text[k] = "\n"
+    try:
+        compiled = JitFunction("".join(text), code.co_filename, fdef.lineno, timeout_ms)
+    except InputError as e:
+        raise _NotCompiled(str(e), fdef.lineno) from None
+    return functools.update_wrapper(compiled, fn)
+
+
+def _parse(lines: List[str], first: int, code: types.CodeType) -> ast.FunctionDef:
+    """The def of a function's source lines (``first`` is the first one's line in its file),
+    parsed where they stand in the file (lines and columns, so that it compiles to the same code)
+    after checking that it does compile to the function's code: the file may have changed since
+    the function was defined, or other text may have been exec'd under its name."""
+    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+    header = []
+    if indent:
+        # An indented def is read inside a block; with free variables, inside a function whose
+        # locals they are, as where it was defined (they compile to other instructions than
+        # globals do).
+        if code.co_freevars:
+            header = ["def _enclosing():\n", f"{indent}{' = '.join(code.co_freevars)} = None\n"]
+        else:
+            header = ["if 1:\n"]
+    if first <= len(header):
+        raise _NotCompiled("its source starts too near the top of its file to be read alone", first)
+    try:
+        tree = ast.parse("\n" * (first - 1 - len(header)) + "".join(header + lines))
+    except SyntaxError as e:
+        raise _NotCompiled(f"its source does not parse on its own ({e.msg})", first) from None
+    fdef = tree.body[0].body[-1] if header else tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef) or fdef.name != code.co_name:
+        raise _NotCompiled("its source is not one plain def", first)
+    found = _code_named(compile(tree, code.co_filename, "exec", dont_inherit=True), code.co_name)
+    if found is None or any(
+        getattr(found, a) != getattr(code, a) for a in ("co_firstlineno", "co_code", "co_consts", "co_names", "co_varnames")
+    ):
+        raise _NotCompiled(
+            "its source file does not hold the code it runs (changed since, or other text exec'd under its name)",
+            first,
+        )
+    return fdef
+
+
+def _code_named(code: types.CodeType, name: str) -> Optional[types.CodeType]:
+    """The code object of the function ``name`` defined in ``code``, at any depth."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == name:
+                return const
+            inner = _code_named(const, name)
+            if inner is not None:
+                return inner
+    return None
+
+
+def _check_statements(fdef: ast.FunctionDef) -> list:
+    """The body without its docstring, after checking that it is DSL steps and a return."""
+    a = fdef.args
+    if a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or a.defaults:
+        raise _NotCompiled("its parameters are not all plain (defaults, *args, keyword-only)", fdef.lineno)
+    if any(p.annotation for p in a.args) or fdef.returns:
+        raise _NotCompiled("annotations are not compiled", fdef.lineno)
+    body = fdef.body
+    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            _check_expression(stmt.value)
+        elif isinstance(stmt, ast.Return) and stmt.value is not None:
+            _check_expression(stmt.value)
+        else:
+            raise _NotCompiled(_statement_kind(stmt), stmt.lineno)
+    return body
+
+
+def _statement_kind(stmt: ast.stmt) -> str:
+    """Why a statement is not a DSL step."""
+    for kind, keyword in _CONTROL_FLOW.items():
+        if isinstance(stmt, kind):
+            return f"Python control flow (`{keyword}`)"
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return "a nested definition"
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return "an import inside the function"
+    if isinstance(stmt, ast.Return):
+        return "a bare return"
+    return f"`{ast.unparse(stmt)[:60]}` is not a step `NAME = EXPRESSION`"
+
+
+def _check_expression(e: ast.expr) -> None:
+    """Raises unless ``e`` is a name, an integer or a call of a name with such arguments."""
+    if isinstance(e, ast.Name):
+        return
+    if isinstance(e, ast.Constant) and type(e.value) is int:
+        return
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and isinstance(e.operand, ast.Constant):
+        if type(e.operand.value) is int:
+            return
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and not e.keywords:
+        for arg in e.args:
+            if isinstance(arg, ast.Starred):
+                raise _NotCompiled("a starred argument", arg.lineno)
+            _check_expression(arg)
+        return
+    if isinstance(e, ast.Lambda):
+        raise _NotCompiled("a lambda (build function values with compose, rbind, fork, ...)", e.lineno)
+    if isinstance(e, ast.Call) and e.keywords:
+        raise _NotCompiled("a keyword argument", e.lineno)
+    raise _NotCompiled(f"`{ast.unparse(e)[:60]}` has no DSL form (names, integers and calls only)", e.lineno)
+
+
+def _check_names(fn: types.FunctionType, fdef: ast.FunctionDef, body: list) -> None:
+    """Raises unless every name means, as Python would look it up, an earlier variable or the
+    DSL's own primitive or constant of that name."""
+    assigned = {stmt.targets[0].id for stmt in body if isinstance(stmt, ast.Assign)}
+    bound = {p.arg for p in fdef.args.args}
+    for stmt in body:
+        for node in _names(stmt.value):
+            if node.id in bound:
+                continue
+            if node.id in assigned:
+                raise _NotCompiled(f"`{node.id}` is used before it is assigned", node.lineno)
+            _check_global(fn, node.id, node.lineno)
+        if isinstance(stmt, ast.Assign):
+            bound.add(stmt.targets[0].id)
+
+
+def _names(e: ast.expr) -> Iterator[ast.Name]:
+    """The names of an expression that :func:`_check_expression` accepted, in order."""
+    if isinstance(e, ast.Name):
+        yield e
+    elif isinstance(e, ast.Call):
+        yield from _names(e.func)
+        for arg in e.args:
+            yield from _names(arg)
+
+
+_MISSING = object()
+
+
+def _check_global(fn: types.FunctionType, name: str, line: int) -> None:
+    """Raises unless ``name``, looked up as the function would, is the DSL's own ``name``."""
+    code = fn.__code__
+    if name in code.co_freevars:
+        try:
+            value = fn.__closure__[code.co_freevars.index(name)].cell_contents
+        except ValueError:
+            value = _MISSING
+    else:
+        value = fn.__globals__.get(name, _MISSING)
+        if value is _MISSING:
+            value = getattr(builtins, name, _MISSING)
+    expected = _DSL.get(name, _MISSING)
+    if expected is _MISSING:
+        if isinstance(value, Function):
+            what = f"the DSL's {value.__name__} under another name"
+        else:
+            what = "a Python helper" if callable(value) else "not a DSL primitive or constant"
+        raise _NotCompiled(f"`{name}` is {what}", line)
+    if value is _MISSING:
+        raise _NotCompiled(f"`{name}` is not defined where the function is (from arcbatch.dsl import *)", line)
+    if not _identical(value, expected):
+        raise _NotCompiled(f"`{name}` is {_describe(value)} there, not arcbatch.dsl's {name}", line)
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """Equal, with the same types at every level (``True`` is not ``1``)."""
+    if isinstance(b, Function):
+        return isinstance(a, Function) and a == b
+    if type(a) is not type(b):
+        return False
+    if isinstance(b, tuple):
+        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _describe(value: Any) -> str:
+    """A value, briefly, for messages."""
+    module = getattr(value, "__module__", None)
+    shown = repr(value)
+    if len(shown) > 50:
+        shown = shown[:47] + "..."
+    return f"{shown} from module {module}" if module and callable(value) else shown
+
+
+def _reduce(compiled: JitFunction):
+    """Compiled functions pickle as their source, compiled again where they are unpickled."""
+    state = {k: v for k, v in vars(compiled).items() if k in _KEPT}
+    return JitFunction, (compiled.source, compiled.file, compiled.first_line, compiled.timeout_ms), state
+
+
+copyreg.pickle(JitFunction, _reduce)

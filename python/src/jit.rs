@@ -1,0 +1,221 @@
+//! `arcbatch.JitFunction`: a Python solver compiled once by the core's parser and run by the
+//! core's interpreter, for `arcbatch.jit`.
+//!
+//! A call converts each argument the program reads once, runs every step in Rust, and converts
+//! the result once; the reference's exceptions come back as the `arcbatch.Dsl*Error` classes, as
+//! from `arcbatch.dsl`. The GIL stays held, as in `arcbatch.dsl`'s calls: releasing and taking
+//! it back costs about as much as converting a small grid, which is most of a one-step
+//! solver's call. Which functions may be compiled (their
+//! statements, and whether each name means the DSL's own primitive or constant where the
+//! function was defined) is decided in Python (`python/arcbatch/_jit.py`), which knows the
+//! function's namespace; this file only compiles source text and runs the result.
+
+use std::time::Duration;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use arcbatch::dsl::Value;
+use arcbatch::program::{parse_program, run_guarded, Callee, Operand, Program, RunError};
+
+use crate::convert::{to_py, to_value};
+use crate::exceptions::{dsl_error, error, internal, Kind};
+
+/// A compiled solver. Holds its source (one `def`, its first line at `first_line` of `file`)
+/// so that it pickles as text and compiles again where it is unpickled.
+#[pyclass(frozen, dict, weakref, name = "JitFunction", module = "arcbatch")]
+pub struct JitFunction {
+    program: Program,
+    /// Whether the program reads each parameter: those it never reads are not converted, so a
+    /// value the DSL cannot take fails a call only where the Python function would fail too.
+    reads: Vec<bool>,
+    source: String,
+    first_line: u32,
+    timeout_ms: Option<u64>,
+}
+
+#[pymethods]
+impl JitFunction {
+    /// Compiles `source`, the text of one `def` whose first line is line `first_line` of `file`
+    /// (so that messages name the file's own lines). `timeout_ms` bounds each call. Raises
+    /// `arcbatch.InputError` with the parser's message when the source does not compile.
+    #[new]
+    #[pyo3(signature = (source, file, first_line=1, timeout_ms=None))]
+    fn new(py: Python<'_>, source: String, file: &str, first_line: u32, timeout_ms: Option<u64>) -> PyResult<Self> {
+        let shift = first_line.saturating_sub(1);
+        let mut program = parse_program(file, &source).map_err(|mut e| {
+            e.line += shift;
+            error(py, Kind::Input, e.to_string())
+        })?;
+        program.line += shift;
+        for step in &mut program.steps {
+            step.line += shift;
+        }
+        let mut reads = vec![false; program.params.len()];
+        let operands = program.steps.iter().flat_map(|s| {
+            let callee = match &s.callee {
+                Callee::Value(op) => Some(op),
+                Callee::Prim(_) => None,
+            };
+            s.args.iter().chain(callee)
+        });
+        for op in operands.chain([&program.output]) {
+            if let Operand::Param(k) = op {
+                reads[*k as usize] = true;
+            }
+        }
+        Ok(JitFunction {
+            program,
+            reads,
+            source,
+            first_line,
+            timeout_ms,
+        })
+    }
+
+    /// Runs the program on the arguments, bound to its parameters as Python binds them.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let params = self.bind(args, kwargs)?;
+        match run_guarded(&self.program, &params, self.timeout_ms.map(Duration::from_millis)) {
+            Ok(v) => to_py(py, &v),
+            Err(e) => Err(self.run_error(py, e)),
+        }
+    }
+
+    /// The source the function was compiled from (one `def`).
+    #[getter]
+    fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The file the source came from.
+    #[getter]
+    fn file(&self) -> &str {
+        &self.program.file
+    }
+
+    /// The line of `file` the source starts on.
+    #[getter]
+    fn first_line(&self) -> u32 {
+        self.first_line
+    }
+
+    /// The time limit of each call, in milliseconds (`None`: no limit).
+    #[getter]
+    fn timeout_ms(&self) -> Option<u64> {
+        self.timeout_ms
+    }
+
+    /// The compiled program, one step a line, as the reference's syntax writes it.
+    #[getter]
+    fn program(&self) -> String {
+        self.program.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<arcbatch.JitFunction {}({})>",
+            self.program.name,
+            self.program.params.join(", ")
+        )
+    }
+}
+
+impl JitFunction {
+    /// The parameters' values from a call's arguments, with Python's own errors for a call that
+    /// does not fit the signature. Parameters the program never reads are left `None`.
+    fn bind(&self, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<Value>> {
+        let value = |(obj, &read): (Bound<'_, PyAny>, &bool)| if read { to_value(&obj) } else { Ok(Value::None) };
+        if kwargs.is_none_or(|k| k.is_empty()) && args.len() == self.program.params.len() {
+            return args.iter().zip(&self.reads).map(value).collect();
+        }
+        self.arrange(args, kwargs)?
+            .into_iter()
+            .zip(&self.reads)
+            .map(value)
+            .collect()
+    }
+
+    /// The arguments of a call in the order of the parameters, bound as Python binds them.
+    fn arrange<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let names = &self.program.params;
+        let signature_error = |what: String| PyTypeError::new_err(format!("{}() {what}", self.program.name));
+        if args.len() > names.len() {
+            let takes = match names.len() {
+                1 => "1 positional argument".to_string(),
+                n => format!("{n} positional arguments"),
+            };
+            return Err(signature_error(format!("takes {takes} but {} were given", args.len())));
+        }
+        let mut given: Vec<Option<Bound<'py, PyAny>>> = args.iter().map(Some).collect();
+        given.resize(names.len(), None);
+        for (key, value) in kwargs.into_iter().flatten() {
+            let key: String = key.extract()?;
+            let Some(k) = names.iter().position(|n| *n == key) else {
+                return Err(signature_error(format!("got an unexpected keyword argument '{key}'")));
+            };
+            if given[k].replace(value).is_some() {
+                return Err(signature_error(format!("got multiple values for argument '{key}'")));
+            }
+        }
+        let missing: Vec<String> = names
+            .iter()
+            .zip(&given)
+            .filter(|(_, g)| g.is_none())
+            .map(|(n, _)| format!("'{n}'"))
+            .collect();
+        if !missing.is_empty() {
+            return Err(signature_error(format!(
+                "missing {} required argument(s): {}",
+                missing.len(),
+                missing.join(", ")
+            )));
+        }
+        Ok(given.into_iter().flatten().collect())
+    }
+
+    /// The exception for a run that gave no value; a primitive's error names the call, the
+    /// file's line and the solver.
+    fn run_error(&self, py: Python<'_>, e: RunError) -> PyErr {
+        let p = &self.program;
+        match e {
+            RunError::Raised(e) => {
+                let callee = p
+                    .steps
+                    .iter()
+                    .find(|s| s.line == e.line && s.target == e.target)
+                    .map_or_else(
+                        || e.target.clone(),
+                        |s| match &s.callee {
+                            Callee::Prim(id) => id.spec().name.to_string(),
+                            Callee::Value(op) => p.operand_name(op),
+                        },
+                    );
+                let context = format!("{callee} ({}:{}, in {})", p.file, e.line, p.name);
+                dsl_error(py, &context, &e.error)
+            }
+            RunError::Timeout { line } => error(
+                py,
+                Kind::DslTimeout,
+                format!(
+                    "{}: time limit of {} ms exceeded ({}:{line})",
+                    p.name,
+                    self.timeout_ms.unwrap_or_default(),
+                    p.file
+                ),
+            ),
+            RunError::Panic(message) => internal(py, &message),
+        }
+    }
+}
