@@ -219,9 +219,11 @@ impl Value {
         Value::Grid(Arc::new(g))
     }
 
-    /// An index set from locations in any order (sorted and deduplicated here).
+    /// An index set from locations in any order (sorted and deduplicated here). The sort is
+    /// the stable one, which finds sorted runs: the members of merged or shifted sets arrive
+    /// as a few of them, and are then merged in linear time per run.
     pub fn indices(mut locs: Vec<Loc>) -> Value {
-        locs.sort_unstable();
+        locs.sort();
         locs.dedup();
         Value::Indices(Arc::new(locs))
     }
@@ -232,9 +234,9 @@ impl Value {
         Value::Indices(Arc::new(locs))
     }
 
-    /// An object from cells in any order (sorted and deduplicated here).
+    /// An object from cells in any order (sorted and deduplicated here, as [`Value::indices`]).
     pub fn object(mut cells: Vec<Cell>) -> Value {
-        cells.sort_unstable();
+        cells.sort();
         cells.dedup();
         Value::Object(Arc::new(cells))
     }
