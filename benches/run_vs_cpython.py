@@ -1,6 +1,6 @@
 """`arcbatch run --threads 1` against the reference's dsl.py in CPython, per task, same pairs.
 
-    python3 benches/run_vs_cpython.py [--cli target/release/arcbatch] [--shared ../shared] [--repeat 3]
+    python3 benches/run_vs_cpython.py [--cli target/release/arcbatch] [--shared ../shared] [--repeat 3] [--json F]
 
 Every `solve_<id>` of the reference's solvers.py runs on all train and test pairs of training
 task `<id>`: in CPython (the reference's own dsl.py, best of --repeat per task) and through the
@@ -72,6 +72,7 @@ def main() -> None:
     parser.add_argument("--cli", type=Path, default=Path("target/release/arcbatch"))
     parser.add_argument("--shared", type=Path, default=Path("../shared"))
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="write the per-task seconds of both sides here")
     args = parser.parse_args()
     ref = args.shared / "ref" / "arc-dsl"
     tasks = args.shared / "arc" / "training"
@@ -101,6 +102,8 @@ def main() -> None:
         ids = [t for t in common if lo <= cpython[t] < hi]
         if ids:
             print(f"  CPython {lo * 1e3:.2f}-{hi * 1e3:.2f} ms: {len(ids):3d} tasks, median {statistics.median(ratio[t] for t in ids):6.1f}x")
+    if args.json:
+        args.json.write_text(json.dumps({t: {"cpython": cpython[t], "arcbatch": ours[t]} for t in common}, indent=1))
     slowest = sorted(common, key=lambda t: ratio[t])[:8]
     print("lowest ratios: " + ", ".join(f"{t} {ratio[t]:.1f}x ({cpython[t] * 1e6:.0f}/{ours[t] * 1e6:.0f} µs)" for t in slowest))
 

@@ -140,10 +140,24 @@ pub fn submission_json(report: &RunReport, tasks: &[Task]) -> (Json, Vec<String>
     (Json::Object(submission), placeholders)
 }
 
+/// Whether an output is the expected grid (in Python's terms: any tuple of rows with its cells).
+fn is_grid(output: &Value, expected: &Grid) -> bool {
+    match output {
+        Value::Grid(g) if g.h > 0 && expected.h > 0 => **g == *expected,
+        other => *other == Value::grid(expected.clone()),
+    }
+}
+
 /// Runs one program on every train and test pair of a task.
 pub fn run_on_task(program: &Program, task: &Task, limit: Option<Duration>) -> TaskResult {
     let start = Instant::now();
-    let pairs_value = task.train_pairs_value();
+    // `S` only for the search dialect: building it copies every training grid.
+    let reads_pairs = program.params.iter().any(|p| p == "S");
+    let pairs_value = if reads_pairs {
+        task.train_pairs_value()
+    } else {
+        Value::None
+    };
     let mut result = TaskResult {
         task: task.id.clone(),
         solver: program.name.clone(),
@@ -158,7 +172,7 @@ pub fn run_on_task(program: &Program, task: &Task, limit: Option<Duration>) -> T
         let out = run_guarded(program, &arguments(program, &pairs_value, example), limit);
         if let Some(expected) = &example.output {
             result.pairs += 1;
-            if out.as_ref().is_ok_and(|v| *v == Value::grid(expected.clone())) {
+            if out.as_ref().is_ok_and(|v| is_grid(v, expected)) {
                 result.correct += 1;
             }
         }

@@ -127,14 +127,25 @@ fn function() -> impl Strategy<Value = Value> {
             (inner.clone(), 1i64..4).prop_map(move |(f, n)| built("power", vec![f, Value::Int(n)])),
             // Over a constant container, with a closure of the element:
             // x -> best(C, y -> f(x + y)), where member-only work runs once per chunk.
-            (inner.clone(), prop::sample::select(vec!["valmax", "argmin", "sfilter", "apply", "order"]), 0usize..3)
+            (
+                inner.clone(),
+                prop::sample::select(vec!["valmax", "argmin", "sfilter", "apply", "order"]),
+                0usize..3
+            )
                 .prop_map(move |(f, best, c)| {
                     let container = [
                         Value::tuple([0, 1, -1, 2].map(Value::Int).to_vec()),
                         Value::empty_tuple(),
                         Value::set(vec![Value::Pair(0, 1), Value::Pair(2, -1), Value::Pair(1, 1)]),
-                    ][c].clone();
-                    let shifted = built("compose", vec![built("lbind", vec![p("compose"), f]), built("lbind", vec![p("lbind"), p("add")])]);
+                    ][c]
+                        .clone();
+                    let shifted = built(
+                        "compose",
+                        vec![
+                            built("lbind", vec![p("compose"), f]),
+                            built("lbind", vec![p("lbind"), p("add")]),
+                        ],
+                    );
                     // apply takes the function first: apply(g, C); the others best(C, g).
                     let over = match best {
                         "apply" => built("rbind", vec![p("apply"), container]),

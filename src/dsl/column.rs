@@ -44,7 +44,7 @@ use std::sync::{Arc, LazyLock};
 use smallvec::SmallVec;
 
 use super::error::{DslError, DslResult};
-use super::func::{call, callable, tick, Func};
+use super::func::{call, callable, Deadline, Func};
 use super::registry::PrimId;
 use super::value::Value;
 
@@ -284,18 +284,32 @@ fn per_element(
     live: usize,
     mut op: impl FnMut(usize, &[Value]) -> DslResult<Value>,
 ) -> (Vec<Value>, Option<(usize, DslError)>) {
+    if live == 0 {
+        return (Vec::new(), None);
+    }
     let mut out = Vec::with_capacity(live);
-    let mut buffer: SmallVec<[Value; 4]> = SmallVec::new();
+    let cols: SmallVec<[&Column; 4]> = args.iter().map(|&a| &values[a as usize]).collect();
+    // The arguments of the current element; a constant one is written once.
+    let mut buffer: SmallVec<[Value; 4]> = cols.iter().map(|c| c.get(columns, 0).clone()).collect();
+    let varying: SmallVec<[usize; 4]> = (0..cols.len())
+        .filter(|&j| !matches!(cols[j], Column::Const(_)))
+        .collect();
     for i in 0..live {
-        let result = if let [a] = args {
+        let result = if let [a] = cols[..] {
             // One argument: the element is passed in place, without a copy.
-            op(i, std::slice::from_ref(values[*a as usize].get(columns, i)))
+            op(i, std::slice::from_ref(a.get(columns, i)))
         } else {
-            buffer.clear();
-            buffer.extend(args.iter().map(|&a| values[a as usize].get(columns, i).clone()));
+            for &j in &varying {
+                buffer[j] = cols[j].get(columns, i).clone();
+            }
             op(i, &buffer)
         };
-        match result.and_then(|v| tick().map(|_| v)) {
+        // The clock is read every 256 elements, as `call` does every 256 calls.
+        let result = match result {
+            Ok(v) if i % 256 == 255 => Deadline::check().map(|_| v),
+            other => other,
+        };
+        match result {
             Ok(v) => out.push(v),
             Err(e) => return (out, Some((i, e))),
         }

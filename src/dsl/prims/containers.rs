@@ -740,11 +740,19 @@ fn product(args: &[Value]) -> DslResult<Value> {
         let locs = ys.iter().flat_map(|&j| xs.iter().map(move |&i| Loc { i, j })).collect();
         return Ok(Value::indices(locs));
     }
-    let xs: Vec<Value> = iter_members(a)?.collect();
-    let mut items = Vec::with_capacity(na * nb);
-    for j in iter_members(b)? {
-        items.extend(xs.iter().map(|i| pair_of(i.clone(), j.clone())));
+    let (xs, ys) = (members_of(a)?, members_of(b)?);
+    if a.is_set() && b.is_set() {
+        // Both sorted and without duplicates: the pairs, first member outside, are too.
+        let items = xs
+            .iter()
+            .flat_map(|i| ys.iter().map(|j| pair_of(i.clone(), j.clone())))
+            .collect();
+        return Ok(Value::set_sorted(items));
     }
+    let items = ys
+        .iter()
+        .flat_map(|j| xs.iter().map(|i| pair_of(i.clone(), j.clone())))
+        .collect();
     Ok(Value::set(items))
 }
 
