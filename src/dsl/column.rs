@@ -58,21 +58,22 @@ pub struct Mapping {
     /// The argument holding the container, and the one holding the function.
     pub container: usize,
     pub function: usize,
-    /// The values the function is applied to, in the reference's order (`valmax` of an empty
-    /// container applies it to `0`).
-    pub members: fn(&Value) -> DslResult<Vec<Value>>,
+    /// Appends the values the function is applied to, in the reference's order (`valmax` of an
+    /// empty container applies it to `0`).
+    pub members: fn(&Value, &mut Vec<Value>) -> DslResult<()>,
     /// The result from the container, those values, and the function's results on them (up to
     /// the first that raised).
-    pub combine: fn(&Value, Vec<Value>, Mapped) -> DslResult<Value>,
+    pub combine: fn(&Value, &[Value], Mapped) -> DslResult<Value>,
 }
 
 impl Mapping {
     /// The primitive on one set of arguments.
     pub fn run(&self, args: &[Value]) -> DslResult<Value> {
         let container = &args[self.container];
-        let members = (self.members)(container)?;
+        let mut members = Vec::new();
+        (self.members)(container, &mut members)?;
         let results = map(&args[self.function], &[&members]);
-        (self.combine)(container, members, results)
+        (self.combine)(container, &members, results)
     }
 }
 
@@ -329,48 +330,56 @@ impl Nested {
         let mut out = Vec::with_capacity(live);
         let mut start = 0;
         while start < live {
-            // Lay the members of elements start..end end to end, with the captured values.
-            let mut members: Vec<Vec<Value>> = Vec::new();
+            // Lay the members of elements start..end end to end, with the captured values;
+            // container k's members end at bounds[k].
             let mut flat: Vec<Value> = Vec::new();
+            let mut bounds: Vec<usize> = Vec::new();
             let mut captured: Vec<Vec<Value>> = vec![Vec::new(); self.captures.len()];
             let mut stop: Option<(usize, DslError)> = None;
             let mut end = start;
             while end < live && (end == start || flat.len() < NESTED_CHUNK) {
-                match (self.mapping.members)(container.get(columns, end)) {
-                    Ok(m) => {
-                        flat.extend(m.iter().cloned());
-                        for (column, &c) in captured.iter_mut().zip(&self.captures) {
-                            let v = values[c as usize].get(columns, end);
-                            column.extend(std::iter::repeat(v).take(m.len()).cloned());
-                        }
-                        members.push(m);
-                        end += 1;
-                    }
-                    Err(e) => {
-                        stop = Some((end, e));
-                        break;
-                    }
+                let before = flat.len();
+                if let Err(e) = (self.mapping.members)(container.get(columns, end), &mut flat) {
+                    flat.truncate(before);
+                    stop = Some((end, e));
+                    break;
                 }
+                for (column, &c) in captured.iter_mut().zip(&self.captures) {
+                    let v = values[c as usize].get(columns, end);
+                    column.extend(std::iter::repeat(v).take(flat.len() - before).cloned());
+                }
+                bounds.push(flat.len());
+                end += 1;
             }
             let mut inner_columns: Vec<&[Value]> = vec![&flat];
             inner_columns.extend(captured.iter().map(Vec::as_slice));
             // One container for all: the member-only nodes run once per chunk.
-            let period = matches!(container, Column::Const(_)).then(|| members.first().map_or(0, Vec::len));
+            let period = matches!(container, Column::Const(_)).then(|| bounds.first().copied().unwrap_or(0));
             let mut results = self.inner.eval(&inner_columns, flat.len(), period.filter(|&m| m > 0));
             // Hand each container its members' results, up to the first that raised.
-            let mut taken = results.values.drain(..).peekable();
-            for (k, m) in members.into_iter().enumerate() {
+            let mut taken = results.values.drain(..);
+            let mut from = 0;
+            for (k, &to) in bounds.iter().enumerate() {
                 let element = start + k;
-                let have = taken.len().min(m.len());
+                let members = &flat[from..to];
+                from = to;
+                let have = taken.len().min(members.len());
                 let mine: Vec<Value> = taken.by_ref().take(have).collect();
-                let error = if have < m.len() { results.error.take() } else { None };
+                let error = if have < members.len() {
+                    results.error.take()
+                } else {
+                    None
+                };
                 let keys = Mapped {
                     values: mine,
                     error: error.clone(),
                 };
                 // `combine` raises a member's error (after what precedes it in the loop); the
                 // element fails even if it did not.
-                match ((self.mapping.combine)(container.get(columns, element), m, keys), error) {
+                match (
+                    (self.mapping.combine)(container.get(columns, element), members, keys),
+                    error,
+                ) {
                     (Err(e), _) | (Ok(_), Some(e)) => return (out, Some((element, e))),
                     (Ok(v), None) => out.push(v),
                 }

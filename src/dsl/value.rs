@@ -393,14 +393,22 @@ impl Value {
     /// The members of a tuple or set as values, in iteration order; `None` for non-containers.
     /// Allocates for the compact variants: hot paths match on the variant instead.
     pub fn members(&self) -> Option<Vec<Value>> {
-        Some(match self {
-            Value::Pair(a, b) => vec![Value::Int(*a), Value::Int(*b)],
-            Value::Grid(g) => (0..g.h).map(|r| row_value(g.row(r))).collect(),
-            Value::Indices(l) => l.iter().map(|&l| Value::loc(l)).collect(),
-            Value::Object(c) => c.iter().map(|&c| Value::cell(c)).collect(),
-            Value::Tuple(v) | Value::Set(v) => v.as_ref().clone(),
-            Value::None | Value::Bool(_) | Value::Int(_) | Value::Func(_) => return None,
-        })
+        let mut members = Vec::with_capacity(self.len().unwrap_or(0));
+        self.push_members(&mut members).then_some(members)
+    }
+
+    /// Appends the members of a container in iteration order; `false` (and nothing appended)
+    /// for a value that is not one.
+    pub fn push_members(&self, out: &mut Vec<Value>) -> bool {
+        match self {
+            Value::Pair(a, b) => out.extend([Value::Int(*a), Value::Int(*b)]),
+            Value::Grid(g) => out.extend((0..g.h).map(|r| row_value(g.row(r)))),
+            Value::Indices(l) => out.extend(l.iter().map(|&l| Value::loc(l))),
+            Value::Object(c) => out.extend(c.iter().map(|&c| Value::cell(c))),
+            Value::Tuple(v) | Value::Set(v) => out.extend(v.iter().cloned()),
+            Value::None | Value::Bool(_) | Value::Int(_) | Value::Func(_) => return false,
+        }
+        true
     }
 
     /// `len(x)` for containers.

@@ -74,6 +74,15 @@ pub(super) fn members_of(c: &Value) -> DslResult<Vec<Value>> {
     c.members().ok_or_else(|| not_iterable(c))
 }
 
+/// [`members_of`], appended to `out`.
+pub(super) fn push_members_of(c: &Value, out: &mut Vec<Value>) -> DslResult<()> {
+    if c.push_members(out) {
+        Ok(())
+    } else {
+        Err(not_iterable(c))
+    }
+}
+
 /// Python's `value in container`.
 fn contains(container: &Value, value: &Value) -> DslResult<bool> {
     if container.is_set() {
@@ -215,9 +224,9 @@ pub(super) fn set_algebra(op: SetOp, a: &Value, b: &Value) -> Value {
 /// Python's `max(items, key=key)` (or `min`) given the keys its loop computes: the first item
 /// whose key no later key beats, with its key; `None` when there are no items. A key that
 /// raised (after `keys.values`) raises once the comparisons before it have run, as in the loop.
-fn best_by(items: Vec<Value>, keys: Mapped, max: bool) -> DslResult<Option<(Value, Value)>> {
-    let mut best: Option<(Value, Value)> = None;
-    for (item, k) in items.into_iter().zip(keys.values) {
+fn best_by(items: &[Value], keys: Mapped, max: bool) -> DslResult<Option<(Value, Value)>> {
+    let mut best: Option<(&Value, Value)> = None;
+    for (item, k) in items.iter().zip(keys.values) {
         let better = match &best {
             None => true,
             Some((_, b)) if max => py_lt(b, &k)?,
@@ -229,7 +238,7 @@ fn best_by(items: Vec<Value>, keys: Mapped, max: bool) -> DslResult<Option<(Valu
     }
     match keys.error {
         Some(e) => Err(e),
-        None => Ok(best),
+        None => Ok(best.map(|(item, k)| (item.clone(), k))),
     }
 }
 
@@ -252,7 +261,7 @@ fn extreme(c: &Value, max: bool) -> DslResult<Value> {
                 values: items.clone(),
                 error: None,
             };
-            best_by(items, keys, max)?.map(|(e, _)| e)
+            best_by(&items, keys, max)?.map(|(e, _)| e)
         }
     };
     Ok(found.unwrap_or(Value::Int(0)))
@@ -276,31 +285,31 @@ static VALMIN: Mapping = Mapping {
 
 /// The members, or `0` alone for an empty container (`max`'s `default=0`, to which `valmax`
 /// applies its function).
-fn members_or_zero(c: &Value) -> DslResult<Vec<Value>> {
-    let members = members_of(c)?;
-    Ok(if members.is_empty() {
-        vec![Value::Int(0)]
-    } else {
-        members
-    })
+fn members_or_zero(c: &Value, out: &mut Vec<Value>) -> DslResult<()> {
+    let before = out.len();
+    push_members_of(c, out)?;
+    if out.len() == before {
+        out.push(Value::Int(0));
+    }
+    Ok(())
 }
 
 /// `argmax`/`argmin`: the first item with the best key.
 static ARGMAX: Mapping = Mapping {
     container: 0,
     function: 1,
-    members: members_of,
+    members: push_members_of,
     combine: |_, members, keys| best_item(members, keys, true),
 };
 
 static ARGMIN: Mapping = Mapping {
     container: 0,
     function: 1,
-    members: members_of,
+    members: push_members_of,
     combine: |_, members, keys| best_item(members, keys, false),
 };
 
-fn best_item(members: Vec<Value>, keys: Mapped, max: bool) -> DslResult<Value> {
+fn best_item(members: &[Value], keys: Mapped, max: bool) -> DslResult<Value> {
     match best_by(members, keys, max)? {
         Some((item, _)) => Ok(item),
         None => crate::bail!(Value, "{}() arg is an empty sequence", if max { "max" } else { "min" }),
@@ -483,7 +492,7 @@ pub fn merge_values(containers: &Value) -> DslResult<Value> {
 static SFILTER: Mapping = Mapping {
     container: 0,
     function: 1,
-    members: members_of,
+    members: push_members_of,
     combine: filtered,
 };
 
@@ -491,11 +500,11 @@ static SFILTER: Mapping = Mapping {
 static MFILTER: Mapping = Mapping {
     container: 0,
     function: 1,
-    members: members_of,
+    members: push_members_of,
     combine: |container, members, tests| merge_values(&filtered(container, members, tests)?),
 };
 
-fn filtered(container: &Value, _members: Vec<Value>, tests: Mapped) -> DslResult<Value> {
+fn filtered(container: &Value, _members: &[Value], tests: Mapped) -> DslResult<Value> {
     let keep: Vec<bool> = tests.all()?.iter().map(Value::truthy).collect();
     filter_kind(container, &keep)
 }
@@ -603,7 +612,7 @@ fn dedupe(a: &[Value]) -> DslResult<Value> {
 static ORDER: Mapping = Mapping {
     container: 0,
     function: 1,
-    members: members_of,
+    members: push_members_of,
     combine: sorted_by_keys,
 };
 
@@ -611,7 +620,7 @@ fn order(a: &[Value]) -> DslResult<Value> {
     ORDER.run(a)
 }
 
-fn sorted_by_keys(c: &Value, items: Vec<Value>, keys: Mapped) -> DslResult<Value> {
+fn sorted_by_keys(c: &Value, items: &[Value], keys: Mapped) -> DslResult<Value> {
     let idx = sort_permutation(&keys.all()?)?;
     if let Value::Grid(g) = c {
         let cells = idx.iter().flat_map(|&r| g.row(r).iter().copied()).collect();

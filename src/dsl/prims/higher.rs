@@ -13,7 +13,7 @@ use crate::dsl::registry::PrimSpec;
 use crate::dsl::value::Value;
 use crate::prim;
 
-use super::containers::members_of;
+use super::containers::{members_of, push_members_of};
 use super::merge_values;
 
 pub const PRIMS: &[PrimSpec] = &[
@@ -93,7 +93,7 @@ pub fn same_kind(like: &Value, items: Vec<Value>) -> Value {
 static APPLY: Mapping = Mapping {
     container: 1,
     function: 0,
-    members: members_of,
+    members: push_members_of,
     combine: applied,
 };
 
@@ -101,11 +101,11 @@ static APPLY: Mapping = Mapping {
 static MAPPLY: Mapping = Mapping {
     container: 1,
     function: 0,
-    members: members_of,
+    members: push_members_of,
     combine: |container, members, results| merge_values(&applied(container, members, results)?),
 };
 
-fn applied(container: &Value, _members: Vec<Value>, results: Mapped) -> DslResult<Value> {
+fn applied(container: &Value, _members: &[Value], results: Mapped) -> DslResult<Value> {
     Ok(same_kind(container, results.all()?))
 }
 
