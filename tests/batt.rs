@@ -4,14 +4,15 @@
 
 mod shared;
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
 use arcbatch::batch::{call_prim, Arg, CpuBackend, LaneResult};
 use arcbatch::batt::{Config, Match, Plan};
 use arcbatch::dsl::{Cell, Grid, Loc, PrimId, Value};
-use arcbatch::program::{parse_file, Program};
-use arcbatch::run::{run_on_task, run_solvers};
+use arcbatch::program::{parse_file, run_guarded, Program};
+use arcbatch::run::{arguments, run_on_task, run_solvers};
 use arcbatch::tasks::{self, Task};
 use proptest::prelude::*;
 
@@ -64,17 +65,41 @@ fn batt_gives_what_run_gives_on_the_team_library() {
     assert_eq!(counts(&matches), run_counts(&solvers, &tasks));
 }
 
-/// The published arc-dsl `solvers.py`, when `ARCBATCH_REFERENCE_SOLVERS` names a local copy.
+/// The published arc-dsl `solvers.py` (../shared/ref): batt's outputs are the interpreter's,
+/// value by value, on every sample of every solver's own task, and so are the counts.
 #[test]
 fn batt_gives_what_run_gives_on_the_published_solvers() {
-    let Some(path) = std::env::var_os("ARCBATCH_REFERENCE_SOLVERS") else {
-        eprintln!("note: skipped, set ARCBATCH_REFERENCE_SOLVERS to a copy of arc-dsl's solvers.py");
+    let (Some(path), Some(tasks)) = (shared::shared("ref/arc-dsl/solvers.py"), training()) else {
         return;
     };
-    let Some(tasks) = training() else { return };
     let solvers = parse_file("solvers.py", &std::fs::read_to_string(path).unwrap()).unwrap();
-    let matches = batt(&solvers, &[], &tasks, Config::default());
-    assert_eq!(counts(&matches), run_counts(&solvers, &tasks));
+    let plan = Plan::new(&solvers, &[], &tasks, Config::default()).unwrap();
+    let backend = CpuBackend::new(Some(LIMIT));
+    let evaluation = plan.evaluate_all(&backend, &|| {});
+    let by_name: HashMap<&str, &Program> = solvers.iter().map(|p| (p.name.as_str(), p)).collect();
+    let by_id: HashMap<&str, &Task> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
+    let outputs = plan.outputs(&evaluation);
+    assert_eq!(outputs.len(), 400);
+    let mut compared = 0;
+    for (solver, task, samples) in outputs {
+        let task = by_id[task];
+        let program = by_name[solver];
+        for (example, batt) in task.examples().zip(samples) {
+            let args = arguments(program, &task.train_pairs_value(), example);
+            let interpreted = run_guarded(program, &args, Some(LIMIT)).map_err(|e| e.kind().to_string());
+            let batt = batt
+                .expect("every sample has a result")
+                .clone()
+                .map_err(|e| e.python_name().to_string());
+            assert_eq!(batt, interpreted, "{solver} on {}", task.id);
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 1718);
+    assert_eq!(
+        counts(&plan.run(&backend, &|| {}).matches),
+        run_counts(&solvers, &tasks)
+    );
 }
 
 /// Every solver of the library on the first tasks of its own list, each (solver, task) against

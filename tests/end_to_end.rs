@@ -45,15 +45,12 @@ fn every_solver_of_the_team_library_solves_its_training_task() {
     assert!(with_objects >= 10, "only {with_objects} solvers use objects");
 }
 
-/// The published arc-dsl `solvers.py`, when a local copy is named by `ARCBATCH_REFERENCE_SOLVERS`
-/// (it is not part of this project): every task the reference solves (399 of 400) is solved.
+/// The published arc-dsl `solvers.py` (../shared/ref): every task the reference solves (399 of
+/// 400) is solved.
 #[test]
 fn the_published_solvers_solve_what_the_reference_solves() {
-    let Some(path) = std::env::var_os("ARCBATCH_REFERENCE_SOLVERS") else {
-        eprintln!("note: skipped, set ARCBATCH_REFERENCE_SOLVERS to a copy of arc-dsl's solvers.py");
-        return;
-    };
-    let Some(training) = shared::shared("arc/training") else {
+    let (Some(path), Some(training)) = (shared::shared("ref/arc-dsl/solvers.py"), shared::shared("arc/training"))
+    else {
         return;
     };
     let programs = parse_file("solvers.py", &std::fs::read_to_string(path).unwrap()).unwrap();

@@ -25,7 +25,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde_json::{json, Value as Json};
 
-use crate::batch::Backend;
+use crate::batch::{Backend, LaneResult};
 use crate::program::Program;
 use crate::tasks::Task;
 use eval::Lanes;
@@ -299,6 +299,24 @@ impl<'t> Plan<'t> {
             eval::Keep::All,
             tick,
         )
+    }
+
+    /// Each solver's result on every sample of each of its tasks, as (solver, task, one per
+    /// sample: the output, or the error of a guard or of the output), from an evaluation of the
+    /// whole plan ([`Plan::evaluate_all`]). For checking batt against the interpreter value by
+    /// value.
+    pub fn outputs<'e>(&self, evaluation: &'e eval::Evaluation) -> Vec<(&str, &str, Vec<Option<&'e LaneResult>>)> {
+        let mut out = Vec::new();
+        for (k, tasks) in self.solver_tasks.iter().enumerate() {
+            for &t in tasks {
+                let t = t as usize;
+                let samples = (0..self.lanes.samples(t))
+                    .map(|s| score::outcome_on(evaluation, &self.merged.solvers[k].outcome, t, s))
+                    .collect();
+                out.push((self.names[k].as_str(), self.lanes.tasks[t].id.as_str(), samples));
+            }
+        }
+        out
     }
 
     /// Evaluates on a backend and scores. The lanes are cut into the backend's shards

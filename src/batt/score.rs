@@ -29,7 +29,7 @@ impl Match {
 }
 
 /// What an outcome gives on sample `s` of task `t`: its output, unless a guard raised there.
-fn outcome_on<'e>(eval: &'e Evaluation, o: &Outcome, t: usize, s: usize) -> Option<&'e LaneResult> {
+pub(super) fn outcome_on<'e>(eval: &'e Evaluation, o: &Outcome, t: usize, s: usize) -> Option<&'e LaneResult> {
     let on = |node: u32| eval.columns[node as usize].as_ref().map(|c| c.get(t, s));
     let guard_error = o.guards.iter().filter_map(|&g| on(g)).find(|r| r.is_err());
     guard_error.or_else(|| on(o.output))
