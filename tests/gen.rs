@@ -244,7 +244,7 @@ fn search_harvests_programs_that_run_confirms() {
         harvested >= ids.len() / 2,
         "only {harvested} programs harvested:\n{stdout}"
     );
-    assert!(search(&found).contains(" 0 new solutions (0 novel); "));
+    assert!(search(&found).contains(" 0 new solutions (0 novel), "));
     std::fs::remove_dir_all(&base).unwrap();
 }
 

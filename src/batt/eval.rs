@@ -23,16 +23,21 @@ use std::time::Instant;
 
 use smallvec::SmallVec;
 
-use super::merge::{Input, Level, Merged, Node, NodeId, NodeOp};
+use super::merge::{Input, Level, Merged, Node, NodeId, NodeOp, Outcome};
 use crate::batch::{call_group, call_prim, call_value, Arg, Backend, LaneResult};
-use crate::dsl::{PrimId, Value};
+use crate::dsl::{DslError, PrimId, Value};
 use crate::tasks::Task;
 
-/// The lanes of an evaluation: every sample of every chosen task, task by task.
+/// The lanes of an evaluation: every sample of every chosen task, task by task, or a run of
+/// each task's samples ([`Lanes::samples_in`], for staged evaluation).
 pub struct Lanes<'t> {
     pub tasks: Vec<&'t Task>,
     /// First lane of each task.
     start: Vec<usize>,
+    /// Lanes of each task.
+    counts: Vec<usize>,
+    /// The sample (of the task's train then test samples) of each task's first lane.
+    first: Vec<usize>,
     /// `I` on each lane.
     inputs: Vec<Value>,
     /// `C` on each lane: the expected output, or `None`.
@@ -54,12 +59,39 @@ impl<'t> Lanes<'t> {
         }
         let pairs = tasks.iter().map(|t| t.train_pairs_value()).collect();
         Lanes {
+            counts: tasks.iter().map(|t| t.train.len() + t.test.len()).collect(),
+            first: vec![0; tasks.len()],
             tasks,
             start,
             inputs,
             expected,
             pairs,
         }
+    }
+
+    /// The same tasks (same indices) with only the samples `range` of each (those it has; a
+    /// task may be left with none), sharing the values.
+    pub fn samples_in(&self, range: Range<usize>) -> Lanes<'t> {
+        let mut out = Lanes {
+            tasks: self.tasks.clone(),
+            start: Vec::with_capacity(self.tasks.len()),
+            counts: Vec::with_capacity(self.tasks.len()),
+            first: Vec::with_capacity(self.tasks.len()),
+            inputs: Vec::new(),
+            expected: Vec::new(),
+            pairs: self.pairs.clone(),
+        };
+        for t in 0..self.tasks.len() {
+            let n = self.counts[t];
+            let (from, to) = (range.start.min(n), range.end.min(n));
+            out.start.push(out.inputs.len());
+            out.counts.push(to - from);
+            out.first.push(self.first[t] + from);
+            let lanes = self.start[t] + from..self.start[t] + to;
+            out.inputs.extend_from_slice(&self.inputs[lanes.clone()]);
+            out.expected.extend_from_slice(&self.expected[lanes]);
+        }
+        out
     }
 
     /// Number of lanes.
@@ -73,7 +105,12 @@ impl<'t> Lanes<'t> {
 
     /// Number of samples (lanes) of task `t`.
     pub fn samples(&self, t: usize) -> usize {
-        self.tasks[t].train.len() + self.tasks[t].test.len()
+        self.counts[t]
+    }
+
+    /// Which of task `t`'s samples (train then test) its lane `s` is.
+    pub fn sample(&self, t: usize, s: usize) -> usize {
+        self.first[t] + s
     }
 
     /// The global lane of sample `s` of task `t`.
@@ -88,6 +125,8 @@ impl<'t> Lanes<'t> {
         Lanes {
             tasks: self.tasks[tasks.clone()].to_vec(),
             start: self.start[tasks.clone()].iter().map(|s| s - first).collect(),
+            counts: self.counts[tasks.clone()].to_vec(),
+            first: self.first[tasks.clone()].to_vec(),
             inputs: self.inputs[first..end].to_vec(),
             expected: self.expected[first..end].to_vec(),
             pairs: self.pairs[tasks].to_vec(),
@@ -168,6 +207,26 @@ impl Column {
         }
     }
 
+    /// Turns every value larger than `cap` ([`size`]) into a [`DslError::TooLarge`] error,
+    /// freeing it.
+    fn cap(&mut self, cap: usize) {
+        let values = match &mut self.values {
+            Values::One(v) => std::slice::from_mut(v),
+            Values::PerTask(vs) | Values::PerLane(vs) => vs.as_mut_slice(),
+        };
+        for v in values {
+            let n = match v {
+                Ok(value) => size(value, cap),
+                Err(_) => continue,
+            };
+            if n > cap {
+                *v = Err(DslError::TooLarge(format!(
+                    "a value of size {n} or more, past the size budget of {cap}"
+                )));
+            }
+        }
+    }
+
     /// The tasks (indices into the lanes' tasks) the column has values for, ascending.
     pub fn tasks(&self) -> &[u32] {
         &self.domain.tasks
@@ -184,11 +243,43 @@ impl Column {
     }
 }
 
+/// A value's size for the size budget: a grid's cells, a container's members plus, for a
+/// tuple or set, the sizes of the members that are containers (a set of objects counts its
+/// objects and their cells). Counting stops once it passes `cap`.
+pub fn size(v: &Value, cap: usize) -> usize {
+    match v {
+        Value::Grid(g) => g.cells.len(),
+        Value::Indices(l) => l.len(),
+        Value::Object(c) => c.len(),
+        Value::Tuple(vs) | Value::Set(vs) => {
+            let mut n = vs.len();
+            for m in vs.iter() {
+                if n > cap {
+                    break;
+                }
+                n += size(m, cap);
+            }
+            n
+        }
+        Value::None | Value::Bool(_) | Value::Int(_) | Value::Pair(..) | Value::Func(_) => 0,
+    }
+}
+
 /// What evaluation leaves for scoring: the columns of outputs and guards, by node; and for
 /// profiling, the time each node took.
 pub struct Evaluation {
     pub columns: Vec<Option<Arc<Column>>>,
     pub timings: Vec<Option<NodeTiming>>,
+}
+
+impl Evaluation {
+    /// What an outcome gives on lane `s` of task `t`: its output, unless a guard raised there
+    /// (that guard's error); `None` where a column is missing (not evaluated there).
+    pub fn outcome(&self, o: &Outcome, t: usize, s: usize) -> Option<&LaneResult> {
+        let on = |node: NodeId| self.columns[node as usize].as_ref().map(|c| c.get(t, s));
+        let guard_error = o.guards.iter().filter_map(|&g| on(g)).find(|r| r.is_err());
+        guard_error.or_else(|| on(o.output))
+    }
 }
 
 /// One node's evaluation: how long it took, over how many lanes (or tasks, or once).
@@ -208,13 +299,15 @@ pub enum Keep {
 }
 
 /// Evaluates the DAG: solver `k` on the tasks `solver_tasks[k]` (indices into `lanes.tasks`).
-/// `tick` is called once per node evaluated.
+/// A value larger than `max_size` ([`size`]) becomes its lane's [`DslError::TooLarge`] error
+/// as soon as its node is done. `tick` is called once per node evaluated.
 pub fn evaluate(
     merged: &Merged,
     lanes: &Lanes<'_>,
     solver_tasks: &[Vec<u32>],
     backend: &dyn Backend,
     keep: Keep,
+    max_size: Option<usize>,
     tick: &(dyn Fn() + Sync),
 ) -> Evaluation {
     let domains = domains(merged, lanes, solver_tasks);
@@ -238,6 +331,7 @@ pub fn evaluate(
         merged,
         lanes,
         backend,
+        max_size,
         tick,
         readers_left: users.iter().map(|u| AtomicUsize::new(u.len())).collect(),
         users,
@@ -280,6 +374,7 @@ struct Scheduler<'a, 't> {
     merged: &'a Merged,
     lanes: &'a Lanes<'t>,
     backend: &'a dyn Backend,
+    max_size: Option<usize>,
     tick: &'a (dyn Fn() + Sync),
     domains: Vec<Option<Arc<Domain>>>,
     /// The nodes that read each node (each once).
@@ -310,7 +405,10 @@ impl Scheduler<'_, '_> {
         let args: SmallVec<[Option<Arc<Column>>; 4]> =
             node.args.iter().map(|&a| self.slot(a as usize).clone()).collect();
         let start = Instant::now();
-        let column = evaluate_node(node, domain, &args, self.lanes, self.backend);
+        let mut column = evaluate_node(node, domain, &args, self.lanes, self.backend);
+        if let Some(cap) = self.max_size {
+            column.cap(cap);
+        }
         let units = column.units();
         let _ = self.timings[k].set(NodeTiming {
             seconds: start.elapsed().as_secs_f64(),

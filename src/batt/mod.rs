@@ -17,6 +17,7 @@
 pub mod eval;
 pub mod merge;
 pub mod score;
+pub mod staged;
 pub mod text;
 
 use std::collections::{HashMap, HashSet};
@@ -110,6 +111,36 @@ fn profile(merged: &Merged, shards: &[Vec<Option<eval::NodeTiming>>]) -> Vec<OpT
     let mut rows: Vec<OpTime> = rows.into_values().collect();
     rows.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then_with(|| a.name.cmp(&b.name)));
     rows
+}
+
+/// `lanes` cut into the backend's shards (contiguous runs of tasks): each shard's range of
+/// tasks, its lanes, and each solver's tasks among them (indices into the shard's own tasks,
+/// from `solver_tasks`, indices into `lanes.tasks`). One shard is all of `lanes`, unsliced.
+fn shards<'t>(
+    lanes: &Lanes<'t>,
+    solver_tasks: &[Vec<u32>],
+    backend: &dyn Backend,
+) -> Vec<(std::ops::Range<usize>, Lanes<'t>, Vec<Vec<u32>>)> {
+    let ranges = lanes.shards(backend.shards(lanes.len()));
+    if ranges.len() <= 1 {
+        let all = 0..lanes.tasks.len();
+        return vec![(all.clone(), lanes.slice(all), solver_tasks.to_vec())];
+    }
+    ranges
+        .into_iter()
+        .map(|r| {
+            let tasks = solver_tasks
+                .iter()
+                .map(|ts| {
+                    ts.iter()
+                        .filter(|&&t| r.contains(&(t as usize)))
+                        .map(|&t| t - r.start as u32)
+                        .collect()
+                })
+                .collect();
+            (r.clone(), lanes.slice(r), tasks)
+        })
+        .collect()
 }
 
 /// Which solvers run on which tasks.
@@ -245,27 +276,11 @@ impl<'t> Plan<'t> {
     }
 
     /// The lanes cut into the backend's shards, each with its solvers' tasks (indices into the
-    /// shard's own tasks). One shard is the whole plan, unsliced.
+    /// shard's own tasks).
     fn shards(&self, backend: &dyn Backend) -> Vec<(Lanes<'t>, Vec<Vec<u32>>)> {
-        let ranges = self.lanes.shards(backend.shards(self.lanes.len()));
-        if ranges.len() <= 1 {
-            return vec![(self.lanes.slice(0..self.lanes.tasks.len()), self.solver_tasks.clone())];
-        }
-        ranges
+        shards(&self.lanes, &self.solver_tasks, backend)
             .into_iter()
-            .map(|r| {
-                let tasks = self
-                    .solver_tasks
-                    .iter()
-                    .map(|ts| {
-                        ts.iter()
-                            .filter(|&&t| r.contains(&(t as usize)))
-                            .map(|&t| t - r.start as u32)
-                            .collect()
-                    })
-                    .collect();
-                (self.lanes.slice(r), tasks)
-            })
+            .map(|(_, lanes, tasks)| (lanes, tasks))
             .collect()
     }
 
@@ -297,6 +312,7 @@ impl<'t> Plan<'t> {
             &self.solver_tasks,
             backend,
             eval::Keep::All,
+            None,
             tick,
         )
     }
@@ -310,7 +326,7 @@ impl<'t> Plan<'t> {
             .shards(backend)
             .into_par_iter()
             .map(|(lanes, tasks)| {
-                let evaluation = eval::evaluate(&self.merged, &lanes, &tasks, backend, eval::Keep::Sinks, tick);
+                let evaluation = eval::evaluate(&self.merged, &lanes, &tasks, backend, eval::Keep::Sinks, None, tick);
                 let matches = score::score(&self.merged, &self.names, &lanes, &tasks, &evaluation);
                 (matches, evaluation.timings)
             })

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use arcbatch::batch::Backend;
+use arcbatch::batch::{Backend, CpuBackend};
 use arcbatch::batt::{text, Config, Plan, Report};
 use arcbatch::device::select::{self, Kind};
 use arcbatch::program::{parse_file, Program};
@@ -34,13 +34,18 @@ pub enum BackendKind {
 impl BackendKind {
     /// The backend, with a time limit per step and lane.
     pub fn build(self, timeout: Duration) -> Result<Box<dyn Backend>, String> {
+        self.build_on(CpuBackend::new(Some(timeout)))
+    }
+
+    /// The backend over `cpu`, the CPU backend with its limits.
+    pub fn build_on(self, cpu: CpuBackend) -> Result<Box<dyn Backend>, String> {
         let kind = match self {
             BackendKind::Auto => Kind::Auto,
             BackendKind::Cpu => Kind::Cpu,
             BackendKind::Gpu => Kind::Gpu,
             BackendKind::Emu => Kind::Emu,
         };
-        select::backend(kind, Some(timeout))
+        select::backend(kind, cpu)
     }
 }
 
