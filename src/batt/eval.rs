@@ -405,7 +405,7 @@ impl Scheduler<'_, '_> {
         let args: SmallVec<[Option<Arc<Column>>; 4]> =
             node.args.iter().map(|&a| self.slot(a as usize).clone()).collect();
         let start = Instant::now();
-        let mut column = evaluate_node(node, domain, &args, self.lanes, self.backend);
+        let mut column = evaluate_node(node, domain, &args, self.lanes, self.backend, self.max_size);
         if let Some(cap) = self.max_size {
             column.cap(cap);
         }
@@ -543,6 +543,7 @@ fn evaluate_node(
     args: &[Option<Arc<Column>>],
     lanes: &Lanes<'_>,
     backend: &dyn Backend,
+    max_size: Option<usize>,
 ) -> Column {
     let values = match &node.op {
         NodeOp::Const(c) => Values::One(Ok(c.value())),
@@ -574,7 +575,7 @@ fn evaluate_node(
                     None => unreachable_column(),
                 })
                 .collect();
-            call_node(&node.op, node.level, &gathered, &domain, backend)
+            call_node(&node.op, node.level, &gathered, &domain, backend, max_size)
         }
     };
     Column { domain, values }
@@ -593,7 +594,14 @@ fn unreachable_column<'a>() -> Gathered<'a> {
 
 /// Calls a step's primitive or function value on every unit whose arguments are values; a unit
 /// with an error argument takes the first such error.
-fn call_node(op: &NodeOp, level: Level, args: &[Gathered<'_>], domain: &Domain, backend: &dyn Backend) -> Values {
+fn call_node(
+    op: &NodeOp,
+    level: Level,
+    args: &[Gathered<'_>],
+    domain: &Domain,
+    backend: &dyn Backend,
+    max_size: Option<usize>,
+) -> Values {
     // Every argument the same on every lane, or an error on every lane: compute once. (A
     // pick's group failing everywhere is no error of the pick: it computes its call instead.)
     let checked = if matches!(op, NodeOp::Pick { .. }) {
@@ -604,7 +612,7 @@ fn call_node(op: &NodeOp, level: Level, args: &[Gathered<'_>], domain: &Domain, 
     if args.iter().all(|a| matches!(a, Gathered::One(_))) || checked.iter().any(|a| matches!(a, Gathered::One(Err(_))))
     {
         return Values::One(
-            call_units(op, args, 1, backend)
+            call_units(op, args, 1, backend, max_size)
                 .into_iter()
                 .next()
                 .unwrap_or(Ok(Value::None)),
@@ -615,20 +623,33 @@ fn call_node(op: &NodeOp, level: Level, args: &[Gathered<'_>], domain: &Domain, 
         Level::Task => domain.tasks.len(),
         Level::Lane => domain.lanes,
     };
-    let results = call_units(op, args, units, backend);
+    let results = call_units(op, args, units, backend, max_size);
     match level {
         Level::Task => Values::PerTask(results),
         _ => Values::PerLane(results),
     }
 }
 
-/// The results on `units` units.
-fn call_units(op: &NodeOp, args: &[Gathered<'_>], units: usize, backend: &dyn Backend) -> Vec<LaneResult> {
+/// The results on `units` units. With a size budget, a unit whose call would do more work
+/// than the budget allows ([`over_budget`]) fails before it starts.
+fn call_units(
+    op: &NodeOp,
+    args: &[Gathered<'_>],
+    units: usize,
+    backend: &dyn Backend,
+    max_size: Option<usize>,
+) -> Vec<LaneResult> {
     if let NodeOp::Pick { part, prim } = op {
         return pick_units(*part as usize, *prim, args, units, backend);
     }
-    let first_error = |u: usize| args.iter().map(|a| a.get(u)).find_map(|r| r.as_ref().err());
-    let ok: Vec<usize> = (0..units).filter(|&u| first_error(u).is_none()).collect();
+    let failure = |u: usize| -> Option<DslError> {
+        match args.iter().map(|a| a.get(u)).find_map(|r| r.as_ref().err()) {
+            Some(e) => Some(e.clone()),
+            None => max_size.and_then(|cap| over_budget(op, args, u, cap)),
+        }
+    };
+    let failures: Vec<Option<DslError>> = (0..units).map(failure).collect();
+    let ok: Vec<usize> = (0..units).filter(|&u| failures[u].is_none()).collect();
     let batched: Vec<Arg<'_>> = args
         .iter()
         .map(|a| match a {
@@ -645,12 +666,26 @@ fn call_units(op: &NodeOp, args: &[Gathered<'_>], units: usize, backend: &dyn Ba
     if ok.len() == units {
         return results.collect();
     }
-    (0..units)
-        .map(|u| match first_error(u) {
-            Some(e) => Err(e.clone()),
+    failures
+        .into_iter()
+        .map(|f| match f {
+            Some(e) => Err(e),
             None => results.next().unwrap_or(Ok(Value::None)),
         })
         .collect()
+}
+
+/// The work budget of a call on unit `u`: `prapply(f, a, b)` calls `f` on every pair of `a`
+/// and `b`, so past `cap` pairs it fails at once with [`DslError::TooLarge`] rather than run
+/// to its time limit (`product` is capped where it is built, by the backend's member cap).
+fn over_budget(op: &NodeOp, args: &[Gathered<'_>], u: usize, cap: usize) -> Option<DslError> {
+    static PRAPPLY: std::sync::LazyLock<Option<PrimId>> = std::sync::LazyLock::new(|| PrimId::of("prapply"));
+    if !matches!(op, NodeOp::Prim(id) if Some(*id) == *PRAPPLY) {
+        return None;
+    }
+    let len = |k: usize| args[k].get(u).as_ref().ok().and_then(Value::len).unwrap_or(0);
+    let pairs = len(1).saturating_mul(len(2));
+    (pairs > cap).then(|| DslError::TooLarge(format!("prapply over {pairs} pairs, past the size budget of {cap}")))
 }
 
 /// A pick on `units` units: the group's element where the group has a tuple, else the call

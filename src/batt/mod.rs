@@ -54,6 +54,9 @@ pub struct Plan<'t> {
     pub tasks_without_solver: Vec<String>,
     /// Solvers defined again for a task that already has one (the first is used).
     pub duplicate_solvers: Vec<String>,
+    /// Solvers evaluated together by [`run`](Self::run) (all of them unless a memory budget
+    /// was set, [`with_memory`](Self::with_memory)).
+    chunk: Option<usize>,
     seconds: f64,
 }
 
@@ -112,6 +115,9 @@ fn profile(merged: &Merged, shards: &[Vec<Option<eval::NodeTiming>>]) -> Vec<OpT
     rows.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then_with(|| a.name.cmp(&b.name)));
     rows
 }
+
+/// A match under its (task, solver) key, for ordering matches found chunk by chunk.
+type Keyed = ((u32, usize), Match);
 
 /// `lanes` cut into the backend's shards (contiguous runs of tasks): each shard's range of
 /// tasks, its lanes, and each solver's tasks among them (indices into the shard's own tasks,
@@ -224,6 +230,7 @@ impl<'t> Assignment<'t> {
             solvers_without_task: self.solvers_without_task,
             tasks_without_solver: self.tasks_without_solver,
             duplicate_solvers: self.duplicate_solvers,
+            chunk: None,
             seconds: start.elapsed().as_secs_f64(),
         }
     }
@@ -275,21 +282,55 @@ impl<'t> Plan<'t> {
         self.lanes.len()
     }
 
-    /// The lanes cut into the backend's shards, each with its solvers' tasks (indices into the
-    /// shard's own tasks).
-    fn shards(&self, backend: &dyn Backend) -> Vec<(Lanes<'t>, Vec<Vec<u32>>)> {
-        shards(&self.lanes, &self.solver_tasks, backend)
-            .into_iter()
-            .map(|(_, lanes, tasks)| (lanes, tasks))
+    /// The plan evaluating its solvers in chunks that keep their columns within `bytes`
+    /// ([`Plan::chunk_for`], every sample at once), so that memory does not grow with the
+    /// number of solvers. Results are the same as in one chunk; steps shared between solvers of
+    /// different chunks are computed once per chunk.
+    pub fn with_memory(mut self, bytes: u64) -> Self {
+        self.chunk = Some(self.chunk_for(bytes, false));
+        self
+    }
+
+    /// The number of solvers whose columns fit in `bytes`, at
+    /// [`staged::BYTES_PER_PROGRAM_LANE`] per solver and lane it runs on, on average: with
+    /// `early_exit` the lanes of the first stage (one per task of the solver), else every
+    /// sample of its tasks. At least one.
+    pub fn chunk_for(&self, bytes: u64, early_exit: bool) -> usize {
+        let program_lanes: usize = self
+            .solver_tasks
+            .iter()
+            .flatten()
+            .map(|&t| if early_exit { 1 } else { self.lanes.samples(t as usize) })
+            .sum();
+        let per_program = program_lanes.div_ceil(self.solver_tasks.len().max(1)).max(1) as u64;
+        (bytes / (staged::BYTES_PER_PROGRAM_LANE * per_program)).max(1) as usize
+    }
+
+    /// The solvers cut into chunks of `chunk`: for each chunk, each solver's tasks (none for
+    /// the solvers of other chunks).
+    fn chunks(&self, chunk: usize) -> Vec<Vec<Vec<u32>>> {
+        let n = self.solver_tasks.len();
+        (0..n)
+            .step_by(chunk.max(1))
+            .map(|from| {
+                let solvers = from..(from + chunk).min(n);
+                (0..n)
+                    .map(|k| match solvers.contains(&k) {
+                        true => self.solver_tasks[k].clone(),
+                        false => Vec::new(),
+                    })
+                    .collect()
+            })
             .collect()
     }
 
     /// How many times [`run`](Self::run) calls its `tick` on this backend: once per node of
-    /// each shard.
+    /// each shard of each chunk.
     pub fn work(&self, backend: &dyn Backend) -> u64 {
-        self.shards(backend)
+        self.chunks(self.chunk.unwrap_or(self.solver_tasks.len()))
             .iter()
-            .map(|(lanes, tasks)| eval::live_nodes(&self.merged, lanes, tasks) as u64)
+            .flat_map(|tasks| shards(&self.lanes, tasks, backend))
+            .map(|(_, lanes, tasks)| eval::live_nodes(&self.merged, &lanes, &tasks) as u64)
             .sum()
     }
 
@@ -317,24 +358,37 @@ impl<'t> Plan<'t> {
         )
     }
 
-    /// Evaluates on a backend and scores. The lanes are cut into the backend's shards
-    /// (contiguous runs of tasks), evaluated in parallel, each columnar over its own lanes;
-    /// `tick` is called once per node of each shard.
+    /// Evaluates on a backend and scores. The solvers are evaluated chunk by chunk (one chunk
+    /// unless [`with_memory`](Self::with_memory)); in each, the lanes are cut into the
+    /// backend's shards (contiguous runs of tasks), evaluated in parallel, each columnar over
+    /// its own lanes; `tick` is called once per node of each shard. Matches come task by
+    /// task, each task's in solver order.
     pub fn run(&self, backend: &dyn Backend, tick: &(dyn Fn() + Sync)) -> Report {
         let start = Instant::now();
-        let shards: Vec<(Vec<Match>, Vec<Option<eval::NodeTiming>>)> = self
-            .shards(backend)
-            .into_par_iter()
-            .map(|(lanes, tasks)| {
-                let evaluation = eval::evaluate(&self.merged, &lanes, &tasks, backend, eval::Keep::Sinks, None, tick);
-                let matches = score::score(&self.merged, &self.names, &lanes, &tasks, &evaluation);
-                (matches, evaluation.timings)
-            })
-            .collect();
-        let (matches, timings): (Vec<Vec<Match>>, Vec<_>) = shards.into_iter().unzip();
+        let mut matches: Vec<Keyed> = Vec::new();
+        let mut timings = Vec::new();
+        for tasks in self.chunks(self.chunk.unwrap_or(self.solver_tasks.len())) {
+            let shards: Vec<(Vec<Keyed>, Vec<Option<eval::NodeTiming>>)> = shards(&self.lanes, &tasks, backend)
+                .into_par_iter()
+                .map(|(range, lanes, tasks)| {
+                    let evaluation =
+                        eval::evaluate(&self.merged, &lanes, &tasks, backend, eval::Keep::Sinks, None, tick);
+                    let scored = score::score(&self.merged, &self.names, &lanes, &tasks, &evaluation);
+                    let keys = score::jobs(&tasks)
+                        .into_iter()
+                        .map(|(t, k)| (t + range.start as u32, k));
+                    (keys.zip(scored).collect(), evaluation.timings)
+                })
+                .collect();
+            for (m, t) in shards {
+                matches.extend(m);
+                timings.push(t);
+            }
+        }
+        matches.sort_by_key(|(key, _)| *key);
         Report {
             profile: profile(&self.merged, &timings),
-            matches: matches.into_iter().flatten().collect(),
+            matches: matches.into_iter().map(|(_, m)| m).collect(),
             steps_total: self.merged.steps_total,
             steps_merged: self.merged.steps_merged(),
             lanes: self.lanes.len(),

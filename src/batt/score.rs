@@ -27,6 +27,18 @@ impl Match {
     }
 }
 
+/// The (task, solver) pairs of `solver_tasks`, ordered by task then solver: the order of
+/// [`score`]'s matches.
+pub fn jobs(solver_tasks: &[Vec<u32>]) -> Vec<(u32, usize)> {
+    let mut jobs: Vec<(u32, usize)> = solver_tasks
+        .iter()
+        .enumerate()
+        .flat_map(|(k, tasks)| tasks.iter().map(move |&t| (t, k)))
+        .collect();
+    jobs.sort_unstable();
+    jobs
+}
+
 /// Scores every solver on its tasks, ordered by task then solver.
 pub fn score(
     merged: &Merged,
@@ -35,13 +47,8 @@ pub fn score(
     solver_tasks: &[Vec<u32>],
     eval: &Evaluation,
 ) -> Vec<Match> {
-    let mut jobs: Vec<(u32, usize)> = solver_tasks
-        .iter()
-        .enumerate()
-        .flat_map(|(k, tasks)| tasks.iter().map(move |&t| (t, k)))
-        .collect();
-    jobs.sort_unstable();
-    jobs.into_iter()
+    jobs(solver_tasks)
+        .into_iter()
         .map(|(t, k)| {
             let t = t as usize;
             let solver = &merged.solvers[k];

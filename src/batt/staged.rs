@@ -20,8 +20,8 @@ use super::{shards, Plan};
 use crate::batch::{Backend, LaneResult};
 use crate::dsl::{DslError, Value};
 
-/// Bytes one program holds per lane of the first stage while its chunk runs, on average: the
-/// figure [`Staging::chunk_for`] sizes chunks by. Measured on the evaluation tasks with the
+/// Bytes one program holds per lane while its chunk runs, on average: the figure
+/// [`Plan::chunk_for`] sizes chunks by. Measured on the evaluation tasks with the
 /// published solvers and their mutants under the search's default budgets (peak resident
 /// memory against chunk size, README's search section).
 pub const BYTES_PER_PROGRAM_LANE: u64 = 16 << 10;
@@ -36,15 +36,6 @@ pub struct Staging {
     pub early_exit: bool,
     /// The size budget: a larger value ([`eval::size`]) fails its lane.
     pub max_size: Option<usize>,
-}
-
-impl Staging {
-    /// The chunk size that keeps a chunk's columns within `bytes` on a plan of `tasks` tasks
-    /// (the lanes of the first stage, with early exit) and `lanes` lanes (without).
-    pub fn chunk_for(bytes: u64, tasks: usize, lanes: usize, early_exit: bool) -> usize {
-        let per_program = BYTES_PER_PROGRAM_LANE * if early_exit { tasks } else { lanes }.max(1) as u64;
-        (bytes / per_program).max(1) as usize
-    }
 }
 
 /// One output seen by staged evaluation: solver `solver`'s outcome on sample `sample` (train
@@ -114,18 +105,11 @@ impl Plan<'_> {
         let mut out = Staged::default();
         let (mut timed_out, mut too_large) = (vec![false; n], vec![false; n]);
         let chunk = staging.chunk.max(1);
-        for from in (0..n).step_by(chunk) {
+        for (c, tasks) in self.chunks(chunk).into_iter().enumerate() {
             if stop() {
                 out.stopped = true;
                 break;
             }
-            let solvers = from..(from + chunk).min(n);
-            let tasks: Vec<Vec<u32>> = (0..n)
-                .map(|k| match solvers.contains(&k) {
-                    true => self.solver_tasks[k].clone(),
-                    false => Vec::new(),
-                })
-                .collect();
             let mut verdicts = self.stage(&first, &tasks, backend, staging.max_size, sink);
             if let Some(rest) = &rest {
                 let mut alive: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -157,7 +141,7 @@ impl Plan<'_> {
                     out.solved.push((v.solver, v.task));
                 }
             }
-            out.solvers = solvers.end;
+            out.solvers = ((c + 1) * chunk).min(n);
             out.chunks += 1;
         }
         out.solved.sort_unstable();

@@ -45,7 +45,7 @@ impl BackendKind {
             BackendKind::Gpu => Kind::Gpu,
             BackendKind::Emu => Kind::Emu,
         };
-        select::backend(kind, cpu)
+        select::backend_on(kind, cpu)
     }
 }
 
@@ -55,6 +55,8 @@ pub struct Options {
     pub differs: Option<PathBuf>,
     pub json: Option<PathBuf>,
     pub config: Config,
+    /// Memory budget for the solvers' values ([`Plan::with_memory`]).
+    pub memory_mb: u64,
     pub backend: BackendKind,
     pub timeout: Duration,
 }
@@ -72,7 +74,12 @@ pub fn run(options: &Options) -> Result<(), String> {
         None => Vec::new(),
     };
     let loaded = Loaded::read(options.solvers.as_deref(), options.tasks.as_deref())?;
-    let plan = loaded.plan(&differs, options.config)?;
+    if options.memory_mb == 0 {
+        return Err("--memory must be at least 1 (MB)".into());
+    }
+    let plan = loaded
+        .plan(&differs, options.config)?
+        .with_memory(options.memory_mb << 20);
     let backend = options.backend.build(options.timeout)?;
     let progress = Progress::new(plan.work(backend.as_ref()), "nodes");
     let report = plan.run(backend.as_ref(), &|| progress.tick());

@@ -72,6 +72,10 @@ enum Command {
         /// output (as I) against the expected output (as C).
         #[arg(long)]
         differs: Option<PathBuf>,
+        /// Memory budget in MB for the solvers' values: sets how many solvers are evaluated
+        /// together.
+        #[arg(long, default_value_t = MEMORY_MB)]
+        memory: u64,
         #[command(flatten)]
         engine: EngineFlags,
     },
@@ -191,11 +195,11 @@ enum Command {
         out: PathBuf,
         /// Memory budget in MB for the programs' values: sets how many programs are evaluated
         /// together.
-        #[arg(long, default_value_t = 256)]
+        #[arg(long, default_value_t = MEMORY_MB)]
         memory: u64,
         /// Size budget per value (a grid's cells, a container's members and theirs): a larger
         /// value fails its program on that sample.
-        #[arg(long, default_value_t = 100_000)]
+        #[arg(long, default_value_t = 50_000)]
         max_size: usize,
         /// Evaluate every program on every sample (no early exit), for comparison.
         #[arg(long)]
@@ -217,7 +221,7 @@ struct EngineFlags {
     #[arg(long, value_enum, default_value_t = batt::BackendKind::Auto)]
     backend: batt::BackendKind,
     /// Time limit per step and sample, in milliseconds (default: 2000; for search, whose
-    /// candidates mostly do not fit the task they run on, 20).
+    /// candidates mostly do not fit the task they run on, 5).
     #[arg(long)]
     timeout_ms: Option<u64>,
     /// Worker threads (default: all cores; also ARCBATCH_THREADS).
@@ -234,8 +238,11 @@ impl EngineFlags {
 
 /// The time limit per step and sample of `run` and `batt`, in milliseconds.
 const TIMEOUT_MS: u64 = 2000;
+/// The default memory budget of `batt` and `search`, in MB (the values of the programs
+/// evaluated together; the process needs some more).
+const MEMORY_MB: u64 = 512;
 /// The time limit per step and sample of `search`, in milliseconds.
-const SEARCH_TIMEOUT_MS: u64 = 20;
+const SEARCH_TIMEOUT_MS: u64 = 5;
 
 /// Flags of the commands that generate batt programs.
 #[derive(clap::Args)]
@@ -342,6 +349,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             cross,
             no_merge,
             differs,
+            memory,
             engine,
         } => {
             init_threads(engine.threads)?;
@@ -351,6 +359,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 differs,
                 json,
                 config: arcbatch::batt::Config { cross, no_merge },
+                memory_mb: memory,
                 backend: engine.backend,
                 timeout: engine.timeout(TIMEOUT_MS),
             })?;

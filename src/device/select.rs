@@ -6,6 +6,8 @@
 //! op only from its probed batch size up ([`super::auto`]), else the CPU. Where `gpu` finds
 //! no usable GPU it says why, once, and runs on the CPU: a run never fails for want of one.
 
+use std::time::Duration;
+
 use super::cuda::gpus;
 use super::{auto, DeviceBackend};
 use crate::batch::{Backend, CpuBackend};
@@ -22,9 +24,14 @@ pub enum Kind {
 /// The environment variable giving the number of emulated devices.
 pub const EMU_DEVICES_ENV: &str = "ARCBATCH_EMU_DEVICES";
 
+/// The backend of `kind`, with a time limit per step and lane.
+pub fn backend(kind: Kind, timeout: Option<Duration>) -> Result<Box<dyn Backend>, String> {
+    backend_on(kind, CpuBackend::new(timeout))
+}
+
 /// The backend of `kind` over `cpu`, the CPU backend it runs (and falls back to) with that
 /// backend's limits.
-pub fn backend(kind: Kind, cpu: CpuBackend) -> Result<Box<dyn Backend>, String> {
+pub fn backend_on(kind: Kind, cpu: CpuBackend) -> Result<Box<dyn Backend>, String> {
     Ok(match kind {
         Kind::Cpu => Box::new(cpu),
         Kind::Emu => {

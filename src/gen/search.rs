@@ -149,7 +149,7 @@ pub fn round_seed(seed: u64, round: usize) -> u64 {
 /// How a round evaluates: its staging, and when to stop.
 pub struct Budgets<'a> {
     pub staging: Staging,
-    /// The memory budget in bytes: sets the chunk size ([`Staging::chunk_for`]) when given.
+    /// The memory budget in bytes: sets the chunk size ([`Plan::chunk_for`]) when given.
     pub memory: Option<u64>,
     /// Asked before each chunk: once it says so, the round ends with what it has.
     pub stop: &'a (dyn Fn() -> bool + Sync),
@@ -180,7 +180,7 @@ pub fn round(
     )?;
     let mut staging = budgets.staging;
     if let Some(bytes) = budgets.memory {
-        staging.chunk = Staging::chunk_for(bytes, tasks.len(), plan.lanes(), staging.early_exit);
+        staging.chunk = plan.chunk_for(bytes, staging.early_exit);
     }
     let signatures: Vec<AtomicU64> = (0..generated.candidates.len()).map(|_| AtomicU64::new(0)).collect();
     let sink = |seen: Seen<'_>| {
