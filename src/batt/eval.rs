@@ -725,3 +725,34 @@ fn pick_units(
     }
     out.into_iter().map(|r| r.unwrap_or(Ok(Value::None))).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dsl::{Grid, Loc};
+
+    /// Sizes count cells and members through nested containers; the cap turns exactly the
+    /// values past it into `TooLarge` errors and leaves errors and smaller values alone.
+    #[test]
+    fn the_size_budget_fails_exactly_the_values_past_it() {
+        let grid = Value::grid(Grid::filled(3, 4, 1));
+        let locs = |n: i32| Value::indices((0..n).map(|j| Loc { i: 0, j }).collect());
+        let set = Value::set(vec![locs(5), locs(7), Value::Int(3)]);
+        assert_eq!(size(&grid, 100), 12);
+        assert_eq!(size(&locs(9), 100), 9);
+        assert_eq!(size(&set, 100), 3 + 5 + 7);
+        assert_eq!(size(&Value::Int(4), 100), 0);
+        let dom = Arc::new(Domain::new(Vec::new(), &Lanes::new(Vec::new())));
+        let mut column = Column {
+            domain: dom,
+            values: Values::PerLane(vec![Ok(grid.clone()), Ok(set.clone()), Err(DslError::Timeout)]),
+        };
+        column.cap(12);
+        let Values::PerLane(vs) = &column.values else {
+            panic!("a column of lanes")
+        };
+        assert!(vs[0].as_ref().is_ok_and(|v| *v == grid));
+        assert!(matches!(&vs[1], Err(DslError::TooLarge(m)) if m.contains("size budget of 12")));
+        assert_eq!(vs[2], Err(DslError::Timeout));
+    }
+}

@@ -57,6 +57,8 @@ pub struct Plan<'t> {
     /// Solvers evaluated together by [`run`](Self::run) (all of them unless a memory budget
     /// was set, [`with_memory`](Self::with_memory)).
     chunk: Option<usize>,
+    /// The size budget [`run`](Self::run) evaluates under ([`with_max_size`](Self::with_max_size)).
+    max_size: Option<usize>,
     seconds: f64,
 }
 
@@ -231,6 +233,7 @@ impl<'t> Assignment<'t> {
             tasks_without_solver: self.tasks_without_solver,
             duplicate_solvers: self.duplicate_solvers,
             chunk: None,
+            max_size: None,
             seconds: start.elapsed().as_secs_f64(),
         }
     }
@@ -288,6 +291,15 @@ impl<'t> Plan<'t> {
     /// different chunks are computed once per chunk.
     pub fn with_memory(mut self, bytes: u64) -> Self {
         self.chunk = Some(self.chunk_for(bytes, false));
+        self
+    }
+
+    /// The plan evaluating under a size budget: a value larger than `max_size`
+    /// ([`eval::size`]) fails its lane, as in search. The backend's member cap
+    /// ([`crate::batch::CpuBackend::with_max_members`]) should be the same. `None`: no budget
+    /// (the default), results as the reference's.
+    pub fn with_max_size(mut self, max_size: Option<usize>) -> Self {
+        self.max_size = max_size;
         self
     }
 
@@ -371,8 +383,15 @@ impl<'t> Plan<'t> {
             let shards: Vec<(Vec<Keyed>, Vec<Option<eval::NodeTiming>>)> = shards(&self.lanes, &tasks, backend)
                 .into_par_iter()
                 .map(|(range, lanes, tasks)| {
-                    let evaluation =
-                        eval::evaluate(&self.merged, &lanes, &tasks, backend, eval::Keep::Sinks, None, tick);
+                    let evaluation = eval::evaluate(
+                        &self.merged,
+                        &lanes,
+                        &tasks,
+                        backend,
+                        eval::Keep::Sinks,
+                        self.max_size,
+                        tick,
+                    );
                     let scored = score::score(&self.merged, &self.names, &lanes, &tasks, &evaluation);
                     let keys = score::jobs(&tasks)
                         .into_iter()

@@ -57,6 +57,8 @@ pub struct Options {
     pub config: Config,
     /// Memory budget for the solvers' values ([`Plan::with_memory`]).
     pub memory_mb: u64,
+    /// Size budget per value ([`Plan::with_max_size`]), or none.
+    pub max_size: Option<usize>,
     pub backend: BackendKind,
     pub timeout: Duration,
 }
@@ -79,8 +81,10 @@ pub fn run(options: &Options) -> Result<(), String> {
     }
     let plan = loaded
         .plan(&differs, options.config)?
-        .with_memory(options.memory_mb << 20);
-    let backend = options.backend.build(options.timeout)?;
+        .with_memory(options.memory_mb << 20)
+        .with_max_size(options.max_size);
+    let cpu = CpuBackend::new(Some(options.timeout)).with_max_members(options.max_size);
+    let backend = options.backend.build_on(cpu)?;
     let progress = Progress::new(plan.work(backend.as_ref()), "nodes");
     let report = plan.run(backend.as_ref(), &|| progress.tick());
     progress.finish();

@@ -76,6 +76,10 @@ enum Command {
         /// together.
         #[arg(long, default_value_t = MEMORY_MB)]
         memory: u64,
+        /// Size budget per value, as search's --max-size: a larger value fails its solver on
+        /// that sample (default: none, every result as the reference's).
+        #[arg(long)]
+        max_size: Option<usize>,
         #[command(flatten)]
         engine: EngineFlags,
     },
@@ -350,6 +354,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             no_merge,
             differs,
             memory,
+            max_size,
             engine,
         } => {
             init_threads(engine.threads)?;
@@ -360,6 +365,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 json,
                 config: arcbatch::batt::Config { cross, no_merge },
                 memory_mb: memory,
+                max_size,
                 backend: engine.backend,
                 timeout: engine.timeout(TIMEOUT_MS),
             })?;

@@ -265,6 +265,7 @@ fn representatives(candidates: &[Candidate], signatures: &[u64]) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch::LaneResult;
     use crate::program::parse_program;
 
     #[test]
@@ -275,5 +276,53 @@ mod tests {
         assert!(!reads_expected(&q));
         assert_ne!(round_seed(1, 0), round_seed(1, 1));
         assert_eq!(round_seed(1, 3), round_seed(1, 3));
+    }
+
+    fn candidate(source: &str) -> Candidate {
+        Candidate {
+            program: parse_program("t.py", source).unwrap(),
+            origin: crate::batt::text::Origin {
+                from: "t".into(),
+                mutation: None,
+            },
+        }
+    }
+
+    /// Of candidates with one signature, the one with the fewest steps is kept (the first of
+    /// those on a tie); a candidate reading `C` never is, whatever its signature.
+    #[test]
+    fn the_shortest_of_equivalent_candidates_is_kept() {
+        let long = "def solve(S, I, C):\n    x1 = identity(I)\n    O = identity(x1)\n    return O\n";
+        let short = "def solve(S, I, C):\n    O = identity(I)\n    return O\n";
+        let cheat = "def solve(S, I, C):\n    O = identity(C)\n    return O\n";
+        let cs: Vec<Candidate> = [long, short, short, long, cheat, cheat].map(candidate).into();
+        let kept = representatives(&cs, &[7, 7, 7, 9, 7, 11]);
+        assert_eq!(kept, [false, true, false, true, false, false]);
+    }
+
+    /// Equal outputs on the same sample hash alike; another sample, output or error does not.
+    #[test]
+    fn output_hashes_tell_outputs_and_samples_apart() {
+        let grid = |c: i8| -> LaneResult { Ok(Value::grid(crate::dsl::Grid::filled(2, 2, c))) };
+        let (a, b) = (grid(1), grid(2));
+        let err: LaneResult = Err(crate::dsl::DslError::Timeout);
+        let h = |task, sample, result| {
+            output_hash(&Seen {
+                solver: 0,
+                task,
+                sample,
+                result,
+            })
+        };
+        let same = grid(1);
+        assert_eq!(h(0, 0, Some(&a)), h(0, 0, Some(&same)));
+        let others = [
+            h(0, 0, Some(&b)),
+            h(0, 1, Some(&a)),
+            h(1, 0, Some(&a)),
+            h(0, 0, Some(&err)),
+            h(0, 0, None),
+        ];
+        assert!(others.iter().all(|&x| x != h(0, 0, Some(&a))));
     }
 }
