@@ -504,5 +504,20 @@ fn bad_input_gives_clear_messages_and_status_2() {
     let out = cli(&["gen", "--library", "dsl/demo", "--count", "50", "--out", "/dev/null"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--count 50 is more than the library's 6 solvers"));
+    // Search's budgets.
+    let search: [(&[&str], &str); 3] = [
+        (&["--minutes", "0"], "--minutes 0 must be above 0"),
+        (&["--minutes=-2"], "--minutes -2 must be above 0"),
+        (&["--memory", "0"], "--memory must be at least 1 (MB)"),
+    ];
+    for (args, message) in search {
+        let mut all = vec!["search", "--library", "dsl", "--tasks", "dsl/demo", "--out"];
+        all.push(empty.to_str().unwrap());
+        all.extend_from_slice(args);
+        let out = cli(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(message), "{all:?}: {stderr}");
+    }
     std::fs::remove_dir_all(&empty).unwrap();
 }

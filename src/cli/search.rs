@@ -127,7 +127,8 @@ pub fn run(options: &Options) -> Result<(), String> {
             format!("/{rounds}")
         };
         println!(
-            "round {}{of}: {} programs{}, {} steps merged, {} lanes, {} chunks, {} evaluated program-samples; \
+            "round {}{of}: {} programs{}, {} steps merged, {} lanes, {} chunks, {} evaluated program-samples \
+             ({} program-task pairs past the first train pair); \
              {} solving runs, {} new solutions ({} novel), {} equivalent programs left out, budget hit by {} (time) \
              and {} (size); {:.2} s, {:.0} program-samples/s; found so far {} solutions for {} tasks, {:.0} s",
             r + 1,
@@ -141,6 +142,7 @@ pub fn run(options: &Options) -> Result<(), String> {
             done.lanes,
             done.chunks,
             done.program_samples,
+            done.alive,
             done.solving,
             done.new.len(),
             done.novel,

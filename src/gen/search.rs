@@ -43,6 +43,9 @@ pub struct Round {
     pub evaluated: usize,
     /// (program, sample) pairs evaluated (with early exit, fewer than programs x lanes).
     pub program_samples: u64,
+    /// (program, task) pairs right on the task's first train pair, and so evaluated on its
+    /// other samples (with early exit).
+    pub alive: usize,
     /// Chunks the programs were evaluated in.
     pub chunks: usize,
     /// Programs that ran past the time budget on some sample, and that made a value past the
@@ -197,6 +200,7 @@ pub fn round(
         eval_seconds: staged.seconds,
         evaluated: staged.solvers,
         program_samples: staged.program_samples,
+        alive: staged.alive,
         chunks: staged.chunks,
         timed_out: staged.timed_out,
         too_large: staged.too_large,
