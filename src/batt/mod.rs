@@ -1,6 +1,10 @@
 //! batt: many solver programs merged into one DAG ([`merge`]), evaluated column by column over
 //! every sample of many tasks at once ([`eval`]), and scored ([`score`]); [`text`] reads and
-//! writes a merged DAG as a batt text file.
+//! writes a merged DAG as a batt text file; [`staged`] evaluates for search (first train pairs
+//! first, then only the pairs still alive).
+//!
+//! Under a memory budget ([`Plan::with_memory`]) the solvers are evaluated in chunks, one
+//! after the other, so that the columns alive at once do not grow with the number of solvers.
 //!
 //! Knows programs, tasks and the batch layer; nothing of the CLI. [`Plan::new`] assigns
 //! solvers to tasks and merges; [`Plan::run`] evaluates on a backend and scores.
@@ -321,9 +325,9 @@ impl<'t> Plan<'t> {
     /// The solvers cut into chunks of `chunk`: for each chunk, each solver's tasks (none for
     /// the solvers of other chunks).
     fn chunks(&self, chunk: usize) -> Vec<Vec<Vec<u32>>> {
-        let n = self.solver_tasks.len();
+        let (n, chunk) = (self.solver_tasks.len(), chunk.max(1));
         (0..n)
-            .step_by(chunk.max(1))
+            .step_by(chunk)
             .map(|from| {
                 let solvers = from..(from + chunk).min(n);
                 (0..n)
