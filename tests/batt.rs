@@ -104,6 +104,33 @@ fn batt_gives_what_run_gives_on_the_published_solvers() {
 
 /// Every solver of the library on the first tasks of its own list, each (solver, task) against
 /// the interpreter on that task; merged and unmerged alike.
+/// A plan run in chunks of solvers under a memory budget gives the matches, in the same order,
+/// of one run with every solver at once.
+#[test]
+fn chunks_change_no_result() {
+    let Some(all) = training() else { return };
+    let solvers = library();
+    let tasks: Vec<Task> = all.into_iter().step_by(10).collect();
+    let config = Config {
+        cross: true,
+        no_merge: false,
+    };
+    let cpu = CpuBackend::new(Some(LIMIT));
+    let whole = Plan::new(&solvers, &[], &tasks, config).unwrap();
+    let expected = whole.run(&cpu, &|| {}).matches;
+    assert_eq!(expected.len(), solvers.len() * tasks.len());
+    assert!(expected.iter().any(Match::solved));
+    for bytes in [1, 40 << 20] {
+        let chunked = Plan::new(&solvers, &[], &tasks, config).unwrap().with_memory(bytes);
+        let chunk = chunked.chunk_for(bytes, false);
+        assert!(
+            chunk < solvers.len(),
+            "{bytes} bytes should cut the solvers into chunks"
+        );
+        assert_eq!(chunked.run(&cpu, &|| {}).matches, expected, "chunks of {chunk}");
+    }
+}
+
 #[test]
 fn cross_mode_gives_what_run_gives_and_merging_changes_nothing() {
     let Some(all) = training() else { return };

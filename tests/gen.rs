@@ -1,16 +1,22 @@
 //! `arcbatch gen` and `arcbatch search`: generation is deterministic; its batt text runs under
 //! `batt` with exactly the results of the programs it was made from; the rewrites change no
 //! result; `generated/` is what gen writes today; harvested programs solve their tasks under
-//! `run`; bad input gives clear messages and exit status 2.
+//! `run`; staged evaluation (early exit, chunks, budgets) finds what full evaluation finds;
+//! search's memory stays flat as programs grow and `--minutes` stops on time; bad input gives
+//! clear messages and exit status 2.
 
 mod shared;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use arcbatch::batch::CpuBackend;
+use arcbatch::batch::LaneResult;
 use arcbatch::batt::merge::NodeOp;
+use arcbatch::batt::staged::{Staged, Staging};
 use arcbatch::batt::{text, Config, Match, Plan};
 use arcbatch::gen::{generate, load_library, Generated, Options};
 use arcbatch::program::{parse_file, Program};
@@ -55,6 +61,104 @@ fn demo() -> Vec<Task> {
 
 fn training() -> Option<Vec<Task>> {
     Some(tasks::load(&shared::shared("arc/training")?).unwrap().tasks)
+}
+
+fn evaluation() -> Option<Vec<Task>> {
+    Some(tasks::load(&shared::shared("arc/evaluation")?).unwrap().tasks)
+}
+
+/// Every `step`-th task, to keep full evaluations (every column kept) small.
+fn every(tasks: Vec<Task>, step: usize) -> Vec<Task> {
+    tasks.into_iter().step_by(step).collect()
+}
+
+/// Staged evaluation (first train pairs, then the pairs still alive; in chunks of 7) against
+/// evaluating every program on every sample in one go: the same (program, task) pairs are
+/// solved, and every output the staged run saw is the full evaluation's on that sample. Returns
+/// the pairs solved.
+fn staged_is_full(tasks: &[Task], seed: u64, max_size: Option<usize>) -> usize {
+    let g = generate(&library(), &[], &options(seed, true)).unwrap();
+    let n = g.candidates.len();
+    let plan = Plan::from_merged(g.merged, tasks, CROSS).unwrap();
+    let cpu = CpuBackend::new(Some(LIMIT)).with_max_members(max_size);
+    let staging = Staging {
+        chunk: 7,
+        early_exit: true,
+        max_size,
+    };
+    let (staged, seen) = outputs(&plan, &cpu, &staging);
+    assert_eq!(
+        (staged.solvers, staged.chunks, staged.stopped),
+        (n, n.div_ceil(7), false)
+    );
+    assert_eq!(seen.len() as u64, staged.program_samples);
+    // Every sample at once, one chunk, under the same budgets.
+    let all = Staging {
+        chunk: n,
+        early_exit: false,
+        ..staging
+    };
+    let (full, full_seen) = outputs(&plan, &cpu, &all);
+    assert_eq!(full.program_samples, (n * plan.lanes()) as u64);
+    assert!(staged.program_samples < full.program_samples);
+    assert_eq!(staged.solved, full.solved, "seed {seed}");
+    let full_seen: HashMap<(usize, usize, usize), LaneResult> = full_seen
+        .into_iter()
+        .map(|(k, t, s, r)| ((k, t, s), r.unwrap()))
+        .collect();
+    for (k, t, s, result) in &seen {
+        assert!(
+            result.as_ref() == full_seen.get(&(*k, *t, *s)),
+            "program {k} on task {t}, sample {s}: {result:?} staged, {:?} in full",
+            full_seen.get(&(*k, *t, *s))
+        );
+    }
+    if max_size.is_none() {
+        // Without budgets, against batt's own path: every column kept, and batt's scores.
+        let kept = plan.evaluate_all(&cpu, &|| {});
+        for ((k, t, s), result) in &full_seen {
+            assert!(kept.outcome(&plan.merged.solvers[*k].outcome, *t, *s) == Some(result));
+        }
+        let matches = plan.run(&cpu, &|| {}).matches;
+        let mut solved: Vec<(usize, usize)> = (0..matches.len())
+            .filter(|&i| matches[i].solved())
+            .map(|i| (i % n, i / n))
+            .collect();
+        solved.sort_unstable();
+        assert_eq!(staged.solved, solved, "seed {seed}");
+    }
+    staged.solved.len()
+}
+
+/// A staged run and every output it saw, as (program, task, sample, result).
+fn outputs(plan: &Plan<'_>, cpu: &CpuBackend, staging: &Staging) -> (Staged, Vec<Seen4>) {
+    let seen = Mutex::new(Vec::new());
+    let staged = plan.run_staged(cpu, staging, &|| false, &|s| {
+        seen.lock()
+            .unwrap()
+            .push((s.solver, s.task, s.sample, s.result.cloned()));
+    });
+    (staged, seen.into_inner().unwrap())
+}
+
+type Seen4 = (usize, usize, usize, Option<LaneResult>);
+
+#[test]
+fn staged_evaluation_finds_what_full_evaluation_finds_on_training_tasks() {
+    let Some(tasks) = training() else { return };
+    let tasks = every(tasks, 3);
+    let solved: usize = [1, 2].iter().map(|&seed| staged_is_full(&tasks, seed, None)).sum();
+    assert!(solved > 0, "the test should see some solutions");
+    // Under a size budget (the search's, much lower here so that it bites).
+    staged_is_full(&tasks, 3, Some(500));
+}
+
+#[test]
+fn staged_evaluation_finds_what_full_evaluation_finds_on_evaluation_tasks() {
+    let Some(tasks) = evaluation() else { return };
+    let tasks = every(tasks, 3);
+    staged_is_full(&tasks, 4, None);
+    staged_is_full(&tasks, 5, Some(500));
 }
 
 fn batt_text(g: &Generated, tasks: &[Task]) -> Vec<Match> {
@@ -244,8 +348,135 @@ fn search_harvests_programs_that_run_confirms() {
         harvested >= ids.len() / 2,
         "only {harvested} programs harvested:\n{stdout}"
     );
-    assert!(search(&found).contains(" 0 new solutions (0 novel); "));
+    assert!(search(&found).contains(" 0 new solutions (0 novel), "));
     std::fs::remove_dir_all(&base).unwrap();
+}
+
+/// `count` tasks of `set` (every 20th) copied into a fresh folder named `name`.
+fn task_folder(set: &str, name: &str, count: usize) -> Option<PathBuf> {
+    let from = shared::shared(set)?;
+    let dir = std::env::temp_dir().join(format!("arcbatch-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&from).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    for f in files.iter().step_by(20).take(count) {
+        std::fs::copy(f, dir.join(f.file_name().unwrap())).unwrap();
+    }
+    Some(dir)
+}
+
+/// The figure after `key` in a search summary (`peak memory 123 MB`, ...).
+fn figure(stdout: &str, key: &str) -> u64 {
+    let at = stdout.find(key).unwrap_or_else(|| panic!("no '{key}' in:\n{stdout}")) + key.len();
+    stdout[at..].split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// Search's peak memory does not grow with the programs of a round: 100 programs and 2,000
+/// (the published solvers and their mutants) on 20 evaluation tasks, under a small memory
+/// budget (and small budgets per sample, so that one candidate's transient values do not
+/// decide the peak). What may grow is the programs themselves (their IR and merged DAG:
+/// `gen` alone peaks at 17 MB for these 2,000); evaluating them in one chunk costs far more.
+#[test]
+fn search_memory_stays_flat_from_100_to_2000_programs() {
+    let Some(library) = shared::shared("ref/arc-dsl/solvers.py") else {
+        return;
+    };
+    let Some(tasks) = task_folder("arc/evaluation", "flat", 20) else {
+        return;
+    };
+    let peak = |count: &str| {
+        let found = tasks.with_extension(format!("found-{count}"));
+        let out = cli(&[
+            "search",
+            "--library",
+            library.to_str().unwrap(),
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--rounds",
+            "1",
+            "--count",
+            count,
+            "--mutants",
+            "4",
+            "--mutate",
+            "0.2",
+            "--memory",
+            "16",
+            "--max-size",
+            "2000",
+            "--timeout-ms",
+            "2",
+            "--out",
+            found.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        std::fs::remove_dir_all(&found).unwrap();
+        let programs = figure(&stdout, "summary: ");
+        (programs, figure(&stdout, "peak memory "), stdout)
+    };
+    let (small, small_peak, _) = peak("20");
+    let (large, large_peak, stdout) = peak("400");
+    assert!(small <= 100 && large >= 15 * small, "{small} and {large} programs");
+    let Some(large_chunks) = stdout.split(" lanes, ").nth(1).map(|s| figure(s, "")) else {
+        panic!("no chunks in:\n{stdout}")
+    };
+    assert!(
+        large_chunks >= 20,
+        "2,000 programs should run in many chunks:\n{stdout}"
+    );
+    assert!(
+        large_peak <= small_peak + 40,
+        "peak memory {small_peak} MB with 100 programs, {large_peak} MB with 2,000:\n{stdout}"
+    );
+    std::fs::remove_dir_all(&tasks).unwrap();
+}
+
+/// `--minutes` ends a search that would otherwise run on (no `--rounds`): on time, with the
+/// summary printed and what it found written.
+#[test]
+fn search_minutes_stops_on_time() {
+    let Some(tasks) = task_folder("arc/training", "minutes", 40) else {
+        return;
+    };
+    let found = tasks.with_extension("found");
+    let started = Instant::now();
+    let out = cli(&[
+        "search",
+        "--library",
+        "dsl",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--minutes",
+        "0.05",
+        "--mutate",
+        "0.3",
+        "--memory",
+        "1",
+        "--out",
+        found.to_str().unwrap(),
+    ]);
+    let seconds = started.elapsed().as_secs_f64();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("stopped at the deadline"), "{stdout}");
+    assert!(stdout.contains("round 1:"), "{stdout}");
+    // 3 s of search; the generous margin is for a loaded machine, not for the search.
+    assert!(seconds < 30.0, "--minutes 0.05 took {seconds:.1} s:\n{stdout}");
+    let summary = stdout.lines().find(|l| l.starts_with("summary:")).unwrap();
+    let written: u64 = std::fs::read_dir(&found)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            parse_file("found.py", &std::fs::read_to_string(path).unwrap())
+                .unwrap()
+                .len() as u64
+        })
+        .sum();
+    assert!(written > 0, "{stdout}");
+    assert_eq!(written, figure(summary, "(size); "), "{stdout}");
+    std::fs::remove_dir_all(&found).unwrap();
+    std::fs::remove_dir_all(&tasks).unwrap();
 }
 
 #[test]
@@ -270,5 +501,20 @@ fn bad_input_gives_clear_messages_and_status_2() {
     let out = cli(&["gen", "--library", "dsl/demo", "--count", "50", "--out", "/dev/null"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--count 50 is more than the library's 6 solvers"));
+    // Search's budgets.
+    let search: [(&[&str], &str); 3] = [
+        (&["--minutes", "0"], "--minutes 0 must be above 0"),
+        (&["--minutes=-2"], "--minutes -2 must be above 0"),
+        (&["--memory", "0"], "--memory must be at least 1 (MB)"),
+    ];
+    for (args, message) in search {
+        let mut all = vec!["search", "--library", "dsl", "--tasks", "dsl/demo", "--out"];
+        all.push(empty.to_str().unwrap());
+        all.extend_from_slice(args);
+        let out = cli(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(message), "{all:?}: {stderr}");
+    }
     std::fs::remove_dir_all(&empty).unwrap();
 }

@@ -16,6 +16,7 @@ use super::grids::{GridBatch, PatchBatch};
 use super::{par_map, Arg, LaneResult};
 use crate::dsl::func::{call, panic_message, Deadline};
 use crate::dsl::prims;
+use crate::dsl::prims::common::MemberLimit;
 use crate::dsl::{Cell, Color, DslError, GridView, Loc, PrimId, Value};
 
 /// Lanes per parallel chunk for scalar primitives and function values: one, leaving the split
@@ -34,17 +35,32 @@ const GRID_CHUNK: usize = 8;
 pub struct CpuBackend {
     /// Time limit per lane of a call that may run function values.
     limit: Option<Duration>,
+    /// Cap on the members of a container built by a lane-by-lane call ([`MemberLimit`]).
+    max_members: Option<usize>,
 }
 
 impl CpuBackend {
     /// A backend whose lane-by-lane calls stop with [`DslError::Timeout`] after `limit`.
     pub fn new(limit: Option<Duration>) -> CpuBackend {
-        CpuBackend { limit }
+        CpuBackend {
+            limit,
+            max_members: None,
+        }
     }
 
-    /// Runs one lane [`isolated`], under the time limit when `timed`.
+    /// The same backend, its lane-by-lane calls failing with [`DslError::TooLarge`] before
+    /// building a container of more than `max` members (a search's size budget).
+    pub fn with_max_members(self, max: Option<usize>) -> CpuBackend {
+        CpuBackend {
+            max_members: max,
+            ..self
+        }
+    }
+
+    /// Runs one lane [`isolated`], under the time limit when `timed`, and the member cap.
     fn guarded(&self, timed: bool, what: &dyn Fn() -> String, f: impl FnOnce() -> LaneResult) -> LaneResult {
         let _deadline = timed.then(|| Deadline::set(self.limit.map(|l| Instant::now() + l)));
+        let _members = self.max_members.map(MemberLimit::set);
         isolated(what, f)
     }
 }

@@ -23,16 +23,21 @@ use std::time::Instant;
 
 use smallvec::SmallVec;
 
-use super::merge::{Input, Level, Merged, Node, NodeId, NodeOp};
+use super::merge::{Input, Level, Merged, Node, NodeId, NodeOp, Outcome};
 use crate::batch::{call_group, call_prim, call_value, Arg, Backend, LaneResult};
-use crate::dsl::{PrimId, Value};
+use crate::dsl::{DslError, PrimId, Value};
 use crate::tasks::Task;
 
-/// The lanes of an evaluation: every sample of every chosen task, task by task.
+/// The lanes of an evaluation: every sample of every chosen task, task by task, or a run of
+/// each task's samples ([`Lanes::samples_in`], for staged evaluation).
 pub struct Lanes<'t> {
     pub tasks: Vec<&'t Task>,
     /// First lane of each task.
     start: Vec<usize>,
+    /// Lanes of each task.
+    counts: Vec<usize>,
+    /// The sample (of the task's train then test samples) of each task's first lane.
+    first: Vec<usize>,
     /// `I` on each lane.
     inputs: Vec<Value>,
     /// `C` on each lane: the expected output, or `None`.
@@ -54,12 +59,39 @@ impl<'t> Lanes<'t> {
         }
         let pairs = tasks.iter().map(|t| t.train_pairs_value()).collect();
         Lanes {
+            counts: tasks.iter().map(|t| t.train.len() + t.test.len()).collect(),
+            first: vec![0; tasks.len()],
             tasks,
             start,
             inputs,
             expected,
             pairs,
         }
+    }
+
+    /// The same tasks (same indices) with only the samples `range` of each (those it has; a
+    /// task may be left with none), sharing the values.
+    pub fn samples_in(&self, range: Range<usize>) -> Lanes<'t> {
+        let mut out = Lanes {
+            tasks: self.tasks.clone(),
+            start: Vec::with_capacity(self.tasks.len()),
+            counts: Vec::with_capacity(self.tasks.len()),
+            first: Vec::with_capacity(self.tasks.len()),
+            inputs: Vec::new(),
+            expected: Vec::new(),
+            pairs: self.pairs.clone(),
+        };
+        for t in 0..self.tasks.len() {
+            let n = self.counts[t];
+            let (from, to) = (range.start.min(n), range.end.min(n));
+            out.start.push(out.inputs.len());
+            out.counts.push(to - from);
+            out.first.push(self.first[t] + from);
+            let lanes = self.start[t] + from..self.start[t] + to;
+            out.inputs.extend_from_slice(&self.inputs[lanes.clone()]);
+            out.expected.extend_from_slice(&self.expected[lanes]);
+        }
+        out
     }
 
     /// Number of lanes.
@@ -73,7 +105,12 @@ impl<'t> Lanes<'t> {
 
     /// Number of samples (lanes) of task `t`.
     pub fn samples(&self, t: usize) -> usize {
-        self.tasks[t].train.len() + self.tasks[t].test.len()
+        self.counts[t]
+    }
+
+    /// Which of task `t`'s samples (train then test) its lane `s` is.
+    pub fn sample(&self, t: usize, s: usize) -> usize {
+        self.first[t] + s
     }
 
     /// The global lane of sample `s` of task `t`.
@@ -88,6 +125,8 @@ impl<'t> Lanes<'t> {
         Lanes {
             tasks: self.tasks[tasks.clone()].to_vec(),
             start: self.start[tasks.clone()].iter().map(|s| s - first).collect(),
+            counts: self.counts[tasks.clone()].to_vec(),
+            first: self.first[tasks.clone()].to_vec(),
             inputs: self.inputs[first..end].to_vec(),
             expected: self.expected[first..end].to_vec(),
             pairs: self.pairs[tasks].to_vec(),
@@ -168,6 +207,26 @@ impl Column {
         }
     }
 
+    /// Turns every value larger than `cap` ([`size`]) into a [`DslError::TooLarge`] error,
+    /// freeing it.
+    fn cap(&mut self, cap: usize) {
+        let values = match &mut self.values {
+            Values::One(v) => std::slice::from_mut(v),
+            Values::PerTask(vs) | Values::PerLane(vs) => vs.as_mut_slice(),
+        };
+        for v in values {
+            let n = match v {
+                Ok(value) => size(value, cap),
+                Err(_) => continue,
+            };
+            if n > cap {
+                *v = Err(DslError::TooLarge(format!(
+                    "a value of size {n} or more, past the size budget of {cap}"
+                )));
+            }
+        }
+    }
+
     /// The tasks (indices into the lanes' tasks) the column has values for, ascending.
     pub fn tasks(&self) -> &[u32] {
         &self.domain.tasks
@@ -184,11 +243,43 @@ impl Column {
     }
 }
 
+/// A value's size for the size budget: a grid's cells, a container's members plus, for a
+/// tuple or set, the sizes of the members that are containers (a set of objects counts its
+/// objects and their cells). Counting stops once it passes `cap`.
+pub fn size(v: &Value, cap: usize) -> usize {
+    match v {
+        Value::Grid(g) => g.cells.len(),
+        Value::Indices(l) => l.len(),
+        Value::Object(c) => c.len(),
+        Value::Tuple(vs) | Value::Set(vs) => {
+            let mut n = vs.len();
+            for m in vs.iter() {
+                if n > cap {
+                    break;
+                }
+                n += size(m, cap);
+            }
+            n
+        }
+        Value::None | Value::Bool(_) | Value::Int(_) | Value::Pair(..) | Value::Func(_) => 0,
+    }
+}
+
 /// What evaluation leaves for scoring: the columns of outputs and guards, by node; and for
 /// profiling, the time each node took.
 pub struct Evaluation {
     pub columns: Vec<Option<Arc<Column>>>,
     pub timings: Vec<Option<NodeTiming>>,
+}
+
+impl Evaluation {
+    /// What an outcome gives on lane `s` of task `t`: its output, unless a guard raised there
+    /// (that guard's error); `None` where a column is missing (not evaluated there).
+    pub fn outcome(&self, o: &Outcome, t: usize, s: usize) -> Option<&LaneResult> {
+        let on = |node: NodeId| self.columns[node as usize].as_ref().map(|c| c.get(t, s));
+        let guard_error = o.guards.iter().filter_map(|&g| on(g)).find(|r| r.is_err());
+        guard_error.or_else(|| on(o.output))
+    }
 }
 
 /// One node's evaluation: how long it took, over how many lanes (or tasks, or once).
@@ -208,13 +299,15 @@ pub enum Keep {
 }
 
 /// Evaluates the DAG: solver `k` on the tasks `solver_tasks[k]` (indices into `lanes.tasks`).
-/// `tick` is called once per node evaluated.
+/// A value larger than `max_size` ([`size`]) becomes its lane's [`DslError::TooLarge`] error
+/// as soon as its node is done. `tick` is called once per node evaluated.
 pub fn evaluate(
     merged: &Merged,
     lanes: &Lanes<'_>,
     solver_tasks: &[Vec<u32>],
     backend: &dyn Backend,
     keep: Keep,
+    max_size: Option<usize>,
     tick: &(dyn Fn() + Sync),
 ) -> Evaluation {
     let domains = domains(merged, lanes, solver_tasks);
@@ -238,6 +331,7 @@ pub fn evaluate(
         merged,
         lanes,
         backend,
+        max_size,
         tick,
         readers_left: users.iter().map(|u| AtomicUsize::new(u.len())).collect(),
         users,
@@ -280,6 +374,7 @@ struct Scheduler<'a, 't> {
     merged: &'a Merged,
     lanes: &'a Lanes<'t>,
     backend: &'a dyn Backend,
+    max_size: Option<usize>,
     tick: &'a (dyn Fn() + Sync),
     domains: Vec<Option<Arc<Domain>>>,
     /// The nodes that read each node (each once).
@@ -310,7 +405,10 @@ impl Scheduler<'_, '_> {
         let args: SmallVec<[Option<Arc<Column>>; 4]> =
             node.args.iter().map(|&a| self.slot(a as usize).clone()).collect();
         let start = Instant::now();
-        let column = evaluate_node(node, domain, &args, self.lanes, self.backend);
+        let mut column = evaluate_node(node, domain, &args, self.lanes, self.backend, self.max_size);
+        if let Some(cap) = self.max_size {
+            column.cap(cap);
+        }
         let units = column.units();
         let _ = self.timings[k].set(NodeTiming {
             seconds: start.elapsed().as_secs_f64(),
@@ -445,6 +543,7 @@ fn evaluate_node(
     args: &[Option<Arc<Column>>],
     lanes: &Lanes<'_>,
     backend: &dyn Backend,
+    max_size: Option<usize>,
 ) -> Column {
     let values = match &node.op {
         NodeOp::Const(c) => Values::One(Ok(c.value())),
@@ -476,7 +575,7 @@ fn evaluate_node(
                     None => unreachable_column(),
                 })
                 .collect();
-            call_node(&node.op, node.level, &gathered, &domain, backend)
+            call_node(&node.op, node.level, &gathered, &domain, backend, max_size)
         }
     };
     Column { domain, values }
@@ -495,7 +594,14 @@ fn unreachable_column<'a>() -> Gathered<'a> {
 
 /// Calls a step's primitive or function value on every unit whose arguments are values; a unit
 /// with an error argument takes the first such error.
-fn call_node(op: &NodeOp, level: Level, args: &[Gathered<'_>], domain: &Domain, backend: &dyn Backend) -> Values {
+fn call_node(
+    op: &NodeOp,
+    level: Level,
+    args: &[Gathered<'_>],
+    domain: &Domain,
+    backend: &dyn Backend,
+    max_size: Option<usize>,
+) -> Values {
     // Every argument the same on every lane, or an error on every lane: compute once. (A
     // pick's group failing everywhere is no error of the pick: it computes its call instead.)
     let checked = if matches!(op, NodeOp::Pick { .. }) {
@@ -506,7 +612,7 @@ fn call_node(op: &NodeOp, level: Level, args: &[Gathered<'_>], domain: &Domain, 
     if args.iter().all(|a| matches!(a, Gathered::One(_))) || checked.iter().any(|a| matches!(a, Gathered::One(Err(_))))
     {
         return Values::One(
-            call_units(op, args, 1, backend)
+            call_units(op, args, 1, backend, max_size)
                 .into_iter()
                 .next()
                 .unwrap_or(Ok(Value::None)),
@@ -517,20 +623,33 @@ fn call_node(op: &NodeOp, level: Level, args: &[Gathered<'_>], domain: &Domain, 
         Level::Task => domain.tasks.len(),
         Level::Lane => domain.lanes,
     };
-    let results = call_units(op, args, units, backend);
+    let results = call_units(op, args, units, backend, max_size);
     match level {
         Level::Task => Values::PerTask(results),
         _ => Values::PerLane(results),
     }
 }
 
-/// The results on `units` units.
-fn call_units(op: &NodeOp, args: &[Gathered<'_>], units: usize, backend: &dyn Backend) -> Vec<LaneResult> {
+/// The results on `units` units. With a size budget, a unit whose call would do more work
+/// than the budget allows ([`over_budget`]) fails before it starts.
+fn call_units(
+    op: &NodeOp,
+    args: &[Gathered<'_>],
+    units: usize,
+    backend: &dyn Backend,
+    max_size: Option<usize>,
+) -> Vec<LaneResult> {
     if let NodeOp::Pick { part, prim } = op {
         return pick_units(*part as usize, *prim, args, units, backend);
     }
-    let first_error = |u: usize| args.iter().map(|a| a.get(u)).find_map(|r| r.as_ref().err());
-    let ok: Vec<usize> = (0..units).filter(|&u| first_error(u).is_none()).collect();
+    let failure = |u: usize| -> Option<DslError> {
+        match args.iter().map(|a| a.get(u)).find_map(|r| r.as_ref().err()) {
+            Some(e) => Some(e.clone()),
+            None => max_size.and_then(|cap| over_budget(op, args, u, cap)),
+        }
+    };
+    let failures: Vec<Option<DslError>> = (0..units).map(failure).collect();
+    let ok: Vec<usize> = (0..units).filter(|&u| failures[u].is_none()).collect();
     let batched: Vec<Arg<'_>> = args
         .iter()
         .map(|a| match a {
@@ -547,12 +666,26 @@ fn call_units(op: &NodeOp, args: &[Gathered<'_>], units: usize, backend: &dyn Ba
     if ok.len() == units {
         return results.collect();
     }
-    (0..units)
-        .map(|u| match first_error(u) {
-            Some(e) => Err(e.clone()),
+    failures
+        .into_iter()
+        .map(|f| match f {
+            Some(e) => Err(e),
             None => results.next().unwrap_or(Ok(Value::None)),
         })
         .collect()
+}
+
+/// The work budget of a call on unit `u`: `prapply(f, a, b)` calls `f` on every pair of `a`
+/// and `b`, so past `cap` pairs it fails at once with [`DslError::TooLarge`] rather than run
+/// to its time limit (`product` is capped where it is built, by the backend's member cap).
+fn over_budget(op: &NodeOp, args: &[Gathered<'_>], u: usize, cap: usize) -> Option<DslError> {
+    static PRAPPLY: std::sync::LazyLock<Option<PrimId>> = std::sync::LazyLock::new(|| PrimId::of("prapply"));
+    if !matches!(op, NodeOp::Prim(id) if Some(*id) == *PRAPPLY) {
+        return None;
+    }
+    let len = |k: usize| args[k].get(u).as_ref().ok().and_then(Value::len).unwrap_or(0);
+    let pairs = len(1).saturating_mul(len(2));
+    (pairs > cap).then(|| DslError::TooLarge(format!("prapply over {pairs} pairs, past the size budget of {cap}")))
 }
 
 /// A pick on `units` units: the group's element where the group has a tuple, else the call
@@ -591,4 +724,35 @@ fn pick_units(
         }
     }
     out.into_iter().map(|r| r.unwrap_or(Ok(Value::None))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dsl::{Grid, Loc};
+
+    /// Sizes count cells and members through nested containers; the cap turns exactly the
+    /// values past it into `TooLarge` errors and leaves errors and smaller values alone.
+    #[test]
+    fn the_size_budget_fails_exactly_the_values_past_it() {
+        let grid = Value::grid(Grid::filled(3, 4, 1));
+        let locs = |n: i32| Value::indices((0..n).map(|j| Loc { i: 0, j }).collect());
+        let set = Value::set(vec![locs(5), locs(7), Value::Int(3)]);
+        assert_eq!(size(&grid, 100), 12);
+        assert_eq!(size(&locs(9), 100), 9);
+        assert_eq!(size(&set, 100), 3 + 5 + 7);
+        assert_eq!(size(&Value::Int(4), 100), 0);
+        let dom = Arc::new(Domain::new(Vec::new(), &Lanes::new(Vec::new())));
+        let mut column = Column {
+            domain: dom,
+            values: Values::PerLane(vec![Ok(grid.clone()), Ok(set.clone()), Err(DslError::Timeout)]),
+        };
+        column.cap(12);
+        let Values::PerLane(vs) = &column.values else {
+            panic!("a column of lanes")
+        };
+        assert!(vs[0].as_ref().is_ok_and(|v| *v == grid));
+        assert!(matches!(&vs[1], Err(DslError::TooLarge(m)) if m.contains("size budget of 12")));
+        assert_eq!(vs[2], Err(DslError::Timeout));
+    }
 }

@@ -1,6 +1,10 @@
 //! batt: many solver programs merged into one DAG ([`merge`]), evaluated column by column over
 //! every sample of many tasks at once ([`eval`]), and scored ([`score`]); [`text`] reads and
-//! writes a merged DAG as a batt text file.
+//! writes a merged DAG as a batt text file; [`staged`] evaluates for search (first train pairs
+//! first, then only the pairs still alive).
+//!
+//! Under a memory budget ([`Plan::with_memory`]) the solvers are evaluated in chunks, one
+//! after the other, so that the columns alive at once do not grow with the number of solvers.
 //!
 //! Knows programs, tasks and the batch layer; nothing of the CLI. [`Plan::new`] assigns
 //! solvers to tasks and merges; [`Plan::run`] evaluates on a backend and scores.
@@ -17,6 +21,7 @@
 pub mod eval;
 pub mod merge;
 pub mod score;
+pub mod staged;
 pub mod text;
 
 use std::collections::{HashMap, HashSet};
@@ -53,6 +58,11 @@ pub struct Plan<'t> {
     pub tasks_without_solver: Vec<String>,
     /// Solvers defined again for a task that already has one (the first is used).
     pub duplicate_solvers: Vec<String>,
+    /// Solvers evaluated together by [`run`](Self::run) (all of them unless a memory budget
+    /// was set, [`with_memory`](Self::with_memory)).
+    chunk: Option<usize>,
+    /// The size budget [`run`](Self::run) evaluates under ([`with_max_size`](Self::with_max_size)).
+    max_size: Option<usize>,
     seconds: f64,
 }
 
@@ -110,6 +120,39 @@ fn profile(merged: &Merged, shards: &[Vec<Option<eval::NodeTiming>>]) -> Vec<OpT
     let mut rows: Vec<OpTime> = rows.into_values().collect();
     rows.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then_with(|| a.name.cmp(&b.name)));
     rows
+}
+
+/// A match under its (task, solver) key, for ordering matches found chunk by chunk.
+type Keyed = ((u32, usize), Match);
+
+/// `lanes` cut into the backend's shards (contiguous runs of tasks): each shard's range of
+/// tasks, its lanes, and each solver's tasks among them (indices into the shard's own tasks,
+/// from `solver_tasks`, indices into `lanes.tasks`). One shard is all of `lanes`, unsliced.
+fn shards<'t>(
+    lanes: &Lanes<'t>,
+    solver_tasks: &[Vec<u32>],
+    backend: &dyn Backend,
+) -> Vec<(std::ops::Range<usize>, Lanes<'t>, Vec<Vec<u32>>)> {
+    let ranges = lanes.shards(backend.shards(lanes.len()));
+    if ranges.len() <= 1 {
+        let all = 0..lanes.tasks.len();
+        return vec![(all.clone(), lanes.slice(all), solver_tasks.to_vec())];
+    }
+    ranges
+        .into_iter()
+        .map(|r| {
+            let tasks = solver_tasks
+                .iter()
+                .map(|ts| {
+                    ts.iter()
+                        .filter(|&&t| r.contains(&(t as usize)))
+                        .map(|&t| t - r.start as u32)
+                        .collect()
+                })
+                .collect();
+            (r.clone(), lanes.slice(r), tasks)
+        })
+        .collect()
 }
 
 /// Which solvers run on which tasks.
@@ -193,6 +236,8 @@ impl<'t> Assignment<'t> {
             solvers_without_task: self.solvers_without_task,
             tasks_without_solver: self.tasks_without_solver,
             duplicate_solvers: self.duplicate_solvers,
+            chunk: None,
+            max_size: None,
             seconds: start.elapsed().as_secs_f64(),
         }
     }
@@ -244,37 +289,64 @@ impl<'t> Plan<'t> {
         self.lanes.len()
     }
 
-    /// The lanes cut into the backend's shards, each with its solvers' tasks (indices into the
-    /// shard's own tasks). One shard is the whole plan, unsliced.
-    fn shards(&self, backend: &dyn Backend) -> Vec<(Lanes<'t>, Vec<Vec<u32>>)> {
-        let ranges = self.lanes.shards(backend.shards(self.lanes.len()));
-        if ranges.len() <= 1 {
-            return vec![(self.lanes.slice(0..self.lanes.tasks.len()), self.solver_tasks.clone())];
-        }
-        ranges
-            .into_iter()
-            .map(|r| {
-                let tasks = self
-                    .solver_tasks
-                    .iter()
-                    .map(|ts| {
-                        ts.iter()
-                            .filter(|&&t| r.contains(&(t as usize)))
-                            .map(|&t| t - r.start as u32)
-                            .collect()
+    /// The plan evaluating its solvers in chunks that keep their columns within `bytes`
+    /// ([`Plan::chunk_for`], every sample at once), so that memory does not grow with the
+    /// number of solvers. Results are the same as in one chunk; steps shared between solvers of
+    /// different chunks are computed once per chunk.
+    pub fn with_memory(mut self, bytes: u64) -> Self {
+        self.chunk = Some(self.chunk_for(bytes, false));
+        self
+    }
+
+    /// The plan evaluating under a size budget: a value larger than `max_size`
+    /// ([`eval::size`]) fails its lane, as in search. The backend's member cap
+    /// ([`crate::batch::CpuBackend::with_max_members`]) should be the same. `None`: no budget
+    /// (the default), results as the reference's.
+    pub fn with_max_size(mut self, max_size: Option<usize>) -> Self {
+        self.max_size = max_size;
+        self
+    }
+
+    /// The number of solvers whose columns fit in `bytes`, at
+    /// [`staged::BYTES_PER_PROGRAM_LANE`] per solver and lane it runs on, on average: with
+    /// `early_exit` the lanes of the first stage (one per task of the solver), else every
+    /// sample of its tasks. At least one.
+    pub fn chunk_for(&self, bytes: u64, early_exit: bool) -> usize {
+        let program_lanes: usize = self
+            .solver_tasks
+            .iter()
+            .flatten()
+            .map(|&t| if early_exit { 1 } else { self.lanes.samples(t as usize) })
+            .sum();
+        let per_program = program_lanes.div_ceil(self.solver_tasks.len().max(1)).max(1) as u64;
+        (bytes / (staged::BYTES_PER_PROGRAM_LANE * per_program)).max(1) as usize
+    }
+
+    /// The solvers cut into chunks of `chunk`: for each chunk, each solver's tasks (none for
+    /// the solvers of other chunks).
+    fn chunks(&self, chunk: usize) -> Vec<Vec<Vec<u32>>> {
+        let (n, chunk) = (self.solver_tasks.len(), chunk.max(1));
+        (0..n)
+            .step_by(chunk)
+            .map(|from| {
+                let solvers = from..(from + chunk).min(n);
+                (0..n)
+                    .map(|k| match solvers.contains(&k) {
+                        true => self.solver_tasks[k].clone(),
+                        false => Vec::new(),
                     })
-                    .collect();
-                (self.lanes.slice(r), tasks)
+                    .collect()
             })
             .collect()
     }
 
     /// How many times [`run`](Self::run) calls its `tick` on this backend: once per node of
-    /// each shard.
+    /// each shard of each chunk.
     pub fn work(&self, backend: &dyn Backend) -> u64 {
-        self.shards(backend)
+        self.chunks(self.chunk.unwrap_or(self.solver_tasks.len()))
             .iter()
-            .map(|(lanes, tasks)| eval::live_nodes(&self.merged, lanes, tasks) as u64)
+            .flat_map(|tasks| shards(&self.lanes, tasks, backend))
+            .map(|(_, lanes, tasks)| eval::live_nodes(&self.merged, &lanes, &tasks) as u64)
             .sum()
     }
 
@@ -297,6 +369,7 @@ impl<'t> Plan<'t> {
             &self.solver_tasks,
             backend,
             eval::Keep::All,
+            None,
             tick,
         )
     }
@@ -311,7 +384,7 @@ impl<'t> Plan<'t> {
             for &t in tasks {
                 let t = t as usize;
                 let samples = (0..self.lanes.samples(t))
-                    .map(|s| score::outcome_on(evaluation, &self.merged.solvers[k].outcome, t, s))
+                    .map(|s| evaluation.outcome(&self.merged.solvers[k].outcome, t, s))
                     .collect();
                 out.push((self.names[k].as_str(), self.lanes.tasks[t].id.as_str(), samples));
             }
@@ -319,24 +392,44 @@ impl<'t> Plan<'t> {
         out
     }
 
-    /// Evaluates on a backend and scores. The lanes are cut into the backend's shards
-    /// (contiguous runs of tasks), evaluated in parallel, each columnar over its own lanes;
-    /// `tick` is called once per node of each shard.
+    /// Evaluates on a backend and scores. The solvers are evaluated chunk by chunk (one chunk
+    /// unless [`with_memory`](Self::with_memory)); in each, the lanes are cut into the
+    /// backend's shards (contiguous runs of tasks), evaluated in parallel, each columnar over
+    /// its own lanes; `tick` is called once per node of each shard. Matches come task by
+    /// task, each task's in solver order.
     pub fn run(&self, backend: &dyn Backend, tick: &(dyn Fn() + Sync)) -> Report {
         let start = Instant::now();
-        let shards: Vec<(Vec<Match>, Vec<Option<eval::NodeTiming>>)> = self
-            .shards(backend)
-            .into_par_iter()
-            .map(|(lanes, tasks)| {
-                let evaluation = eval::evaluate(&self.merged, &lanes, &tasks, backend, eval::Keep::Sinks, tick);
-                let matches = score::score(&self.merged, &self.names, &lanes, &tasks, &evaluation);
-                (matches, evaluation.timings)
-            })
-            .collect();
-        let (matches, timings): (Vec<Vec<Match>>, Vec<_>) = shards.into_iter().unzip();
+        let mut matches: Vec<Keyed> = Vec::new();
+        let mut timings = Vec::new();
+        for tasks in self.chunks(self.chunk.unwrap_or(self.solver_tasks.len())) {
+            let shards: Vec<(Vec<Keyed>, Vec<Option<eval::NodeTiming>>)> = shards(&self.lanes, &tasks, backend)
+                .into_par_iter()
+                .map(|(range, lanes, tasks)| {
+                    let evaluation = eval::evaluate(
+                        &self.merged,
+                        &lanes,
+                        &tasks,
+                        backend,
+                        eval::Keep::Sinks,
+                        self.max_size,
+                        tick,
+                    );
+                    let scored = score::score(&self.merged, &self.names, &lanes, &tasks, &evaluation);
+                    let keys = score::jobs(&tasks)
+                        .into_iter()
+                        .map(|(t, k)| (t + range.start as u32, k));
+                    (keys.zip(scored).collect(), evaluation.timings)
+                })
+                .collect();
+            for (m, t) in shards {
+                matches.extend(m);
+                timings.push(t);
+            }
+        }
+        matches.sort_by_key(|(key, _)| *key);
         Report {
             profile: profile(&self.merged, &timings),
-            matches: matches.into_iter().flatten().collect(),
+            matches: matches.into_iter().map(|(_, m)| m).collect(),
             steps_total: self.merged.steps_total,
             steps_merged: self.merged.steps_merged(),
             lanes: self.lanes.len(),

@@ -2,8 +2,7 @@
 //! each differ's score on each sample.
 
 use super::eval::{Evaluation, Lanes};
-use super::merge::{Merged, Outcome};
-use crate::batch::LaneResult;
+use super::merge::Merged;
 use crate::dsl::Value;
 
 /// One solver on one task.
@@ -28,11 +27,16 @@ impl Match {
     }
 }
 
-/// What an outcome gives on sample `s` of task `t`: its output, unless a guard raised there.
-pub(super) fn outcome_on<'e>(eval: &'e Evaluation, o: &Outcome, t: usize, s: usize) -> Option<&'e LaneResult> {
-    let on = |node: u32| eval.columns[node as usize].as_ref().map(|c| c.get(t, s));
-    let guard_error = o.guards.iter().filter_map(|&g| on(g)).find(|r| r.is_err());
-    guard_error.or_else(|| on(o.output))
+/// The (task, solver) pairs of `solver_tasks`, ordered by task then solver: the order of
+/// [`score`]'s matches.
+pub fn jobs(solver_tasks: &[Vec<u32>]) -> Vec<(u32, usize)> {
+    let mut jobs: Vec<(u32, usize)> = solver_tasks
+        .iter()
+        .enumerate()
+        .flat_map(|(k, tasks)| tasks.iter().map(move |&t| (t, k)))
+        .collect();
+    jobs.sort_unstable();
+    jobs
 }
 
 /// Scores every solver on its tasks, ordered by task then solver.
@@ -43,13 +47,8 @@ pub fn score(
     solver_tasks: &[Vec<u32>],
     eval: &Evaluation,
 ) -> Vec<Match> {
-    let mut jobs: Vec<(u32, usize)> = solver_tasks
-        .iter()
-        .enumerate()
-        .flat_map(|(k, tasks)| tasks.iter().map(move |&t| (t, k)))
-        .collect();
-    jobs.sort_unstable();
-    jobs.into_iter()
+    jobs(solver_tasks)
+        .into_iter()
         .map(|(t, k)| {
             let t = t as usize;
             let solver = &merged.solvers[k];
@@ -62,7 +61,7 @@ pub fn score(
                 error: None,
             };
             for s in 0..lanes.samples(t) {
-                let out = outcome_on(eval, &solver.outcome, t, s);
+                let out = eval.outcome(&solver.outcome, t, s);
                 if let Some(Err(e)) = out {
                     m.error.get_or_insert_with(|| e.to_string());
                 }
@@ -75,7 +74,8 @@ pub fn score(
                     m.correct += 1;
                 }
                 for (d, (_, scores)) in solver.differs.iter().zip(&mut m.differs) {
-                    let score = outcome_on(eval, d, t, s)
+                    let score = eval
+                        .outcome(d, t, s)
                         .and_then(|r| r.as_ref().ok())
                         .and_then(|v| v.as_int().ok());
                     scores.push(score);

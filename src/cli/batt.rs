@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use arcbatch::batch::Backend;
+use arcbatch::batch::{Backend, CpuBackend};
 use arcbatch::batt::{text, Config, Plan, Report};
 use arcbatch::device::select::{self, Kind};
 use arcbatch::program::{parse_file, Program};
@@ -34,13 +34,18 @@ pub enum BackendKind {
 impl BackendKind {
     /// The backend, with a time limit per step and lane.
     pub fn build(self, timeout: Duration) -> Result<Box<dyn Backend>, String> {
+        self.build_on(CpuBackend::new(Some(timeout)))
+    }
+
+    /// The backend over `cpu`, the CPU backend with its limits.
+    pub fn build_on(self, cpu: CpuBackend) -> Result<Box<dyn Backend>, String> {
         let kind = match self {
             BackendKind::Auto => Kind::Auto,
             BackendKind::Cpu => Kind::Cpu,
             BackendKind::Gpu => Kind::Gpu,
             BackendKind::Emu => Kind::Emu,
         };
-        select::backend(kind, Some(timeout))
+        select::backend_on(kind, cpu)
     }
 }
 
@@ -50,6 +55,10 @@ pub struct Options {
     pub differs: Option<PathBuf>,
     pub json: Option<PathBuf>,
     pub config: Config,
+    /// Memory budget for the solvers' values ([`Plan::with_memory`]).
+    pub memory_mb: u64,
+    /// Size budget per value ([`Plan::with_max_size`]), or none.
+    pub max_size: Option<usize>,
     pub backend: BackendKind,
     pub timeout: Duration,
 }
@@ -67,8 +76,15 @@ pub fn run(options: &Options) -> Result<(), String> {
         None => Vec::new(),
     };
     let loaded = Loaded::read(options.solvers.as_deref(), options.tasks.as_deref())?;
-    let plan = loaded.plan(&differs, options.config)?;
-    let backend = options.backend.build(options.timeout)?;
+    if options.memory_mb == 0 {
+        return Err("--memory must be at least 1 (MB)".into());
+    }
+    let plan = loaded
+        .plan(&differs, options.config)?
+        .with_memory(options.memory_mb << 20)
+        .with_max_size(options.max_size);
+    let cpu = CpuBackend::new(Some(options.timeout)).with_max_members(options.max_size);
+    let backend = options.backend.build_on(cpu)?;
     let progress = Progress::new(plan.work(backend.as_ref()), "nodes");
     let report = plan.run(backend.as_ref(), &|| progress.tick());
     progress.finish();

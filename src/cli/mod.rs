@@ -76,6 +76,14 @@ enum Command {
         /// output (as I) against the expected output (as C).
         #[arg(long)]
         differs: Option<PathBuf>,
+        /// Memory budget in MB for the solvers' values: sets how many solvers are evaluated
+        /// together.
+        #[arg(long, default_value_t = MEMORY_MB)]
+        memory: u64,
+        /// Size budget per value, as search's --max-size: a larger value fails its solver on
+        /// that sample (default: none, every result as the reference's).
+        #[arg(long)]
+        max_size: Option<usize>,
         #[command(flatten)]
         engine: EngineFlags,
     },
@@ -173,20 +181,37 @@ enum Command {
     },
     /// Rounds of gen -> batt (every program on every task) -> harvest: each program that
     /// solves every train and test pair of a task is written to DIR/<task>.py as a standalone
-    /// solver, once per distinct program.
+    /// solver, once per distinct program. Programs are evaluated in chunks sized to --memory,
+    /// on the first train pair of every task first and on a task's other samples only where
+    /// that one was right; of candidates with identical outputs, the shortest is kept.
     Search {
         #[command(flatten)]
         gen: GenFlags,
         /// The tasks to search on (any layout `run` reads).
         #[arg(long)]
         tasks: PathBuf,
-        /// Rounds of generation and evaluation.
-        #[arg(long, default_value_t = 10)]
-        rounds: usize,
+        /// Rounds of generation and evaluation (default: 10, or as many as --minutes allows).
+        #[arg(long)]
+        rounds: Option<usize>,
+        /// Stop cleanly after this many minutes (checked between chunks of programs), with
+        /// everything found so far written.
+        #[arg(long)]
+        minutes: Option<f64>,
         /// The folder the harvested solvers go to (created if missing; solvers already there
         /// are not harvested again).
         #[arg(long)]
         out: PathBuf,
+        /// Memory budget in MB for the programs' values: sets how many programs are evaluated
+        /// together.
+        #[arg(long, default_value_t = MEMORY_MB)]
+        memory: u64,
+        /// Size budget per value (a grid's cells, a container's members and theirs): a larger
+        /// value fails its program on that sample.
+        #[arg(long, default_value_t = 50_000)]
+        max_size: usize,
+        /// Evaluate every program on every sample (no early exit), for comparison.
+        #[arg(long)]
+        no_early_exit: bool,
         #[command(flatten)]
         engine: EngineFlags,
     },
@@ -203,13 +228,29 @@ struct EngineFlags {
     /// Where the batched operations run.
     #[arg(long, value_enum, default_value_t = batt::BackendKind::Auto)]
     backend: batt::BackendKind,
-    /// Time limit per step and sample, in milliseconds.
-    #[arg(long, default_value_t = 2000)]
-    timeout_ms: u64,
+    /// Time limit per step and sample, in milliseconds (default: 2000; for search, whose
+    /// candidates mostly do not fit the task they run on, 5).
+    #[arg(long)]
+    timeout_ms: Option<u64>,
     /// Worker threads (default: all cores; also ARCBATCH_THREADS).
     #[arg(long)]
     threads: Option<usize>,
 }
+
+impl EngineFlags {
+    /// The time limit per step and sample: `--timeout-ms`, else `default_ms`.
+    fn timeout(&self, default_ms: u64) -> Duration {
+        Duration::from_millis(self.timeout_ms.unwrap_or(default_ms))
+    }
+}
+
+/// The time limit per step and sample of `run` and `batt`, in milliseconds.
+const TIMEOUT_MS: u64 = 2000;
+/// The default memory budget of `batt` and `search`, in MB (the values of the programs
+/// evaluated together; the process needs some more).
+const MEMORY_MB: u64 = 512;
+/// The time limit per step and sample of `search`, in milliseconds.
+const SEARCH_TIMEOUT_MS: u64 = 5;
 
 /// Flags of the commands that generate batt programs.
 #[derive(clap::Args)]
@@ -317,6 +358,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             cross,
             no_merge,
             differs,
+            memory,
+            max_size,
             engine,
         } => {
             init_threads(engine.threads)?;
@@ -326,8 +369,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 differs,
                 json,
                 config: arcbatch::batt::Config { cross, no_merge },
+                memory_mb: memory,
+                max_size,
                 backend: engine.backend,
-                timeout: Duration::from_millis(engine.timeout_ms),
+                timeout: engine.timeout(TIMEOUT_MS),
             })?;
             Ok(ExitCode::SUCCESS)
         }
@@ -340,7 +385,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             engine,
         } => {
             init_threads(engine.threads)?;
-            let (backend, timeout) = (engine.backend, Duration::from_millis(engine.timeout_ms));
+            let (backend, timeout) = (engine.backend, engine.timeout(TIMEOUT_MS));
             profile::run(&profile::Options {
                 file,
                 tasks,
@@ -399,7 +444,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             gen,
             tasks,
             rounds,
+            minutes,
             out,
+            memory,
+            max_size,
+            no_early_exit,
             engine,
         } => {
             init_threads(engine.threads)?;
@@ -407,9 +456,13 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 gen: gen.args(),
                 tasks,
                 rounds,
+                minutes,
                 out,
+                memory_mb: memory,
+                max_size,
+                early_exit: !no_early_exit,
                 backend: engine.backend,
-                timeout: Duration::from_millis(engine.timeout_ms),
+                timeout: engine.timeout(SEARCH_TIMEOUT_MS),
             })?;
             Ok(ExitCode::SUCCESS)
         }

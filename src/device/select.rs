@@ -26,7 +26,12 @@ pub const EMU_DEVICES_ENV: &str = "ARCBATCH_EMU_DEVICES";
 
 /// The backend of `kind`, with a time limit per step and lane.
 pub fn backend(kind: Kind, timeout: Option<Duration>) -> Result<Box<dyn Backend>, String> {
-    let cpu = CpuBackend::new(timeout);
+    backend_on(kind, CpuBackend::new(timeout))
+}
+
+/// The backend of `kind` over `cpu`, the CPU backend it runs (and falls back to) with that
+/// backend's limits.
+pub fn backend_on(kind: Kind, cpu: CpuBackend) -> Result<Box<dyn Backend>, String> {
     Ok(match kind {
         Kind::Cpu => Box::new(cpu),
         Kind::Emu => {

@@ -1,18 +1,29 @@
-//! The search loop: rounds of generate → evaluate (batt, every program on every task) →
-//! harvest. A program (a library solver or a mutant) that solves every train and test pair of
-//! a task is kept as a standalone solver in the reference syntax, `def solve_<task>(I):` (or
+//! The search loop: rounds of generate → evaluate (every program on every task) → harvest. A
+//! program (a library solver or a mutant) that solves every train and test pair of a task is
+//! kept as a standalone solver in the reference syntax, `def solve_<task>(I):` (or
 //! `(S, I, C)` when it reads the training pairs), deduplicated by its normalised text
 //! ([`super::normalised`]) against everything harvested before, the files already in the
 //! output folder included. A program that reads `C` (the expected output) is never kept.
+//!
+//! Evaluation is staged and chunked ([`crate::batt::staged`]): under the search's budgets, in
+//! chunks sized to a memory budget, each program on a task's other samples only where its
+//! output on the first train pair was right. Candidates whose outputs are identical on every
+//! sample evaluated are observationally equivalent: the search keeps the shortest of each
+//! such class (fewest steps, then the first) and counts the others.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use super::rng::Rng;
 use super::{generate, normalised, Candidate, Options};
 use crate::batch::Backend;
+use crate::batt::staged::{Seen, Staging};
 use crate::batt::{Config, Plan};
+use crate::dsl::Value;
 use crate::program::{parse_file, Operand, Program};
 use crate::tasks::Task;
 
@@ -28,7 +39,26 @@ pub struct Round {
     /// Seconds generating, and evaluating and scoring.
     pub gen_seconds: f64,
     pub eval_seconds: f64,
-    /// Programs that solved some task (before deduplication).
+    /// Programs evaluated: all of them, unless the deadline came first.
+    pub evaluated: usize,
+    /// (program, sample) pairs evaluated (with early exit, fewer than programs x lanes).
+    pub program_samples: u64,
+    /// (program, task) pairs right on the task's first train pair, and so evaluated on its
+    /// other samples (with early exit).
+    pub alive: usize,
+    /// Chunks the programs were evaluated in.
+    pub chunks: usize,
+    /// Programs that ran past the time budget on some sample, and that made a value past the
+    /// size budget on some sample.
+    pub timed_out: usize,
+    pub too_large: usize,
+    /// Programs observationally equivalent to a shorter (or earlier) one of the round, and so
+    /// not harvested.
+    pub equivalent: usize,
+    /// Whether the deadline stopped the round before every program was evaluated.
+    pub stopped: bool,
+    /// (program, task) runs that solved their task (before deduplication), programs
+    /// equivalent to another one left out.
     pub solving: usize,
     /// New harvested solutions, as (task, file).
     pub new: Vec<(String, PathBuf)>,
@@ -119,48 +149,70 @@ pub fn round_seed(seed: u64, round: usize) -> u64 {
     rng.next_u64()
 }
 
+/// How a round evaluates: its staging, and when to stop.
+pub struct Budgets<'a> {
+    pub staging: Staging,
+    /// The memory budget in bytes: sets the chunk size ([`Plan::chunk_for`]) when given.
+    pub memory: Option<u64>,
+    /// Asked before each chunk: once it says so, the round ends with what it has.
+    pub stop: &'a (dyn Fn() -> bool + Sync),
+}
+
 /// One round: generates with `options` (its seed already the round's), evaluates every
-/// program on every task, and harvests the solvers.
+/// program on every task within `budgets`, and harvests the solvers.
 pub fn round(
     library: &[Program],
     options: &Options,
     tasks: &[Task],
     backend: &dyn Backend,
+    budgets: &Budgets<'_>,
     harvest: &mut Harvest,
     label: &str,
 ) -> Result<Round, String> {
     let started = Instant::now();
     let generated = generate(library, &[], options)?;
     let gen_seconds = started.elapsed().as_secs_f64();
-    // Programs are planned under their index, so that a match names its candidate.
-    let mut merged = generated.merged;
-    for (k, s) in merged.solvers.iter_mut().enumerate() {
-        s.name = k.to_string();
-    }
-    let steps = merged.steps_merged();
+    let steps = generated.merged.steps_merged();
     let plan = Plan::from_merged(
-        merged,
+        generated.merged,
         tasks,
         Config {
             cross: true,
             no_merge: false,
         },
     )?;
-    let report = plan.run(backend, &|| {});
+    let mut staging = budgets.staging;
+    if let Some(bytes) = budgets.memory {
+        staging.chunk = plan.chunk_for(bytes, staging.early_exit);
+    }
+    let signatures: Vec<AtomicU64> = (0..generated.candidates.len()).map(|_| AtomicU64::new(0)).collect();
+    let sink = |seen: Seen<'_>| {
+        signatures[seen.solver].fetch_add(output_hash(&seen), Ordering::Relaxed);
+    };
+    let staged = plan.run_staged(backend, &staging, budgets.stop, &sink);
+    let signatures: Vec<u64> = signatures.into_iter().map(AtomicU64::into_inner).collect();
+    let kept = representatives(&generated.candidates[..staged.solvers], &signatures);
     let mut r = Round {
         programs: generated.candidates.len(),
         lanes: plan.lanes(),
         steps,
         gen_seconds,
-        eval_seconds: report.seconds,
+        eval_seconds: staged.seconds,
+        evaluated: staged.solvers,
+        program_samples: staged.program_samples,
+        alive: staged.alive,
+        chunks: staged.chunks,
+        timed_out: staged.timed_out,
+        too_large: staged.too_large,
+        equivalent: (0..staged.solvers)
+            .filter(|&k| !kept[k] && !reads_expected(&generated.candidates[k].program))
+            .count(),
+        stopped: staged.stopped,
         ..Round::default()
     };
-    for m in report.matches.iter().filter(|m| m.solved()) {
-        let Some(c): Option<&Candidate> = m.solver.parse::<usize>().ok().and_then(|k| generated.candidates.get(k))
-        else {
-            continue;
-        };
-        if reads_expected(&c.program) {
+    for &(k, t) in &staged.solved {
+        let c: &Candidate = &generated.candidates[k];
+        if !kept[k] {
             continue;
         }
         r.solving += 1;
@@ -169,18 +221,55 @@ pub fn round(
             None => "as written".to_string(),
         };
         let note = format!("arcbatch search {label}: from {}; {what}", c.origin.from);
-        if let Some(path) = harvest.keep(&c.program, &m.task, &note)? {
-            let own = c.origin.mutation.is_none() && c.program.task_id() == Some(m.task.as_str());
+        let task = &tasks[t].id;
+        if let Some(path) = harvest.keep(&c.program, task, &note)? {
+            let own = c.origin.mutation.is_none() && c.program.task_id() == Some(task.as_str());
             r.novel += !own as usize;
-            r.new.push((m.task.clone(), path));
+            r.new.push((task.clone(), path));
         }
     }
     Ok(r)
 }
 
+/// A hash of one output on one sample: a candidate's signature is the sum of these over the
+/// samples it was evaluated on, so candidates with identical outputs share it.
+fn output_hash(seen: &Seen<'_>) -> u64 {
+    let mut h = DefaultHasher::new();
+    (seen.task, seen.sample).hash(&mut h);
+    match seen.result {
+        Some(Ok(Value::Grid(g))) => (0u8, g.as_ref()).hash(&mut h),
+        Some(Ok(v)) => (1u8, v.to_string()).hash(&mut h),
+        Some(Err(e)) => (2u8, e.to_string()).hash(&mut h),
+        None => 3u8.hash(&mut h),
+    }
+    h.finish()
+}
+
+/// Which candidates represent their observational-equivalence class (equal signatures): the
+/// one with the fewest steps, the first of those on a tie. Programs that read `C` represent
+/// nothing (they are never kept).
+fn representatives(candidates: &[Candidate], signatures: &[u64]) -> Vec<bool> {
+    let mut best: HashMap<u64, usize> = HashMap::new();
+    for (k, c) in candidates.iter().enumerate() {
+        if reads_expected(&c.program) {
+            continue;
+        }
+        let b = best.entry(signatures[k]).or_insert(k);
+        if c.program.steps.len() < candidates[*b].program.steps.len() {
+            *b = k;
+        }
+    }
+    let mut kept = vec![false; candidates.len()];
+    for &k in best.values() {
+        kept[k] = true;
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch::LaneResult;
     use crate::program::parse_program;
 
     #[test]
@@ -191,5 +280,53 @@ mod tests {
         assert!(!reads_expected(&q));
         assert_ne!(round_seed(1, 0), round_seed(1, 1));
         assert_eq!(round_seed(1, 3), round_seed(1, 3));
+    }
+
+    fn candidate(source: &str) -> Candidate {
+        Candidate {
+            program: parse_program("t.py", source).unwrap(),
+            origin: crate::batt::text::Origin {
+                from: "t".into(),
+                mutation: None,
+            },
+        }
+    }
+
+    /// Of candidates with one signature, the one with the fewest steps is kept (the first of
+    /// those on a tie); a candidate reading `C` never is, whatever its signature.
+    #[test]
+    fn the_shortest_of_equivalent_candidates_is_kept() {
+        let long = "def solve(S, I, C):\n    x1 = identity(I)\n    O = identity(x1)\n    return O\n";
+        let short = "def solve(S, I, C):\n    O = identity(I)\n    return O\n";
+        let cheat = "def solve(S, I, C):\n    O = identity(C)\n    return O\n";
+        let cs: Vec<Candidate> = [long, short, short, long, cheat, cheat].map(candidate).into();
+        let kept = representatives(&cs, &[7, 7, 7, 9, 7, 11]);
+        assert_eq!(kept, [false, true, false, true, false, false]);
+    }
+
+    /// Equal outputs on the same sample hash alike; another sample, output or error does not.
+    #[test]
+    fn output_hashes_tell_outputs_and_samples_apart() {
+        let grid = |c: i8| -> LaneResult { Ok(Value::grid(crate::dsl::Grid::filled(2, 2, c))) };
+        let (a, b) = (grid(1), grid(2));
+        let err: LaneResult = Err(crate::dsl::DslError::Timeout);
+        let h = |task, sample, result| {
+            output_hash(&Seen {
+                solver: 0,
+                task,
+                sample,
+                result,
+            })
+        };
+        let same = grid(1);
+        assert_eq!(h(0, 0, Some(&a)), h(0, 0, Some(&same)));
+        let others = [
+            h(0, 0, Some(&b)),
+            h(0, 1, Some(&a)),
+            h(1, 0, Some(&a)),
+            h(0, 0, Some(&err)),
+            h(0, 0, None),
+        ];
+        assert!(others.iter().all(|&x| x != h(0, 0, Some(&a))));
     }
 }

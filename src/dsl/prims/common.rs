@@ -94,6 +94,37 @@ pub fn cells(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
 /// [`DslError::TooLarge`] instead of exhausting memory (the reference would stall or die).
 pub const MAX_MEMBERS: usize = 1 << 20;
 
+thread_local! {
+    static MEMBER_LIMIT: std::cell::Cell<usize> = const { std::cell::Cell::new(MAX_MEMBERS) };
+}
+
+/// A lower cap than [`MAX_MEMBERS`] on the members of the containers that primitives build on
+/// this thread (checked before building, as for [`MAX_MEMBERS`]), while the guard lives: a
+/// search's size budget, so that a candidate asking for a huge `product` fails at once.
+/// Dropping the guard restores the cap before it.
+pub struct MemberLimit {
+    previous: usize,
+}
+
+impl MemberLimit {
+    pub fn set(limit: usize) -> MemberLimit {
+        MemberLimit {
+            previous: MEMBER_LIMIT.with(|m| m.replace(limit.min(MAX_MEMBERS))),
+        }
+    }
+
+    /// The cap in force on this thread.
+    pub fn get() -> usize {
+        MEMBER_LIMIT.with(std::cell::Cell::get)
+    }
+}
+
+impl Drop for MemberLimit {
+    fn drop(&mut self) {
+        MEMBER_LIMIT.with(|m| m.set(self.previous));
+    }
+}
+
 /// The bounding box of a non-empty set of locations: `(top, bottom, left, right)`, inclusive.
 pub fn bounds(locs: &[Loc]) -> Option<(i32, i32, i32, i32)> {
     let first = locs.first()?;

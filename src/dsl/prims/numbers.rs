@@ -16,7 +16,7 @@ use crate::dsl::registry::PrimSpec;
 use crate::dsl::value::Value;
 use crate::prim;
 
-use super::common::MAX_MEMBERS;
+use super::common::MemberLimit;
 use super::containers::{set_algebra, set_find, SetOp};
 
 pub const PRIMS: &[PrimSpec] = &[
@@ -172,10 +172,12 @@ fn repeat_tuple(t: &Value, n: i64) -> DslResult<Value> {
     Ok(Value::tuple((0..times).flat_map(|_| members.iter().cloned()).collect()))
 }
 
-/// Fails with [`DslError::TooLarge`] past [`MAX_MEMBERS`] members.
+/// Fails with [`DslError::TooLarge`] past [`MAX_MEMBERS`](super::common::MAX_MEMBERS) members,
+/// or the lower cap of a [`MemberLimit`] in force on this thread.
 pub(super) fn check_members(n: usize) -> DslResult<()> {
-    if n > MAX_MEMBERS {
-        crate::bail!(TooLarge, "a container of {n} members (the limit is {MAX_MEMBERS})");
+    let limit = MemberLimit::get();
+    if n > limit {
+        crate::bail!(TooLarge, "a container of {n} members (the limit is {limit})");
     }
     Ok(())
 }
