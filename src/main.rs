@@ -4,12 +4,6 @@
 
 mod cli;
 
-/// mimalloc: evaluation allocates and frees many small and mid-sized buffers (columns, sets,
-/// grids) per step; with glibc's allocator, malloc/free and page faults were a fifth of `run`'s
-/// time (perf).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use std::process::ExitCode;
 
 use clap::Parser;
