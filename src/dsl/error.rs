@@ -44,6 +44,10 @@ pub enum DslError {
     /// The program ran past its time limit (see [`crate::dsl::func::Deadline`]).
     #[error("time limit exceeded")]
     Timeout,
+    /// The computation was stopped from outside (see [`crate::dsl::func::Interrupt`]): a
+    /// signal, a cancelled search. Not a result of the program.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl DslError {
@@ -66,6 +70,7 @@ impl DslError {
             DslError::Attribute(_) => "AttributeError",
             DslError::ColorRange(_) | DslError::TooLarge(_) => "MemoryError",
             DslError::Timeout => "TimeoutError",
+            DslError::Interrupted => "KeyboardInterrupt",
             DslError::Internal(_) => "InternalError",
         }
     }
