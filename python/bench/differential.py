@@ -63,8 +63,13 @@ class Timeout(Exception):
     """The SIGALRM limit of one call."""
 
 
+# Whether the SIGALRM handler raises: a signal that arrives as the call ends is ignored.
+_armed = False
+
+
 def _alarm(signum, frame):
-    raise Timeout()
+    if _armed:
+        raise Timeout()
 
 
 # ----- programs ---------------------------------------------------------------------------
@@ -216,17 +221,19 @@ def compile_program(program: Program, namespace: Dict[str, Any]):
 
 def outcome(function, grid, limit: float) -> Tuple[str, Any]:
     """``("value", v)``, ``("raised", exception)`` or ``("timeout", None)``."""
+    global _armed
+    _armed = True
     signal.setitimer(signal.ITIMER_REAL, limit)
     try:
-        return "value", function(grid)
+        try:
+            return "value", function(grid)
+        finally:
+            _armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
     except Timeout:
         return "timeout", None
-    except RecursionError as e:
-        return "raised", e
     except Exception as e:  # noqa: what the program raised is the outcome
         return "raised", e
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def same(a, b) -> bool:

@@ -119,7 +119,7 @@ const CLASSES: &[ClassSpec] = &[
         name: "DslLimitError",
         base: Some(Kind::Dsl),
         builtin: |py| py.get_type::<PyException>(),
-        doc: "A value beyond this port's limits: a colour outside -128..127, an integer beyond 64 bits, a \
+        doc: "A value beyond this port's limits: a grid colour beyond 32 bits, an integer beyond 64 bits, a \
               container too large or nested too deeply (the reference would accept it or run out of memory).",
     },
     ClassSpec {

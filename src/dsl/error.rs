@@ -30,8 +30,8 @@ pub enum DslError {
     /// Python's `AttributeError` (e.g. `.count` on a frozenset).
     #[error("AttributeError: {0}")]
     Attribute(String),
-    /// A colour that does not fit a grid cell of this port (`i8`); the reference would accept it.
-    #[error("colour {0} does not fit in a grid cell (this port stores colours as i8)")]
+    /// A colour that does not fit a grid cell of this port (`i32`); the reference would accept it.
+    #[error("colour {0} does not fit in a grid cell (this port stores colours as i32)")]
     ColorRange(i64),
     /// A value that would exceed the port's size caps (the reference would run out of memory
     /// or time first).

@@ -22,6 +22,7 @@ use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
 use crate::prim;
 
 use super::common::{self, coord, MAX_MEMBERS};
+use super::rows;
 
 pub const PRIMS: &[PrimSpec] = &[
     prim!(rot90, [Grid] -> Grid, "quarter clockwise rotation"),
@@ -620,7 +621,9 @@ fn downscale(a: &[Value]) -> DslResult<Value> {
 
 /// `hconcat`: rows joined pairwise, as many as the shorter grid has.
 fn hconcat(a: &[Value]) -> DslResult<Value> {
-    let (x, y) = (a[0].as_grid()?, a[1].as_grid()?);
+    let (Ok(x), Ok(y)) = (a[0].as_grid(), a[1].as_grid()) else {
+        return Ok(rows::hconcat(&rows::of(&a[0])?, &rows::of(&a[1])?));
+    };
     Ok(build(x.h.min(y.h), x.w + y.w, |r, c| {
         if c < x.w {
             x.get(r, c)
@@ -765,27 +768,31 @@ fn cellwise(a: &[Value]) -> DslResult<Value> {
 
 fn replace(a: &[Value]) -> DslResult<Value> {
     let (from, to) = (a[1].as_int()?, a[2].as_int()?);
-    recolored(&*a[0].as_grid()?, |c| {
-        if i64::from(c) == from {
-            to_color(to)
-        } else {
-            Ok(c)
-        }
-    })
+    rows::on_grid(
+        &a[0],
+        |g| recolored(g, |c| if i64::from(c) == from { to_color(to) } else { Ok(c) }),
+        |r| Ok(rows::replace(r, from, to)),
+    )
 }
 
 fn switch(a: &[Value]) -> DslResult<Value> {
     let (x, y) = (a[1].as_int()?, a[2].as_int()?);
-    recolored(&*a[0].as_grid()?, |c| match i64::from(c) {
-        v if v == x => to_color(y),
-        v if v == y => to_color(x),
-        _ => Ok(c),
-    })
+    rows::on_grid(
+        &a[0],
+        |g| {
+            recolored(g, |c| match i64::from(c) {
+                v if v == x => to_color(y),
+                v if v == y => to_color(x),
+                _ => Ok(c),
+            })
+        },
+        |r| Ok(rows::switch(r, x, y)),
+    )
 }
 
 /// `index(grid, loc)`: the colour, or `None` outside the grid.
 fn index(a: &[Value]) -> DslResult<Value> {
-    let (i, j) = a[1].as_pair()?;
+    let (i, j) = a[1].unpack_pair()?;
     let g = a[0].as_grid()?;
     first_row_width(&g)?;
     Ok(g.at(i, j).map_or(Value::None, |c| Value::Int(c.into())))
@@ -835,7 +842,7 @@ fn frontiers(a: &[Value]) -> DslResult<Value> {
     let g = a[0].as_grid()?;
     first_row_width(&g)?;
     let cell = |i: usize, j: usize| Cell {
-        color: g.get(i, j).into(),
+        color: g.get(i, j),
         i: i as i32,
         j: j as i32,
     };
@@ -895,10 +902,7 @@ fn occurrences(a: &[Value]) -> DslResult<Value> {
     };
     let mut probes = Vec::with_capacity(cells.len());
     for c in cells.iter() {
-        // A colour no cell can hold never matches.
-        let Ok(color) = Color::try_from(c.color) else {
-            return Ok(Value::indices_sorted(Vec::new()));
-        };
+        let color = c.color;
         probes.push(Probe {
             di: (i64::from(c.i) - b.top) as usize,
             dj: (i64::from(c.j) - b.left) as usize,
@@ -1117,18 +1121,19 @@ fn line(a: (i128, i128), b: (i128, i128)) -> DslResult<Value> {
     Ok(Value::indices_sorted(out))
 }
 
-fn wide_pair(v: &Value) -> DslResult<(i128, i128)> {
-    let (i, j) = v.as_pair()?;
-    Ok((i.into(), j.into()))
+fn wide(pair: (i64, i64)) -> (i128, i128) {
+    (pair.0.into(), pair.1.into())
 }
 
+/// `connect(a, b)`, which unpacks `ai, aj = a`.
 fn connect(a: &[Value]) -> DslResult<Value> {
-    line(wide_pair(&a[0])?, wide_pair(&a[1])?)
+    line(wide(a[0].unpack_pair()?), wide(a[1].unpack_pair()?))
 }
 
 /// `shoot(start, direction)`: the line from `start` to `start + 42 * direction`.
 fn shoot(a: &[Value]) -> DslResult<Value> {
-    let (start, dir) = (wide_pair(&a[0])?, wide_pair(&a[1])?);
+    // `start[0]`, `direction[0]`, ...: indexed, not unpacked.
+    let (start, dir) = (wide(a[0].index_pair()?), wide(a[1].index_pair()?));
     line(start, (start.0 + 42 * dir.0, start.1 + 42 * dir.1))
 }
 
