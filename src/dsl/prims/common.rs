@@ -94,6 +94,11 @@ pub fn cells(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
 /// [`DslError::TooLarge`] instead of exhausting memory (the reference would stall or die).
 pub const MAX_MEMBERS: usize = 1 << 20;
 
+/// Largest number of cells the port lets one grid have: more than [`MAX_MEMBERS`], as a cell is
+/// four bytes where a member is a boxed value, and the reference builds a canvas of millions of
+/// cells in a fraction of a second (`solve_feca6190`'s five cells a side per object).
+pub const MAX_GRID_CELLS: usize = 1 << 24;
+
 /// The bounding box of a non-empty set of locations: `(top, bottom, left, right)`, inclusive.
 pub fn bounds(locs: &[Loc]) -> Option<(i32, i32, i32, i32)> {
     let first = locs.first()?;

@@ -21,7 +21,7 @@ use crate::dsl::registry::{PrimSpec, Ty};
 use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
 use crate::prim;
 
-use super::common::{self, coord, MAX_MEMBERS};
+use super::common::{self, coord, MAX_GRID_CELLS, MAX_MEMBERS};
 use super::rows;
 
 pub const PRIMS: &[PrimSpec] = &[
@@ -283,6 +283,14 @@ fn capped(n: i128) -> DslResult<usize> {
     match usize::try_from(n.max(0)) {
         Ok(n) if n <= MAX_MEMBERS => Ok(n),
         _ => Err(DslError::TooLarge(format!("{n} members"))),
+    }
+}
+
+/// A grid's cell count, checked against [`MAX_GRID_CELLS`].
+fn capped_cells(n: i128) -> DslResult<usize> {
+    match usize::try_from(n.max(0)) {
+        Ok(n) if n <= MAX_GRID_CELLS => Ok(n),
+        _ => Err(DslError::TooLarge(format!("a grid of {n} cells"))),
     }
 }
 
@@ -557,7 +565,7 @@ fn move_object(a: &[Value]) -> DslResult<Value> {
 fn scaled(g: &Grid, fy: usize, fx: usize) -> DslResult<Value> {
     let h = capped(g.h as i128 * fy as i128)?;
     let w = capped(g.w as i128 * fx as i128)?;
-    capped(h as i128 * w as i128)?;
+    capped_cells(h as i128 * w as i128)?;
     Ok(build(h, w, |r, c| g.get(r / fy, c / fx)))
 }
 
@@ -802,7 +810,7 @@ fn index(a: &[Value]) -> DslResult<Value> {
 fn canvas(a: &[Value]) -> DslResult<Value> {
     let (rows, cols) = a[1].as_pair()?;
     let (h, w) = (capped(rows.into())?, capped(cols.into())?);
-    capped(h as i128 * w as i128)?;
+    capped_cells(h as i128 * w as i128)?;
     if h == 0 {
         return Ok(Value::empty_tuple());
     }
