@@ -293,8 +293,13 @@ pub(super) fn crop_grid(g: &Grid, start: (i64, i64), dims: (i64, i64)) -> Grid {
 }
 
 fn crop(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    Ok(Value::grid(crop_grid(&g, a[1].as_pair()?, a[2].as_pair()?)))
+    // `start[0]`, `dims[0]`, ...: indexed, not unpacked.
+    let (start, dims) = (a[1].index_pair()?, a[2].index_pair()?);
+    rows::on_grid(
+        &a[0],
+        |g| Ok(Value::grid(crop_grid(g, start, dims))),
+        |r| Ok(rows::crop(r, start, dims)),
+    )
 }
 
 fn asindices(a: &[Value]) -> DslResult<Value> {

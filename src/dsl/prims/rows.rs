@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::value::{Grid, Loc, Value};
 
-use super::common::{coord, MAX_MEMBERS};
+use super::common::{coord, py_slice, MAX_MEMBERS};
 
 /// A grid's rows: `rows[i][j]` is `grid[i][j]`.
 pub type Rows = [Vec<i64>];
@@ -109,6 +109,16 @@ pub fn hconcat(a: &Rows, b: &Rows) -> Value {
     value(a.iter().zip(b).map(|(x, y)| [&x[..], &y[..]].concat()))
 }
 
+/// `crop`: `tuple(r[start[1]:start[1] + dims[1]] for r in grid[start[0]:start[0] + dims[0]])`.
+pub fn crop(rows: &Rows, start: (i64, i64), dims: (i64, i64)) -> Value {
+    let picked = &rows[py_slice(rows.len(), start.0, start.0.saturating_add(dims.0))];
+    value(
+        picked
+            .iter()
+            .map(|r| r[py_slice(r.len(), start.1, start.1.saturating_add(dims.1))].to_vec()),
+    )
+}
+
 /// `asobject`: `frozenset((v, (i, j)) for i, r in enumerate(grid) for j, v in enumerate(r))`.
 pub fn asobject(rows: &Rows) -> DslResult<Value> {
     let members = cells(rows)
@@ -174,6 +184,8 @@ mod tests {
             colors in proptest::collection::vec(0..4 as Color, 36),
             x in 0..4i64,
             y in 0..4i64,
+            start in (-7..7i64, -7..7i64),
+            dims in (-2..7i64, -2..7i64),
         ) {
             let g = Grid::new(h, w, colors[..h * w].to_vec());
             let rows = grid_rows(&g);
@@ -184,6 +196,8 @@ mod tests {
             prop_assert_eq!(p("asobject", vec![v.clone()]).unwrap(), asobject(&rows).unwrap());
             prop_assert_eq!(p("ofcolor", vec![v.clone(), Value::Int(x)]).unwrap(), ofcolor(&rows, x).unwrap());
             prop_assert_eq!(p("asindices", vec![v.clone()]).unwrap(), asindices(&rows).unwrap());
+            let (s, d) = (Value::Pair(start.0, start.1), Value::Pair(dims.0, dims.1));
+            prop_assert_eq!(p("crop", vec![v.clone(), s, d]).unwrap(), crop(&rows, start, dims));
             let palette = Value::set(color_counts(&rows).iter().map(|&(c, _)| Value::Int(c)).collect());
             prop_assert_eq!(p("palette", vec![v]).unwrap(), palette);
         }
@@ -217,6 +231,8 @@ mod tests {
             p("ofcolor", vec![short.clone(), Value::Int(3)]).unwrap().to_string(),
             "frozenset({(1, 0), (1, 1), (1, 2)})"
         );
+        let corner = vec![r.clone(), Value::Pair(0, 1), Value::Pair(2, 2)];
+        assert_eq!(p("crop", corner).unwrap(), t(&[&[2, 3], &[5]]));
         // Every row as wide as the first.
         assert_eq!(p("asindices", vec![r.clone()]).unwrap().len(), Some(9));
         assert_eq!(p("asobject", vec![r]).unwrap().len(), Some(9));
