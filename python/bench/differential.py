@@ -7,7 +7,8 @@ over inputs they were not written for, compared call by call.
 Programs: every ``solve_<id>`` of the reference's ``solvers.py`` (``--solvers`` names another
 file; ``--skip`` leaves some out, by default a64e4611, whose reference takes seconds a call),
 plus, with ``--mutants N``, the mutants ``arcbatch gen --mutate`` makes of N of them (``--cli``
-names the ``arcbatch`` binary). Inputs: every train and test input of every task under
+names the ``arcbatch`` binary; ``--mutants-only`` leaves the solvers out). ``--per-program K``
+draws K inputs per program instead of all (seeded by ``--seed``). Inputs: every train and test input of every task under
 ``--tasks`` (the evaluation tasks: none of the solvers was written for them).
 
 One call is one program on one input, run by the reference and by arcbatch, each under a
@@ -413,6 +414,7 @@ def main() -> None:
     parser.add_argument("--skip", nargs="*", default=["solve_a64e4611"], help="programs left out")
     parser.add_argument("--only", nargs="*", help="only these programs")
     parser.add_argument("--mutants", type=int, default=0, help="mutate this many solvers (two mutants each)")
+    parser.add_argument("--mutants-only", action="store_true", help="leave the solvers themselves out")
     parser.add_argument("--cli", type=Path, default=Path("target/release/arcbatch"), help="the arcbatch binary")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--per-program", type=int, help="inputs drawn per program (default: all)")
@@ -421,7 +423,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the full report here")
     args = parser.parse_args()
     solvers = args.solvers or args.reference / "solvers.py"
-    programs = solver_programs(solvers)
+    programs = [] if args.mutants_only else solver_programs(solvers)
     if args.mutants:
         programs += mutant_programs(args.cli, solvers, args.mutants, args.seed)
     programs = [p for p in programs if p.name not in args.skip and (not args.only or p.name in args.only)]

@@ -344,16 +344,23 @@ impl Value {
         if let Ok(pair) = self.as_pair() {
             return Ok(pair);
         }
-        match self.len() {
-            None => Err(DslError::Type {
-                expected: "a pair of integers".into(),
+        let (a, b) = self.unpack2()?;
+        Ok((a.as_int()?, b.as_int()?))
+    }
+
+    /// `a, b = x` in Python for any members: a container of another length is Python's
+    /// `ValueError`, anything else its `TypeError`.
+    pub fn unpack2(&self) -> DslResult<(Value, Value)> {
+        match (self.len(), self.member(0), self.member(1)) {
+            (Some(2), Some(a), Some(b)) => Ok((a, b)),
+            (None, ..) => Err(DslError::Type {
+                expected: "a pair".into(),
                 got: format!("cannot unpack non-iterable {} object", self.type_name()),
             }),
-            Some(2) => Ok((self.member_int(0)?, self.member_int(1)?)),
-            Some(n) if n < 2 => Err(DslError::Value(format!(
+            (Some(n), ..) if n < 2 => Err(DslError::Value(format!(
                 "not enough values to unpack (expected 2, got {n})"
             ))),
-            Some(_) => Err(DslError::Value("too many values to unpack (expected 2)".into())),
+            _ => Err(DslError::Value("too many values to unpack (expected 2)".into())),
         }
     }
 
@@ -716,6 +723,11 @@ mod tests {
         );
         assert!(matches!(Value::Int(3).unpack_pair(), Err(DslError::Type { .. })));
         assert_eq!(Value::set(vec![Value::Int(4), Value::Int(1)]).unpack_pair(), Ok((1, 4)));
+        assert!(matches!(Value::Int(3).unpack2(), Err(DslError::Type { .. })));
+        assert_eq!(
+            triple.unpack2(),
+            Err(DslError::Value("too many values to unpack (expected 2)".into()))
+        );
         assert_eq!(
             empty.index_pair(),
             Err(DslError::Index("tuple index out of range".into()))

@@ -13,24 +13,21 @@ pub fn coord(n: i64) -> DslResult<i32> {
     i32::try_from(n).map_err(|_| DslError::TooLarge(format!("coordinate {n} is out of range")))
 }
 
-/// A member `(i, j)` of an index set as a location.
+/// A member `(i, j)` of an index set as a location, unpacked as `for i, j in patch` does.
 fn member_loc(v: &Value) -> DslResult<Loc> {
-    let (i, j) = v.as_pair()?;
+    let (i, j) = v.unpack_pair()?;
     Ok(Loc {
         i: coord(i)?,
         j: coord(j)?,
     })
 }
 
-/// A member `(colour, (i, j))` of an object as a cell.
+/// A member `(colour, (i, j))` of an object as a cell, unpacked as `for v, (i, j) in obj` does.
 pub fn member_cell(v: &Value) -> DslResult<Cell> {
-    let members = v
-        .members()
-        .filter(|m| m.len() == 2)
-        .ok_or_else(|| DslError::type_error("a cell (value, (i, j))", v))?;
-    let l = member_loc(&members[1])?;
+    let (color, at) = v.unpack2()?;
+    let l = member_loc(&at)?;
     Ok(Cell {
-        color: coord(members[0].as_int()?)?,
+        color: coord(color.as_int()?)?,
         i: l.i,
         j: l.j,
     })

@@ -758,9 +758,19 @@ fn recolored(g: &Grid, f: impl Fn(Color) -> DslResult<Color>) -> DslResult<Value
 }
 
 fn cellwise(a: &[Value]) -> DslResult<Value> {
-    let (x, y) = (a[0].as_grid()?, a[1].as_grid()?);
-    let w = first_row_width(&x)?;
-    let fallback = a[2].as_int()?;
+    if let (Ok(x), Ok(y)) = (a[0].as_grid(), a[1].as_grid()) {
+        match cellwise_grids(&x, &y, &a[2]) {
+            Err(DslError::ColorRange(_)) => {}
+            result => return result,
+        }
+    }
+    rows::cellwise(&rows::of(&a[0])?, &rows::of(&a[1])?, a[2].as_int()?)
+}
+
+/// The fast path of `cellwise`.
+fn cellwise_grids(x: &Grid, y: &Grid, fallback: &Value) -> DslResult<Value> {
+    let w = first_row_width(x)?;
+    let fallback = fallback.as_int()?;
     if w > 0 && (y.h < x.h || y.w < w) {
         bail!(Index, "tuple index out of range");
     }

@@ -119,6 +119,24 @@ pub fn crop(rows: &Rows, start: (i64, i64), dims: (i64, i64)) -> Value {
     )
 }
 
+/// `cellwise`: for `i` in `range(len(a))` and `j` in `range(len(a[0]))`, `a[i][j]` where it
+/// equals `b[i][j]`, else `fallback`; a cell either lacks is Python's `IndexError`.
+pub fn cellwise(a: &Rows, b: &Rows, fallback: i64) -> DslResult<Value> {
+    let out_of_range = || DslError::Index("tuple index out of range".into());
+    let w = a.first().ok_or_else(out_of_range)?.len();
+    let mut out = Vec::with_capacity(a.len());
+    for (i, row) in a.iter().enumerate() {
+        let mut cells = Vec::with_capacity(w);
+        for j in 0..w {
+            let x = *row.get(j).ok_or_else(out_of_range)?;
+            let y = *b.get(i).and_then(|r| r.get(j)).ok_or_else(out_of_range)?;
+            cells.push(if x == y { x } else { fallback });
+        }
+        out.push(cells);
+    }
+    Ok(value(out))
+}
+
 /// `asobject`: `frozenset((v, (i, j)) for i, r in enumerate(grid) for j, v in enumerate(r))`.
 pub fn asobject(rows: &Rows) -> DslResult<Value> {
     let members = cells(rows)
@@ -186,6 +204,7 @@ mod tests {
             y in 0..4i64,
             start in (-7..7i64, -7..7i64),
             dims in (-2..7i64, -2..7i64),
+            other in (1usize..6, 1usize..6),
         ) {
             let g = Grid::new(h, w, colors[..h * w].to_vec());
             let rows = grid_rows(&g);
@@ -196,6 +215,10 @@ mod tests {
             prop_assert_eq!(p("asobject", vec![v.clone()]).unwrap(), asobject(&rows).unwrap());
             prop_assert_eq!(p("ofcolor", vec![v.clone(), Value::Int(x)]).unwrap(), ofcolor(&rows, x).unwrap());
             prop_assert_eq!(p("asindices", vec![v.clone()]).unwrap(), asindices(&rows).unwrap());
+            let b = Grid::new(other.0, other.1, colors[36 - other.0 * other.1..].to_vec());
+            let b_rows = grid_rows(&b);
+            let fast = p("cellwise", vec![v.clone(), Value::grid(b), Value::Int(x)]);
+            prop_assert_eq!(fast, cellwise(&rows, &b_rows, x));
             let (s, d) = (Value::Pair(start.0, start.1), Value::Pair(dims.0, dims.1));
             prop_assert_eq!(p("crop", vec![v.clone(), s, d]).unwrap(), crop(&rows, start, dims));
             let palette = Value::set(color_counts(&rows).iter().map(|&(c, _)| Value::Int(c)).collect());
