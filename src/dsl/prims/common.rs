@@ -49,8 +49,18 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
             let Some(first) = members.first() else {
                 return Ok(Arc::new(Vec::new()));
             };
-            // Like the reference: a patch of cells if its first member's second item is a tuple.
-            let of_cells = first.member(1).is_some_and(|x| x.is_tuple());
+            // Like the reference: a patch of cells if its first member's second item is a tuple
+            // (`next(iter(patch))[1]`, which only a tuple of two or more members survives).
+            if !first.is_tuple() {
+                return Err(DslError::Type {
+                    expected: "a patch".into(),
+                    got: format!("'{}' object is not subscriptable", first.type_name()),
+                });
+            }
+            let Some(second) = first.member(1) else {
+                return Err(DslError::Index("tuple index out of range".into()));
+            };
+            let of_cells = second.is_tuple();
             let mut l = members
                 .iter()
                 .map(|m| {
