@@ -73,6 +73,13 @@ CASES = [
     ("connect", ((), (1, 1))),
     ("shoot", ((), (1, 1))),
     ("index", (COUNTED, (1, 1, 1))),
+    ("shift", (frozenset({(1, 1)}), (1, 2, 3))),
+    ("shift", (frozenset({(1, 1)}), ())),
+    ("dneighbors", ((1, 2, 3),)),
+    ("neighbors", ((1,),)),
+    ("canvas", (5, (2, 3, 4))),
+    ("vfrontier", ((1, 2, 3),)),
+    ("move", (COUNTED, frozenset({(1, (1, 1))}), (1, 1, 1))),
     # More cells than a container may have members (solve_feca6190 on 0934a4d8 builds 2305x2305).
     ("canvas", (0, (1100, 1000))),
     ("upscale", (COUNTED, 400)),

@@ -551,7 +551,8 @@ fn move_object(a: &[Value]) -> DslResult<Value> {
     let (mut out, locs) = covered(&a[0], &a[1])?;
     // `shift` returns an empty patch before reading the offset.
     if !locs.is_empty() {
-        let (di, dj) = a[2].as_pair()?;
+        // `shift`'s `di, dj = directions`.
+        let (di, dj) = a[2].unpack_pair()?;
         let cells = common::cells(&a[1])?;
         write(&mut out, shifted_cells(&cells, di, dj), None)?;
     }
@@ -818,7 +819,8 @@ fn index(a: &[Value]) -> DslResult<Value> {
 
 /// `canvas(value, (h, w))`; a value no grid cell holds gives a plain tuple of tuples.
 fn canvas(a: &[Value]) -> DslResult<Value> {
-    let (rows, cols) = a[1].as_pair()?;
+    // `dimensions[0]`, `dimensions[1]`: indexed, not unpacked.
+    let (rows, cols) = a[1].index_pair()?;
     let (h, w) = (capped(rows.into())?, capped(cols.into())?);
     capped_cells(h as i128 * w as i128)?;
     if h == 0 {
@@ -1161,12 +1163,12 @@ fn frontier(along: impl Fn(i32) -> Loc) -> Value {
 }
 
 fn vfrontier(a: &[Value]) -> DslResult<Value> {
-    let j = coord(a[0].as_pair()?.1)?;
+    let j = coord(a[0].index_pair()?.1)?;
     Ok(frontier(|i| Loc { i, j }))
 }
 
 fn hfrontier(a: &[Value]) -> DslResult<Value> {
-    let i = coord(a[0].as_pair()?.0)?;
+    let i = coord(a[0].index_pair()?.0)?;
     Ok(frontier(|j| Loc { i, j }))
 }
 

@@ -613,7 +613,8 @@ fn shift(a: &[Value]) -> DslResult<Value> {
     if is_empty_patch(&a[0])? {
         return Ok(a[0].clone());
     }
-    let (di, dj) = a[1].as_pair()?;
+    // `di, dj = directions`.
+    let (di, dj) = a[1].unpack_pair()?;
     shifted(&a[0], di, dj)
 }
 
@@ -634,7 +635,8 @@ const ALL_AROUND: &[(i64, i64)] = &[(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1),
 
 /// The locations at the given offsets (sorted) from a location.
 fn around(loc: &Value, offsets: &[(i64, i64)]) -> DslResult<Value> {
-    let (i, j) = loc.as_pair()?;
+    // `loc[0]`, `loc[1]`: indexed, not unpacked.
+    let (i, j) = loc.index_pair()?;
     let locs = offsets
         .iter()
         .map(|&(di, dj)| {
