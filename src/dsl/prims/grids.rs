@@ -468,30 +468,45 @@ fn cells_in_order(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
 
 /// The grid of `fill`/`paint` and their `under` variants, and the background only those
 /// variants write over.
-fn target_grid(a: &[Value], under: bool) -> DslResult<(Arc<Grid>, Option<Color>)> {
-    let g = a[0].as_grid()?;
-    first_row_width(&g)?;
-    let bg = if under {
-        Some(common::background(&g.cells)?)
+fn target_grid(g: &Grid, under: bool) -> DslResult<Option<Color>> {
+    first_row_width(g)?;
+    if under {
+        Ok(Some(common::background(&g.cells)?))
     } else {
-        None
-    };
-    Ok((g, bg))
+        Ok(None)
+    }
 }
 
-/// `fill` and `underfill`.
+/// `fill` and `underfill`; ragged rows and wider colours on the simple path.
 fn fill_patch(a: &[Value], under: bool) -> DslResult<Value> {
-    let (g, bg) = target_grid(a, under)?;
-    let value = a[1].as_int()?;
-    let locs = common::locs(&a[2])?;
-    written(g.view(), at_locations(&locs, value), bg)
+    rows::on_grid(
+        &a[0],
+        |g| {
+            let bg = target_grid(g, under)?;
+            let value = a[1].as_int()?;
+            let locs = common::locs(&a[2])?;
+            written(g.view(), at_locations(&locs, value), bg)
+        },
+        |r| {
+            let value = a[1].as_int()?;
+            let locs = common::locs(&a[2])?;
+            rows::write(r, at_locations(&locs, value), under)
+        },
+    )
 }
 
-/// `paint` and `underpaint`: the last write to a cell wins.
+/// `paint` and `underpaint`: the last write to a cell wins; ragged rows and wider colours on the
+/// simple path.
 fn paint_object(a: &[Value], under: bool) -> DslResult<Value> {
-    let (g, bg) = target_grid(a, under)?;
-    let cells = cells_in_order(&a[1])?;
-    written(g.view(), shifted_cells(&cells, 0, 0), bg)
+    rows::on_grid(
+        &a[0],
+        |g| {
+            let bg = target_grid(g, under)?;
+            let cells = cells_in_order(&a[1])?;
+            written(g.view(), shifted_cells(&cells, 0, 0), bg)
+        },
+        |r| rows::write(r, shifted_cells(&cells_in_order(&a[1])?, 0, 0), under),
+    )
 }
 
 /// A copy of a grid with items written on it (see [`write`]).

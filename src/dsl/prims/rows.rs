@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::value::{Grid, Loc, Value};
 
-use super::common::{coord, py_slice, MAX_MEMBERS};
+use super::common::{coord, extreme_color, py_slice, MAX_MEMBERS};
 
 /// A grid's rows: `rows[i][j]` is `grid[i][j]`.
 pub type Rows = [Vec<i64>];
@@ -137,6 +137,36 @@ pub fn cellwise(a: &Rows, b: &Rows, fallback: i64) -> DslResult<Value> {
     Ok(value(out))
 }
 
+/// `fill`, `paint` and their `under` variants: `h, w = len(grid), len(grid[0])`, and each
+/// `(i, j, value)` inside `h` by `w` written in turn (with `under`, only over `mostcolor(grid)`).
+/// A row shorter than the first is Python's `IndexError` where an item lands past its end.
+pub fn write(rows: &Rows, items: impl Iterator<Item = (i64, i64, i64)>, under: bool) -> DslResult<Value> {
+    let (h, w) = match rows.first() {
+        Some(first) => (rows.len() as i64, first.len() as i64),
+        None => crate::bail!(Index, "tuple index out of range"),
+    };
+    let bg = if under {
+        match extreme_color(&color_counts(rows), true) {
+            Some(bg) => Some(bg),
+            None => crate::bail!(Value, "max() arg is an empty sequence"),
+        }
+    } else {
+        None
+    };
+    let mut out = rows.to_vec();
+    for (i, j, v) in items {
+        if (0..h).contains(&i) && (0..w).contains(&j) {
+            let Some(cell) = out[i as usize].get_mut(j as usize) else {
+                crate::bail!(Index, "list index out of range");
+            };
+            if bg.map_or(true, |bg| *cell == bg) {
+                *cell = v;
+            }
+        }
+    }
+    Ok(value(out))
+}
+
 /// `asobject`: `frozenset((v, (i, j)) for i, r in enumerate(grid) for j, v in enumerate(r))`.
 pub fn asobject(rows: &Rows) -> DslResult<Value> {
     let members = cells(rows)
@@ -205,6 +235,7 @@ mod tests {
             start in (-7..7i64, -7..7i64),
             dims in (-2..7i64, -2..7i64),
             other in (1usize..6, 1usize..6),
+            spots in proptest::collection::vec((-1..7i64, -1..7i64), 0..8),
         ) {
             let g = Grid::new(h, w, colors[..h * w].to_vec());
             let rows = grid_rows(&g);
@@ -215,6 +246,14 @@ mod tests {
             prop_assert_eq!(p("asobject", vec![v.clone()]).unwrap(), asobject(&rows).unwrap());
             prop_assert_eq!(p("ofcolor", vec![v.clone(), Value::Int(x)]).unwrap(), ofcolor(&rows, x).unwrap());
             prop_assert_eq!(p("asindices", vec![v.clone()]).unwrap(), asindices(&rows).unwrap());
+            let patch = Value::indices(spots.iter().map(|&(i, j)| Loc { i: i as i32, j: j as i32 }).collect());
+            let mut items: Vec<(i64, i64, i64)> = spots.iter().map(|&(i, j)| (i, j, y)).collect();
+            items.sort_unstable();
+            items.dedup();
+            for (name, under) in [("fill", false), ("underfill", true)] {
+                let fast = p(name, vec![v.clone(), Value::Int(y), patch.clone()]).unwrap();
+                prop_assert_eq!(fast, write(&rows, items.iter().copied(), under).unwrap());
+            }
             let b = Grid::new(other.0, other.1, colors[36 - other.0 * other.1..].to_vec());
             let b_rows = grid_rows(&b);
             let fast = p("cellwise", vec![v.clone(), Value::grid(b), Value::Int(x)]);
