@@ -15,7 +15,7 @@ use std::path::Path;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 use arcbatch::dsl::registry::PrimFn;
-use arcbatch::dsl::{Grid, PrimId, Value};
+use arcbatch::dsl::{Color, Grid, PrimId, Value};
 
 /// Every train and test input grid of the task files in `dir`.
 fn load_grids(dir: &Path) -> Result<Vec<Value>, String> {
@@ -46,7 +46,7 @@ fn grid_of(j: &serde_json::Value) -> Option<Grid> {
     for r in rows {
         let r = r.as_array().filter(|r| r.len() == w)?;
         for c in r {
-            cells.push(i8::try_from(c.as_i64()?).ok()?);
+            cells.push(Color::try_from(c.as_i64()?).ok()?);
         }
     }
     Some(Grid::new(rows.len(), w, cells))

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use crate::dsl::value::Grid;
-use crate::dsl::{call, DslResult, PrimId, Value};
+use crate::dsl::{call, Color, DslResult, PrimId, Value};
 
 /// Decodes the corpus encoding of a value.
 pub fn decode(j: &Json) -> Result<Value, String> {
@@ -56,7 +56,7 @@ fn decode_grid(rows: &[Json]) -> Option<Grid> {
             if c.is_boolean() {
                 return None;
             }
-            cells.push(i8::try_from(c.as_i64()?).ok()?);
+            cells.push(Color::try_from(c.as_i64()?).ok()?);
         }
     }
     Some(Grid::new(rows.len(), w, cells))

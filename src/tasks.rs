@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-use crate::dsl::{Grid, Value};
+use crate::dsl::{Color, Grid, Value};
 
 /// One input/output pair. Kaggle's test inputs come without outputs.
 #[derive(Clone, Debug)]
@@ -233,7 +233,7 @@ pub fn parse_grid(json: &Json) -> Result<Grid, String> {
         }
         for (j, c) in row.iter().enumerate() {
             match c.as_u64() {
-                Some(c @ 0..=9) => cells.push(c as i8),
+                Some(c @ 0..=9) => cells.push(c as Color),
                 _ => return Err(format!("cell ({i}, {j}) is {c}, not a colour 0..9")),
             }
         }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use arcbatch::batch::{call_prim, Arg, CpuBackend, LaneResult};
 use arcbatch::batt::{Config, Match, Plan};
-use arcbatch::dsl::{Cell, Grid, Loc, PrimId, Value};
+use arcbatch::dsl::{Cell, Color, Grid, Loc, PrimId, Value};
 use arcbatch::program::{parse_file, run_guarded, Program};
 use arcbatch::run::{arguments, run_on_task, run_solvers};
 use arcbatch::tasks::{self, Task};
@@ -231,7 +231,7 @@ fn an_unused_step_that_raises_fails_the_solver_as_in_the_interpreter() {
 // ----- batched ops against the scalar primitives, lane by lane --------------------------------
 
 fn grid() -> impl Strategy<Value = Grid> {
-    (1usize..=30, 1usize..=30, 1i8..=5).prop_flat_map(|(h, w, colours)| {
+    (1usize..=30, 1usize..=30, 1..=(5 as Color)).prop_flat_map(|(h, w, colours)| {
         proptest::collection::vec(0..colours, h * w).prop_map(move |cells| Grid::new(h, w, cells))
     })
 }
@@ -242,7 +242,7 @@ fn piece() -> impl Strategy<Value = Value> {
     prop_oneof![
         6 => grid().prop_map(Value::grid),
         1 => grid().prop_map(|g| Value::tuple((0..g.h).map(|i| Value::tuple(g.row(i).iter().map(|&c| Value::Int(c as i64)).collect())).collect())),
-        1 => grid().prop_map(|g| Value::object((0..g.cells.len()).map(|k| Cell { color: g.cells[k] as i32, i: (k / g.w) as i32, j: (k % g.w) as i32 }).collect())),
+        1 => grid().prop_map(|g| Value::object((0..g.cells.len()).map(|k| Cell { color: g.cells[k], i: (k / g.w) as i32, j: (k % g.w) as i32 }).collect())),
         1 => Just(Value::empty_set()),
         1 => Just(Value::Int(3)),
     ]

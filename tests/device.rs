@@ -154,20 +154,22 @@ fn same_as_cpu(b: &dyn Backend, lanes: &Lanes, modes: &[u8]) -> Result<(), Strin
 
 const ALL_MODES: [u8; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
 
-fn grid(max_side: usize, colors: impl Strategy<Value = i8> + Clone) -> impl Strategy<Value = Grid> {
+fn grid(max_side: usize, colors: impl Strategy<Value = Color> + Clone) -> impl Strategy<Value = Grid> {
     (0..=max_side, 0..=max_side).prop_flat_map(move |(h, w)| {
         proptest::collection::vec(colors.clone(), h * w).prop_map(move |cells| Grid::new(h, w, cells))
     })
 }
 
 /// Grids up to 30x30 (empty, one row or column included), in few colours (negative ones
-/// too) or in any `i8` colour.
+/// too), in any `i8` colour, or in colours some of which no kernel cell holds (those lanes
+/// must come back from the CPU).
 fn arc_like() -> impl Strategy<Value = Grid> {
     prop_oneof![
-        4 => grid(30, -2i8..5),
-        2 => grid(4, -1i8..3),
-        1 => (1usize..=30).prop_flat_map(|w| proptest::collection::vec(0i8..3, w).prop_map(move |c| Grid::new(1, w, c))),
-        1 => grid(12, any::<i8>()),
+        4 => grid(30, -2..5 as Color),
+        2 => grid(4, -1..3 as Color),
+        1 => (1usize..=30).prop_flat_map(|w| proptest::collection::vec(0..3 as Color, w).prop_map(move |c| Grid::new(1, w, c))),
+        1 => grid(12, any::<i8>().prop_map(Color::from)),
+        1 => grid(12, prop_oneof![0..3 as Color, 126..130 as Color, -130..-126 as Color]),
     ]
 }
 

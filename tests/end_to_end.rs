@@ -4,8 +4,10 @@ mod shared;
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use arcbatch::dsl::func::{Deadline, Interrupt};
+use arcbatch::dsl::DslError;
 use arcbatch::program::{parse_file, RunError};
 use arcbatch::run::{run_on_task, run_solvers};
 use arcbatch::tasks::{self, Task};
@@ -81,6 +83,51 @@ fn a_runaway_program_times_out_alone() {
     );
     let fine = run_on_task(&programs[1], &t, Some(Duration::from_millis(20)));
     assert!(fine.solved() && fine.error.is_none());
+}
+
+#[test]
+fn an_interrupt_stops_a_runaway_program_from_another_thread() {
+    let src = "def solve_t(I):\n    x1 = power(rot90, 900)\n    x2 = power(x1, 900)\n    x3 = power(x2, 900)\n    O = x3(I)\n    return O\n";
+    let programs = parse_file("t.py", src).unwrap();
+    let t = task(TINY_TASK);
+    let interrupt = Interrupt::new();
+    let raiser = interrupt.clone();
+    let started = Instant::now();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(20));
+        raiser.raise();
+    });
+    let stopped = {
+        let _watch = interrupt.watch();
+        run_on_task(&programs[0], &t, None)
+    };
+    stopper.join().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    match stopped.error {
+        Some(RunError::Raised(e)) => assert_eq!(e.error, DslError::Interrupted),
+        other => panic!("expected an interruption, got {other:?}"),
+    }
+    // The watch is lifted with its guard: the same thread runs on.
+    assert!(Deadline::check().is_ok());
+    let fine = parse_file("u.py", "def solve_u(I):\n    O = vmirror(I)\n    return O\n").unwrap();
+    assert!(run_on_task(&fine[0], &t, None).solved());
+}
+
+#[test]
+fn a_polling_interrupt_stays_tripped_until_its_watch_ends() {
+    fn stop() -> bool {
+        true
+    }
+    let outer = Interrupt::new();
+    let _outer = outer.watch();
+    {
+        let _inner = Interrupt::polling(stop);
+        assert_eq!(Deadline::check(), Err(DslError::Interrupted));
+        assert_eq!(Deadline::check(), Err(DslError::Interrupted));
+    }
+    assert_eq!(Deadline::check(), Ok(()));
+    outer.raise();
+    assert_eq!(Deadline::check(), Err(DslError::Interrupted));
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! rotations and mirrors, `objects` as a partition into connected pieces, `shift` inverses,
 //! painting an object back, and the compact representations agreeing with the generic ones.
 
-use arcbatch::dsl::{Grid, Loc, PrimId, Value};
+use arcbatch::dsl::{Color, Grid, Loc, PrimId, Value};
 use proptest::prelude::*;
 
 /// Calls a primitive by name.
@@ -13,7 +13,7 @@ fn p(name: &str, args: Vec<Value>) -> Value {
 
 /// Random grids: 1..=30 per side, few colours so components are non-trivial.
 fn grids() -> impl Strategy<Value = Grid> {
-    (1usize..=30, 1usize..=30, 1i8..=4).prop_flat_map(|(h, w, colours)| {
+    (1usize..=30, 1usize..=30, 1..=(4 as Color)).prop_flat_map(|(h, w, colours)| {
         proptest::collection::vec(0..colours, h * w).prop_map(move |cells| Grid::new(h, w, cells))
     })
 }
@@ -61,7 +61,7 @@ proptest! {
     fn objects_partition_the_cells_into_connected_pieces(g in grids(), (univalued, diagonal, without_bg) in flags()) {
         let v = Value::grid(g.clone());
         let objs = p("objects", vec![v.clone(), Value::Bool(univalued), Value::Bool(diagonal), Value::Bool(without_bg)]);
-        let bg = match p("mostcolor", vec![v.clone()]) { Value::Int(c) => c as i8, other => panic!("{other}") };
+        let bg = match p("mostcolor", vec![v.clone()]) { Value::Int(c) => c as Color, other => panic!("{other}") };
         let mut seen = vec![false; g.h * g.w];
         for obj in objs.members().unwrap() {
             let cells = arcbatch::dsl::prims::common::cells(&obj).unwrap();
@@ -70,7 +70,7 @@ proptest! {
                 let k = c.i as usize * g.w + c.j as usize;
                 prop_assert!(!seen[k], "cell {:?} is in two objects", c);
                 seen[k] = true;
-                prop_assert_eq!(c.color, g.get(c.i as usize, c.j as usize) as i32, "the colour is the grid's");
+                prop_assert_eq!(c.color, g.get(c.i as usize, c.j as usize), "the colour is the grid's");
                 if univalued {
                     prop_assert_eq!(c.color, cells[0].color);
                 }

@@ -110,3 +110,6 @@ def map(
     timeout_ms: Optional[int] = None,
 ) -> List[Any]:
     """``[function(item, *args) for item in items]`` in parallel."""
+
+def set_time_limit(seconds: Optional[float]) -> Optional[float]:
+    """Sets the time limit of each later DSL call of this thread; returns the one replaced."""

@@ -23,9 +23,15 @@ functions) cannot be passed where the DSL expects a function: that raises
 Traceback (most recent call last):
 ...
 arcbatch.DslZeroDivisionError: divide: ZeroDivisionError: integer division or modulo by zero
+
+Calls can be interrupted: a signal handler that raises (Ctrl-C's ``KeyboardInterrupt``, a
+``SIGALRM`` timer's exception) stops a running call within milliseconds, and the call raises
+that exception. :func:`time_limit` bounds each call instead.
 """
 
+import contextlib
 import copyreg
+from typing import Iterator, Optional
 
 from . import _arcbatch
 from .types import *  # noqa: F401,F403 (the reference's type names)
@@ -48,5 +54,28 @@ def _reduce(function: "_arcbatch.Function"):
 
 
 copyreg.pickle(_arcbatch.Function, _reduce)
+
+
+def set_time_limit(seconds: Optional[float]) -> Optional[float]:
+    """Limits every later call of a DSL function made from this thread to ``seconds`` (``None``
+    lifts the limit): a call that runs longer raises :class:`arcbatch.DslTimeoutError`. The
+    clock is read where interruption is checked (at least every few milliseconds of a long
+    call). Returns the limit it replaces."""
+    return _arcbatch.set_time_limit(seconds)
+
+
+@contextlib.contextmanager
+def time_limit(seconds: Optional[float]) -> Iterator[None]:
+    """Within the ``with`` block, each DSL call of this thread runs at most ``seconds``.
+
+    >>> with time_limit(0.5):
+    ...     size(interval(0, 10, 1))
+    10
+    """
+    previous = _arcbatch.set_time_limit(seconds)
+    try:
+        yield
+    finally:
+        _arcbatch.set_time_limit(previous)
 
 __all__ = sorted(_arcbatch.primitives()) + sorted(_arcbatch.constants()) + list(_type_names)

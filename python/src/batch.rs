@@ -13,8 +13,9 @@ use arcbatch::dsl::func::Deadline;
 use arcbatch::dsl::{call, DslError, Value};
 
 use crate::convert::{to_py, to_value};
-use crate::exceptions::{detached, dsl_error, error, internal, Kind};
+use crate::exceptions::{dsl_error, error, internal, Kind};
 use crate::function::Function;
+use crate::interrupt::on_pool;
 use crate::pool::{chunk_len, pool};
 
 /// Why one item gave no value.
@@ -64,14 +65,12 @@ pub fn map<'py>(
             Err(panic) => Err(Failure::Panic(panic_message(&panic))),
         }
     };
-    let results: Vec<Result<Value, Failure>> = detached(py, || {
-        let chunk = chunk_len(items.len(), pool.current_num_threads());
-        pool.install(|| {
-            items
-                .par_chunks(chunk)
-                .flat_map_iter(|chunk| chunk.iter().map(one))
-                .collect()
-        })
+    let results: Vec<Result<Value, Failure>> = on_pool(py, &pool, || {
+        let chunk = chunk_len(items.len(), rayon::current_num_threads());
+        items
+            .par_chunks(chunk)
+            .flat_map_iter(|chunk| chunk.iter().map(one))
+            .collect()
     })?;
     let out = PyList::empty(py);
     for (k, result) in results.iter().enumerate() {

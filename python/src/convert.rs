@@ -16,7 +16,7 @@ use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFrozenSet, PyInt, PySet, PyTuple};
 
-use arcbatch::dsl::{Cell, Color, Func, Grid, Loc, Value};
+use arcbatch::dsl::{Cell, Color, DslError, Func, Grid, Loc, Value};
 
 use crate::cache;
 use crate::exceptions::{error, Kind};
@@ -241,13 +241,7 @@ fn numpy_grid(array: &Bound<'_, PyAny>, h: usize, w: usize) -> PyResult<Value> {
         let mut le = [0u8; 8];
         le.copy_from_slice(chunk);
         let c = i64::from_le_bytes(le);
-        cells.push(Color::try_from(c).map_err(|_| {
-            error(
-                py,
-                Kind::DslLimit,
-                format!("colour {c} does not fit in a grid cell (this port stores colours as i8)"),
-            )
-        })?);
+        cells.push(Color::try_from(c).map_err(|_| error(py, Kind::DslLimit, DslError::ColorRange(c).to_string()))?);
     }
     Ok(Value::grid(Grid::new(h, w, cells)))
 }

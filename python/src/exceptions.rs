@@ -10,8 +10,8 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::exceptions::{
-    PyAttributeError, PyException, PyIndexError, PyRecursionError, PyRuntimeError, PyStopIteration, PyTimeoutError,
-    PyTypeError, PyValueError, PyZeroDivisionError,
+    PyAttributeError, PyException, PyIndexError, PyKeyboardInterrupt, PyRecursionError, PyRuntimeError,
+    PyStopIteration, PyTimeoutError, PyTypeError, PyValueError, PyZeroDivisionError,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -119,7 +119,7 @@ const CLASSES: &[ClassSpec] = &[
         name: "DslLimitError",
         base: Some(Kind::Dsl),
         builtin: |py| py.get_type::<PyException>(),
-        doc: "A value beyond this port's limits: a colour outside -128..127, an integer beyond 64 bits, a \
+        doc: "A value beyond this port's limits: a grid colour beyond 32 bits, an integer beyond 64 bits, a \
               container too large or nested too deeply (the reference would accept it or run out of memory).",
     },
     ClassSpec {
@@ -218,23 +218,26 @@ fn dsl_kind(e: &DslError) -> Kind {
         DslError::Attribute(_) => Kind::DslAttribute,
         DslError::ColorRange(_) | DslError::TooLarge(_) => Kind::DslLimit,
         DslError::Timeout => Kind::DslTimeout,
+        // Raised as the exception that interrupted it (see `dsl_error`); never made here.
+        DslError::Interrupted => Kind::Internal,
         DslError::Internal(_) => Kind::Internal,
     }
 }
 
 /// A primitive's error as a Python exception; `context` names the call (`"objects"`), and the
-/// message is then the CLI's: `objects: TypeError: expected a grid, got int 5`.
+/// message is then the CLI's: `objects: TypeError: expected a grid, got int 5`. An interrupted
+/// computation raises what interrupted it: the exception a signal handler left pending (see
+/// [`crate::interrupt::attached`]), else `KeyboardInterrupt`.
 pub fn dsl_error(py: Python<'_>, context: &str, e: &DslError) -> PyErr {
+    if *e == DslError::Interrupted {
+        return PyErr::take(py).unwrap_or_else(|| PyKeyboardInterrupt::new_err(format!("{context}: interrupted")));
+    }
     error(py, dsl_kind(e), format!("{context}: {e}"))
 }
 
-/// Runs `f`, turning a panic into `arcbatch.InternalError`.
-pub fn guarded<T>(py: Python<'_>, f: impl FnOnce() -> T) -> PyResult<T> {
-    catch_unwind(AssertUnwindSafe(f)).map_err(|panic| internal(py, &panic_message(&panic)))
-}
-
 /// Runs `f` with the GIL released (other Python threads go on meanwhile), turning a panic into
-/// `arcbatch.InternalError`. For calls that may take long: whole runs and batches.
+/// `arcbatch.InternalError`. For work outside the DSL (reading task files); DSL work runs
+/// through [`crate::interrupt`], which can stop it.
 pub fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
     py.detach(|| catch_unwind(AssertUnwindSafe(f)))
         .map_err(|panic| internal(py, &panic_message(&panic)))

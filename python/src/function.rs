@@ -12,7 +12,8 @@ use pyo3::types::{PyDict, PyTuple};
 use arcbatch::dsl::{call, Func, Value};
 
 use crate::convert::{to_py, to_value};
-use crate::exceptions::{dsl_error, error, guarded, Kind};
+use crate::exceptions::{dsl_error, error, Kind};
+use crate::interrupt::attached;
 
 /// How much of a closure its name and repr spell out.
 const NAME_LENGTH: usize = 200;
@@ -60,7 +61,7 @@ impl Function {
             ));
         }
         let values = args.iter().map(|a| to_value(&a)).collect::<PyResult<Vec<_>>>()?;
-        let result = guarded(py, || call(&self.value, &values))?;
+        let result = attached(py, || call(&self.value, &values))?;
         to_py(py, &result.map_err(|e| dsl_error(py, &self.describe(), &e))?)
     }
 

@@ -2,8 +2,8 @@
 //!
 //! A thin layer over the Rust crate: conversions between Python objects and DSL values
 //! ([`convert`]), the function-value class ([`function`]), the registry as Python sees it
-//! ([`dsl`]), `run` ([`run`]), batched calls ([`batch`]) and the exception hierarchy
-//! ([`exceptions`]). Argument handling and documentation live in the Python package
+//! ([`dsl`]), `run` ([`run`]), batched calls ([`batch`]), interruption and time limits
+//! ([`interrupt`]) and the exception hierarchy ([`exceptions`]). Argument handling and documentation live in the Python package
 //! (`python/arcbatch/`); the core crate knows nothing of Python.
 
 mod batch;
@@ -13,6 +13,7 @@ mod dsl;
 mod exceptions;
 mod function;
 mod intern;
+mod interrupt;
 mod jit;
 mod pool;
 mod run;
@@ -32,5 +33,6 @@ fn _arcbatch(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::batt, m)?)?;
     m.add_function(wrap_pyfunction!(run::profile, m)?)?;
     m.add_function(wrap_pyfunction!(batch::map, m)?)?;
+    m.add_function(wrap_pyfunction!(interrupt::set_time_limit, m)?)?;
     Ok(())
 }

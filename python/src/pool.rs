@@ -12,29 +12,40 @@ use std::sync::{Arc, Mutex};
 
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
+/// A pool of threads, and the lock its calls take turns by (see [`crate::interrupt::on_pool`]).
+pub struct Pool {
+    pub threads: ThreadPool,
+    pub turn: Mutex<()>,
+}
+
 /// A pool and the process that built it.
 struct Built {
     pid: u32,
     threads: Option<usize>,
-    pool: Arc<ThreadPool>,
+    pool: Arc<Pool>,
 }
 
 /// The shared pool (`threads: None`) and the pools built for explicit sizes.
 static POOLS: Mutex<Vec<Built>> = Mutex::new(Vec::new());
 
-fn build(threads: usize) -> Result<Arc<ThreadPool>, String> {
+fn build(threads: usize) -> Result<Arc<Pool>, String> {
     ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|k| format!("arcbatch-{k}"))
         // As a main thread's: nested function values recurse once per level.
         .stack_size(8 << 20)
         .build()
-        .map(Arc::new)
+        .map(|threads| {
+            Arc::new(Pool {
+                threads,
+                turn: Mutex::new(()),
+            })
+        })
         .map_err(|e| format!("cannot start {threads} threads: {e}"))
 }
 
 /// The pool for a call: `threads` threads, or the shared pool.
-pub fn pool(threads: Option<usize>) -> Result<Arc<ThreadPool>, String> {
+pub fn pool(threads: Option<usize>) -> Result<Arc<Pool>, String> {
     if threads == Some(0) {
         return Err("threads must be at least 1".into());
     }

@@ -14,6 +14,7 @@ use arcbatch::tasks::{self, TaskSet};
 use arcbatch::tools::profile::{dynamic_json, static_profile};
 
 use crate::exceptions::{detached, error, Kind};
+use crate::interrupt::on_pool;
 use crate::pool::pool;
 
 /// Programs from a file (`path`) or source text, named `name` in messages; `check` validates
@@ -70,9 +71,7 @@ pub fn run(
     let set = load_tasks(py, tasks_path, tasks_json)?;
     let pool = pool(threads).map_err(|e| error(py, Kind::Input, e))?;
     let limit = Some(Duration::from_millis(timeout_ms));
-    let report = detached(py, || {
-        pool.install(|| run_solvers(&programs, &set.tasks, limit, &|| {}))
-    })?;
+    let report = on_pool(py, &pool, || run_solvers(&programs, &set.tasks, limit, &|| {}))?;
     let (submission, _placeholders) = submission_json(&report, &set.tasks);
     Ok((report.to_json().to_string(), submission.to_string(), skipped(&set)))
 }
@@ -130,7 +129,7 @@ fn run_plan(
     let pool = pool(threads).map_err(|e| error(py, Kind::Input, e))?;
     let plan = Plan::new(programs, differs, &set.tasks, config).map_err(|e| error(py, Kind::Input, e))?;
     let backend = CpuBackend::new(Some(Duration::from_millis(timeout_ms)));
-    detached(py, || pool.install(|| plan.run(&backend, &|| {})))
+    on_pool(py, &pool, || plan.run(&backend, &|| {}))
 }
 
 /// The problems met loading the tasks, as messages (those tasks are skipped).

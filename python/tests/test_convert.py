@@ -68,7 +68,8 @@ SPECIAL = [
     (0, (0, 0)),
     ((0, 1), (2, 3)),  # a tuple of locations, shaped like a 2x2 grid
     ((1, 2, 3),),
-    ((300, 1),),  # does not fit a grid cell: stays a tuple of tuples
+    ((300, 1),),
+    ((2**40, 1),),  # does not fit a grid cell: stays a tuple of tuples
     frozenset({(0, (0, 0)), (1, 2)}),  # mixed cells and locations
     frozenset({True, 2}),
     frozenset({(True, False)}),

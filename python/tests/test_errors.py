@@ -22,7 +22,7 @@ from arcbatch import batch, dsl
         (lambda: dsl.cellwise(((3, 3), (3, 3)), ((1, 8, 8),), 9), arcbatch.DslIndexError, IndexError, "cellwise"),
         (lambda: dsl.leastcommon(frozenset({8})), arcbatch.DslAttributeError, AttributeError, "leastcommon"),
         (lambda: dsl.identity(2**64), arcbatch.DslLimitError, Exception, "does not fit in 64 bits"),
-        (lambda: dsl.rot90(((300, 1),)), arcbatch.DslLimitError, Exception, "rot90: colour 300"),
+        (lambda: dsl.rot90(((2**40, 1),)), arcbatch.DslLimitError, Exception, "rot90: colour 1099511627776"),
         (lambda: dsl.power(dsl.rot90, 0), arcbatch.DslRecursionError, RecursionError, "power"),
         (lambda: dsl.compose(dsl.size, 5)(1), arcbatch.DslTypeError, TypeError, "not callable"),
     ],
@@ -52,8 +52,9 @@ def test_numpy_arrays_of_the_wrong_shape_or_dtype():
         dsl.identity(np.zeros((2, 2, 2), dtype=np.uint8))
     with pytest.raises(arcbatch.DslTypeError, match="integer dtype"):
         dsl.identity(np.zeros((2, 2)))
-    with pytest.raises(arcbatch.DslLimitError, match="colour 300"):
-        dsl.identity(np.full((1, 1), 300))
+    with pytest.raises(arcbatch.DslLimitError, match="colour 1099511627776"):
+        dsl.identity(np.full((1, 1), 2**40))
+    assert dsl.identity(np.full((1, 1), 300)) == ((300,),)
 
 
 def test_the_hierarchy():

@@ -304,7 +304,11 @@ fn stage_grids(grids: &GridBatch, lanes: &[usize], staging: &mut Staging) -> Sta
         at += m.len() as u32;
         rebased
     }));
-    let cells = staging.put(lanes.iter().flat_map(|&k| grids.view(k).cells.iter().map(|&c| c as u8)));
+    let cells = staging.put(
+        lanes
+            .iter()
+            .flat_map(|&k| grids.view(k).cells.iter().map(|&c| c as i8 as u8)),
+    );
     StagedGrids {
         metas,
         cells,
@@ -363,8 +367,15 @@ fn pick<T: Copy>(items: &[T], lanes: &[usize]) -> Vec<T> {
     lanes.iter().map(|&k| items[k]).collect()
 }
 
-fn has_cells(grids: &GridBatch, k: usize) -> bool {
-    !grids.metas[k].is_empty()
+/// Whether a kernel takes lane `k`'s grid: one with cells, every colour fitting the kernels'
+/// `i8` cells. Other lanes (an empty grid, a colour a program counted past 127) run on the CPU.
+fn kernel_grid(grids: &GridBatch, k: usize) -> bool {
+    !grids.metas[k].is_empty() && grids.view(k).cells.iter().all(|&c| kernel_color(c))
+}
+
+/// Whether a colour fits a kernel's `i8` cell.
+fn kernel_color(c: Color) -> bool {
+    i8::try_from(c).is_ok()
 }
 
 /// The output grids of ops that keep each grid's shape (`fill`, `paint`), from the packed cells.
@@ -379,7 +390,7 @@ fn grid_out(h: usize, w: usize, cells: &[u8]) -> LaneResult {
     Ok(Value::grid(Grid::new(
         h,
         w,
-        cells.iter().map(|&c| c as Color).collect(),
+        cells.iter().map(|&c| Color::from(c as i8)).collect(),
     )))
 }
 
@@ -396,7 +407,7 @@ impl Offload for Objects<'_> {
         self.grids.len()
     }
     fn takes(&self, k: usize) -> bool {
-        has_cells(self.grids, k)
+        kernel_grid(self.grids, k)
     }
     fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
         let g = stage_grids(self.grids, lanes, staging);
@@ -455,7 +466,7 @@ impl Offload for ColorQuery<'_> {
         self.grids.len()
     }
     fn takes(&self, k: usize) -> bool {
-        has_cells(self.grids, k)
+        kernel_grid(self.grids, k)
     }
     fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
         let g = stage_grids(self.grids, lanes, staging);
@@ -514,7 +525,7 @@ impl Offload for Palette<'_> {
         self.grids.len()
     }
     fn takes(&self, k: usize) -> bool {
-        has_cells(self.grids, k)
+        kernel_grid(self.grids, k)
     }
     fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
         let g = stage_grids(self.grids, lanes, staging);
@@ -536,7 +547,7 @@ impl Offload for Palette<'_> {
             // Each colour present once, ascending: the palette of these is the grid's.
             let colors: Vec<Color> = (0..256usize)
                 .filter(|&s| mask[s / 32] >> (s % 32) & 1 != 0)
-                .map(|s| (s as u8 ^ 0x80) as Color)
+                .map(|s| Color::from((s as u8 ^ 0x80) as i8))
                 .collect();
             Ok(f(&colors))
         });
@@ -635,11 +646,11 @@ impl Offload for Fill<'_> {
         self.grids.len()
     }
     fn takes(&self, k: usize) -> bool {
-        has_cells(self.grids, k)
+        kernel_grid(self.grids, k) && kernel_color(self.colors[k])
     }
     fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
         let g = stage_grids(self.grids, lanes, staging);
-        let colors = staging.put(lanes.iter().map(|&k| self.colors[k]));
+        let colors = staging.put(lanes.iter().map(|&k| self.colors[k] as i8));
         let starts = staging.put(patch_starts(self.patches, lanes));
         let locs = staging.put(
             lanes
@@ -681,9 +692,9 @@ impl Offload for Paint<'_> {
     fn lanes(&self) -> usize {
         self.grids.len()
     }
-    /// A colour beyond `i8` is the CPU's to refuse (only where it lands on the grid).
+    /// A colour beyond `i8` is the CPU's to paint.
     fn takes(&self, k: usize) -> bool {
-        has_cells(self.grids, k) && self.objects.patch(k).iter().all(|c| Color::try_from(c.color).is_ok())
+        kernel_grid(self.grids, k) && self.objects.patch(k).iter().all(|c| kernel_color(c.color))
     }
     fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
         let g = stage_grids(self.grids, lanes, staging);
@@ -739,7 +750,7 @@ impl Offload for Transformed<'_> {
         self.grids.len()
     }
     fn takes(&self, k: usize) -> bool {
-        has_cells(self.grids, k)
+        kernel_grid(self.grids, k)
     }
     fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
         let g = stage_grids(self.grids, lanes, staging);

@@ -30,8 +30,8 @@ pub enum DslError {
     /// Python's `AttributeError` (e.g. `.count` on a frozenset).
     #[error("AttributeError: {0}")]
     Attribute(String),
-    /// A colour that does not fit a grid cell of this port (`i8`); the reference would accept it.
-    #[error("colour {0} does not fit in a grid cell (this port stores colours as i8)")]
+    /// A colour that does not fit a grid cell of this port (`i32`); the reference would accept it.
+    #[error("colour {0} does not fit in a grid cell (this port stores colours as i32)")]
     ColorRange(i64),
     /// A value that would exceed the port's size caps (the reference would run out of memory
     /// or time first).
@@ -44,6 +44,10 @@ pub enum DslError {
     /// The program ran past its time limit (see [`crate::dsl::func::Deadline`]).
     #[error("time limit exceeded")]
     Timeout,
+    /// The computation was stopped from outside (see [`crate::dsl::func::Interrupt`]): a
+    /// signal, a cancelled search. Not a result of the program.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl DslError {
@@ -55,9 +59,9 @@ impl DslError {
     }
 
     /// True for errors that say how this run went rather than what the values are (the time
-    /// limit): a result computed once and reused must not keep them.
+    /// limit, an interruption): a result computed once and reused must not keep them.
     pub fn is_transient(&self) -> bool {
-        matches!(self, DslError::Timeout)
+        matches!(self, DslError::Timeout | DslError::Interrupted)
     }
 
     /// The Python exception class this error stands for.
@@ -72,6 +76,7 @@ impl DslError {
             DslError::Attribute(_) => "AttributeError",
             DslError::ColorRange(_) | DslError::TooLarge(_) => "MemoryError",
             DslError::Timeout => "TimeoutError",
+            DslError::Interrupted => "KeyboardInterrupt",
             DslError::Internal(_) => "InternalError",
         }
     }

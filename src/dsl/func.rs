@@ -5,8 +5,9 @@
 //! builds fine and fails only when called, exactly like Python. Calls go through [`call`], which
 //! checks the arity the reference's `co_argcount` would report.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -81,11 +82,21 @@ impl Value {
 thread_local! {
     static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
     static CALLS: Cell<u32> = const { Cell::new(0) };
+    static WATCH: RefCell<Watch> = const {
+        RefCell::new(Watch {
+            flag: None,
+            poll: None,
+            tripped: false,
+        })
+    };
 }
 
 /// A time limit for the programs run on this thread. Function-value calls check it (every
 /// 256th call, so the clock costs nothing measurable) and fail with [`DslError::Timeout`]
 /// once it has passed; the interpreter checks it between steps. Dropping the guard lifts it.
+///
+/// The same check also stops a computation that was interrupted from outside (see
+/// [`Interrupt`]), failing with [`DslError::Interrupted`].
 pub struct Deadline {
     previous: Option<Instant>,
 }
@@ -97,8 +108,9 @@ impl Deadline {
         }
     }
 
-    /// Fails once the current thread's deadline has passed.
+    /// Fails once the current thread's computation was interrupted, or its deadline passed.
     pub fn check() -> DslResult<()> {
+        check_watch()?;
         match DEADLINE.with(Cell::get) {
             Some(at) if Instant::now() >= at => Err(DslError::Timeout),
             _ => Ok(()),
@@ -109,6 +121,95 @@ impl Deadline {
 impl Drop for Deadline {
     fn drop(&mut self) {
         DEADLINE.with(|d| d.set(self.previous));
+    }
+}
+
+/// What [`Deadline::check`] consults on one thread besides the clock.
+#[derive(Default)]
+struct Watch {
+    /// Set from any thread to stop the computations watching it.
+    flag: Option<Arc<AtomicBool>>,
+    /// Asked on this thread whether to stop (an embedding's own check, e.g. for pending
+    /// signals); `true` stops.
+    poll: Option<fn() -> bool>,
+    /// Once stopped, every later check fails too, until the watch is lifted: a caller that
+    /// swallowed the first error cannot carry on.
+    tripped: bool,
+}
+
+/// Fails once the current thread's watch was tripped. The poll runs with the watch released,
+/// so it may itself run computations that watch (a signal handler calling the DSL).
+fn check_watch() -> DslResult<()> {
+    let (stop, poll) = WATCH.with(|w| {
+        let w = w.borrow();
+        let flagged = w.flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed));
+        (w.tripped || flagged, w.poll)
+    });
+    if stop || poll.is_some_and(|poll| poll()) {
+        WATCH.with(|w| w.borrow_mut().tripped = true);
+        return Err(DslError::Interrupted);
+    }
+    Ok(())
+}
+
+/// A way to stop computations from outside them: a shared flag that any thread may raise.
+/// Installing it on a thread with [`Interrupt::watch`] makes that thread's checks
+/// ([`Deadline::check`]: every program step and every 256 function-value calls) fail with
+/// [`DslError::Interrupted`] once the flag is raised. [`Interrupt::polling`] asks a function
+/// instead.
+#[derive(Clone, Default)]
+pub struct Interrupt {
+    flag: Arc<AtomicBool>,
+}
+
+impl Interrupt {
+    pub fn new() -> Interrupt {
+        Interrupt::default()
+    }
+
+    /// Makes the current thread's checks ask `poll` until the guard drops; `true` stops the
+    /// computation. `poll` runs on this thread, so it may use whatever the thread holds (a
+    /// lock, an interpreter).
+    pub fn polling(poll: fn() -> bool) -> Watching {
+        watching(Watch {
+            flag: None,
+            poll: Some(poll),
+            tripped: false,
+        })
+    }
+
+    /// Stops every computation watching this interrupt at its next check.
+    pub fn raise(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+    }
+
+    /// Makes the current thread's checks consult this interrupt until the guard drops (and
+    /// then the one watched before, if any).
+    pub fn watch(&self) -> Watching {
+        watching(Watch {
+            flag: Some(self.flag.clone()),
+            poll: None,
+            tripped: false,
+        })
+    }
+}
+
+/// Installs `watch` on the current thread until the guard drops.
+fn watching(watch: Watch) -> Watching {
+    Watching {
+        previous: WATCH.with(|w| w.replace(watch)),
+    }
+}
+
+/// The guard of [`Interrupt::watch`] and [`Interrupt::polling`].
+pub struct Watching {
+    previous: Watch,
+}
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        let previous = std::mem::take(&mut self.previous);
+        WATCH.with(|w| *w.borrow_mut() = previous);
     }
 }
 

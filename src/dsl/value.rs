@@ -6,9 +6,10 @@
 //! specialised, compact variants:
 //!
 //! * [`Value::Pair`] for a tuple of two integers (locations, directions, shapes) — no allocation;
-//! * [`Value::Grid`] for a grid: one flat `i8` buffer, row-major (ARC grids have at most 30x30
-//!   cells, though `upscale` or `hconcat` can build larger ones; ARC colours are 0..9 and `i8`
-//!   also holds the negative constants a mutated program may paint with);
+//! * [`Value::Grid`] for a grid: one flat buffer of [`Color`]s, row-major (ARC grids have at most
+//!   30x30 cells, though `upscale` or `hconcat` can build larger ones; ARC colours are 0..9, but
+//!   a program may paint with a negative constant or a count past 127, which the reference
+//!   computes with alike);
 //! * [`Value::Indices`] and [`Value::Object`] for sets of locations and of cells: sorted flat
 //!   vectors of small structs, so set operations are merges and scans, not hashing of boxed values;
 //! * [`Value::Tuple`] and [`Value::Set`] for everything else.
@@ -37,8 +38,11 @@ use std::sync::Arc;
 use super::error::{DslError, DslResult};
 use super::func::Func;
 
-/// A grid colour. ARC uses 0..9; programs may also write the DSL's small negative constants.
-pub type Color = i8;
+/// A grid colour. ARC uses 0..9; programs may also paint with negative constants or counts
+/// (`recolor` of an object's rank). The same width as a [`Cell`]'s colour, so painting an object
+/// onto a grid never narrows; the device kernels take `i8` cells, and grids with wider colours
+/// stay on the CPU there.
+pub type Color = i32;
 
 /// A location `(row, column)` inside an index set or object. Shifts can move patches far
 /// outside any grid, so the coordinates are signed and wider than a grid needs.
@@ -336,6 +340,56 @@ impl Value {
         }
     }
 
+    /// `a, b = x` in Python: the two members of a container, integers here. A container of
+    /// another length is Python's `ValueError`, anything else its `TypeError`.
+    pub fn unpack_pair(&self) -> DslResult<(i64, i64)> {
+        if let Ok(pair) = self.as_pair() {
+            return Ok(pair);
+        }
+        let (a, b) = self.unpack2()?;
+        Ok((a.as_int()?, b.as_int()?))
+    }
+
+    /// `a, b = x` in Python for any members: a container of another length is Python's
+    /// `ValueError`, anything else its `TypeError`.
+    pub fn unpack2(&self) -> DslResult<(Value, Value)> {
+        match (self.len(), self.member(0), self.member(1)) {
+            (Some(2), Some(a), Some(b)) => Ok((a, b)),
+            (None, ..) => Err(DslError::Type {
+                expected: "a pair".into(),
+                got: format!("cannot unpack non-iterable {} object", self.type_name()),
+            }),
+            (Some(n), ..) if n < 2 => Err(DslError::Value(format!(
+                "not enough values to unpack (expected 2, got {n})"
+            ))),
+            _ => Err(DslError::Value("too many values to unpack (expected 2)".into())),
+        }
+    }
+
+    /// `(x[0], x[1])` in Python: the first two members of a tuple, integers here. A shorter
+    /// tuple is Python's `IndexError`, anything else its `TypeError`.
+    pub fn index_pair(&self) -> DslResult<(i64, i64)> {
+        if let Ok(pair) = self.as_pair() {
+            return Ok(pair);
+        }
+        match self.len() {
+            Some(n) if self.is_tuple() && n < 2 => Err(DslError::Index("tuple index out of range".into())),
+            Some(_) if self.is_tuple() => Ok((self.member_int(0)?, self.member_int(1)?)),
+            _ => Err(DslError::Type {
+                expected: "a pair of integers".into(),
+                got: format!("'{}' object is not subscriptable", self.type_name()),
+            }),
+        }
+    }
+
+    /// Member `n` (in iteration order) as an integer.
+    fn member_int(&self, n: usize) -> DslResult<i64> {
+        match self.member(n) {
+            Some(m) => m.as_int(),
+            None => Err(DslError::type_error("a pair of integers", self)),
+        }
+    }
+
     /// This value as a location, only if it is exactly a pair of integers that fit.
     fn as_loc_exact(&self) -> Option<Loc> {
         match self {
@@ -600,7 +654,7 @@ impl Value {
 mod tests {
     use super::*;
 
-    fn g(rows: &[&[i8]]) -> Value {
+    fn g(rows: &[&[Color]]) -> Value {
         let w = rows.first().map_or(0, |r| r.len());
         Value::grid(Grid::new(rows.len(), w, rows.concat()))
     }
@@ -660,6 +714,36 @@ mod tests {
         }
         assert_eq!(f.repr_cut(30), "compose(compose(compose(com...");
         assert_eq!(f.cmp(&f.clone()), Ordering::Equal);
+    }
+
+    #[test]
+    fn pairs_fail_as_unpacking_and_indexing_do_in_python() {
+        let empty = Value::empty_tuple();
+        let triple = Value::tuple(vec![Value::Int(1), Value::Int(2), Value::Int(3)]);
+        assert_eq!(Value::Pair(1, 2).unpack_pair(), Ok((1, 2)));
+        assert_eq!(
+            empty.unpack_pair(),
+            Err(DslError::Value(
+                "not enough values to unpack (expected 2, got 0)".into()
+            ))
+        );
+        assert_eq!(
+            triple.unpack_pair(),
+            Err(DslError::Value("too many values to unpack (expected 2)".into()))
+        );
+        assert!(matches!(Value::Int(3).unpack_pair(), Err(DslError::Type { .. })));
+        assert_eq!(Value::set(vec![Value::Int(4), Value::Int(1)]).unpack_pair(), Ok((1, 4)));
+        assert!(matches!(Value::Int(3).unpack2(), Err(DslError::Type { .. })));
+        assert_eq!(
+            triple.unpack2(),
+            Err(DslError::Value("too many values to unpack (expected 2)".into()))
+        );
+        assert_eq!(
+            empty.index_pair(),
+            Err(DslError::Index("tuple index out of range".into()))
+        );
+        assert_eq!(triple.index_pair(), Ok((1, 2)));
+        assert!(matches!(Value::empty_set().index_pair(), Err(DslError::Type { .. })));
     }
 
     #[test]

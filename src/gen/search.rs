@@ -307,7 +307,7 @@ mod tests {
     /// Equal outputs on the same sample hash alike; another sample, output or error does not.
     #[test]
     fn output_hashes_tell_outputs_and_samples_apart() {
-        let grid = |c: i8| -> LaneResult { Ok(Value::grid(crate::dsl::Grid::filled(2, 2, c))) };
+        let grid = |c: i32| -> LaneResult { Ok(Value::grid(crate::dsl::Grid::filled(2, 2, c))) };
         let (a, b) = (grid(1), grid(2));
         let err: LaneResult = Err(crate::dsl::DslError::Timeout);
         let h = |task, sample, result| {

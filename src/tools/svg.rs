@@ -49,7 +49,7 @@ impl Picture {
     /// patches wider than 100 cells, which would not make a readable drawing).
     pub fn of(v: &Value) -> Option<Picture> {
         if let Ok(g) = v.as_grid() {
-            let marks = g.cells.iter().map(|&c| Mark::Color(i32::from(c))).collect();
+            let marks = g.cells.iter().map(|&c| Mark::Color(c)).collect();
             return Some(Picture { h: g.h, w: g.w, marks });
         }
         match v {

@@ -13,24 +13,21 @@ pub fn coord(n: i64) -> DslResult<i32> {
     i32::try_from(n).map_err(|_| DslError::TooLarge(format!("coordinate {n} is out of range")))
 }
 
-/// A member `(i, j)` of an index set as a location.
+/// A member `(i, j)` of an index set as a location, unpacked as `for i, j in patch` does.
 fn member_loc(v: &Value) -> DslResult<Loc> {
-    let (i, j) = v.as_pair()?;
+    let (i, j) = v.unpack_pair()?;
     Ok(Loc {
         i: coord(i)?,
         j: coord(j)?,
     })
 }
 
-/// A member `(colour, (i, j))` of an object as a cell.
+/// A member `(colour, (i, j))` of an object as a cell, unpacked as `for v, (i, j) in obj` does.
 pub fn member_cell(v: &Value) -> DslResult<Cell> {
-    let members = v
-        .members()
-        .filter(|m| m.len() == 2)
-        .ok_or_else(|| DslError::type_error("a cell (value, (i, j))", v))?;
-    let l = member_loc(&members[1])?;
+    let (color, at) = v.unpack2()?;
+    let l = member_loc(&at)?;
     Ok(Cell {
-        color: coord(members[0].as_int()?)?,
+        color: coord(color.as_int()?)?,
         i: l.i,
         j: l.j,
     })
@@ -52,8 +49,18 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
             let Some(first) = members.first() else {
                 return Ok(Arc::new(Vec::new()));
             };
-            // Like the reference: a patch of cells if its first member's second item is a tuple.
-            let of_cells = first.member(1).is_some_and(|x| x.is_tuple());
+            // Like the reference: a patch of cells if its first member's second item is a tuple
+            // (`next(iter(patch))[1]`, which only a tuple of two or more members survives).
+            if !first.is_tuple() {
+                return Err(DslError::Type {
+                    expected: "a patch".into(),
+                    got: format!("'{}' object is not subscriptable", first.type_name()),
+                });
+            }
+            let Some(second) = first.member(1) else {
+                return Err(DslError::Index("tuple index out of range".into()));
+            };
+            let of_cells = second.is_tuple();
             let mut l = members
                 .iter()
                 .map(|m| {
@@ -125,6 +132,11 @@ impl Drop for MemberLimit {
     }
 }
 
+/// Largest number of cells the port lets one grid have: more than [`MAX_MEMBERS`], as a cell is
+/// four bytes where a member is a boxed value, and the reference builds a canvas of millions of
+/// cells in a fraction of a second (`solve_feca6190`'s five cells a side per object).
+pub const MAX_GRID_CELLS: usize = 1 << 24;
+
 /// The bounding box of a non-empty set of locations: `(top, bottom, left, right)`, inclusive.
 pub fn bounds(locs: &[Loc]) -> Option<(i32, i32, i32, i32)> {
     let first = locs.first()?;
@@ -142,8 +154,8 @@ pub fn bounds(locs: &[Loc]) -> Option<(i32, i32, i32, i32)> {
 /// key=values.count)` meets the colours in canonical (ascending) order and keeps the first
 /// extreme, so ties go to the smallest colour. `counts` holds `(colour, count)` pairs in
 /// ascending colour order.
-pub fn extreme_color(counts: &[(i32, usize)], most: bool) -> Option<i32> {
-    let mut best: Option<(i32, usize)> = None;
+pub fn extreme_color(counts: &[(i64, usize)], most: bool) -> Option<i64> {
+    let mut best: Option<(i64, usize)> = None;
     for &(color, n) in counts {
         if n == 0 {
             continue;
@@ -165,39 +177,57 @@ pub fn extreme_color(counts: &[(i32, usize)], most: bool) -> Option<i32> {
     best.map(|(c, _)| c)
 }
 
-/// The histogram slot of a colour; ascending slots are ascending colours (-128 -> 0, 0 -> 128).
+/// Whether a colour has a slot in the fast paths' 256-entry tables: the `i8` range, which holds
+/// every ARC colour and the DSL's negative constants. Wider colours take the simple paths.
+pub fn narrow(c: Color) -> bool {
+    (-128..=127).contains(&c)
+}
+
+/// The table slot of a [`narrow`] colour; ascending slots are ascending colours (-128 -> 0,
+/// 0 -> 128).
 pub fn slot(c: Color) -> usize {
-    (c as u8 ^ 0x80) as usize
+    debug_assert!(narrow(c), "colour {c} has no slot");
+    (c as i8 as u8 ^ 0x80) as usize
 }
 
 fn slot_color(k: usize) -> Color {
-    (k as u8 ^ 0x80) as Color
+    Color::from(k as u8 as i8 ^ i8::MIN)
 }
 
 /// The widest colour range [`Histogram::of`] counts with its interleaved small tables.
 const SMALL_SPAN: usize = 16;
 
 /// The colour counts of a grid.
-pub struct Histogram {
-    /// Cells per colour, indexed by [`slot`].
-    counts: [u32; 256],
-    /// The slots from the smallest to the largest colour present.
-    range: Range<usize>,
+// Built on the stack and used in place: boxing the table would allocate in the fast path.
+#[allow(clippy::large_enum_variant)]
+pub enum Histogram {
+    /// Every colour [`narrow`]: counted in a table.
+    Narrow {
+        /// Cells per colour, indexed by [`slot`].
+        counts: [u32; 256],
+        /// The slots from the smallest to the largest colour present.
+        range: Range<usize>,
+    },
+    /// Some colour beyond: `(colour, count)` of each colour present, ascending.
+    Wide(Vec<(Color, usize)>),
 }
 
 impl Histogram {
     pub fn of(cells: &[Color]) -> Histogram {
         let mut counts = [0u32; 256];
         let Some(&first) = cells.first() else {
-            return Histogram { counts, range: 0..0 };
+            return Histogram::Narrow { counts, range: 0..0 };
         };
         let (lo, hi) = cells.iter().fold((first, first), |(lo, hi), &c| (lo.min(c), hi.max(c)));
+        if !narrow(lo) || !narrow(hi) {
+            return Histogram::by_sorting(cells);
+        }
         let range = slot(lo)..slot(hi) + 1;
         if range.len() <= SMALL_SPAN {
             // Few colours (the ARC case): four small tables filled in turn, so that a run of
             // one colour does not wait on a single counter.
             let mut lanes = [[0u32; SMALL_SPAN]; 4];
-            let offset = |c: Color| (c as i32 - lo as i32) as usize % SMALL_SPAN;
+            let offset = |c: Color| (c - lo) as usize % SMALL_SPAN;
             let mut quads = cells.chunks_exact(4);
             for q in &mut quads {
                 for (lane, &c) in lanes.iter_mut().zip(q) {
@@ -215,15 +245,31 @@ impl Histogram {
                 counts[slot(c)] += 1;
             }
         }
-        Histogram { counts, range }
+        Histogram::Narrow { counts, range }
+    }
+
+    /// The simple path, for any colours: the cells sorted, and equal runs counted.
+    pub fn by_sorting(cells: &[Color]) -> Histogram {
+        let mut sorted = cells.to_vec();
+        sorted.sort_unstable();
+        Histogram::Wide(sorted.chunk_by(|a, b| a == b).map(|run| (run[0], run.len())).collect())
     }
 
     /// `(colour, count)` of each colour present, ascending by colour.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (Color, usize)> + '_ {
-        self.range
-            .clone()
-            .filter(|&k| self.counts[k] > 0)
-            .map(|k| (slot_color(k), self.counts[k] as usize))
+        let (narrow, wide) = match self {
+            Histogram::Narrow { counts, range } => (
+                Some(
+                    range
+                        .clone()
+                        .filter(|&k| counts[k] > 0)
+                        .map(|k| (slot_color(k), counts[k] as usize)),
+                ),
+                None,
+            ),
+            Histogram::Wide(present) => (None, Some(present.iter().copied())),
+        };
+        narrow.into_iter().flatten().chain(wide.into_iter().flatten())
     }
 
     /// The most common colour, ties to the smallest: the reference's `mostcolor` of a grid.
@@ -279,6 +325,26 @@ mod tests {
         assert_eq!(wide.iter().collect::<Vec<_>>(), [(-100, 1), (5, 1), (100, 2)]);
         assert_eq!(wide.most_common(), Some(100));
         assert_eq!(Histogram::of(&[]).most_common(), None);
+        let wider = Histogram::of(&[300, -2, 300, 128, -129]);
+        assert!(matches!(wider, Histogram::Wide(_)));
+        assert_eq!(
+            wider.iter().collect::<Vec<_>>(),
+            [(-129, 1), (-2, 1), (128, 1), (300, 2)]
+        );
+        assert_eq!(wider.most_common(), Some(300));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_table_counts_as_sorting_does(cells in proptest::collection::vec(-128..=127 as Color, 0..200)) {
+            let table = Histogram::of(&cells);
+            let narrow = matches!(table, Histogram::Narrow { .. });
+            proptest::prop_assert!(narrow);
+            let sorted = Histogram::by_sorting(&cells);
+            proptest::prop_assert_eq!(table.iter().collect::<Vec<_>>(), sorted.iter().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(table.iter().rev().collect::<Vec<_>>(), sorted.iter().rev().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(table.most_common(), sorted.most_common());
+        }
     }
 
     #[test]

@@ -21,7 +21,8 @@ use crate::dsl::registry::{PrimSpec, Ty};
 use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
 use crate::prim;
 
-use super::common::{self, coord, MAX_MEMBERS};
+use super::common::{self, coord, MemberLimit, MAX_GRID_CELLS, MAX_MEMBERS};
+use super::rows;
 
 pub const PRIMS: &[PrimSpec] = &[
     prim!(rot90, [Grid] -> Grid, "quarter clockwise rotation"),
@@ -287,6 +288,19 @@ fn capped(n: i128) -> DslResult<usize> {
     }
 }
 
+/// A grid's cell count, checked against [`MAX_GRID_CELLS`], or against a search's size budget
+/// when one is in force ([`MemberLimit`]).
+fn capped_cells(n: i128) -> DslResult<usize> {
+    let limit = match MemberLimit::get() {
+        budget if budget < MAX_MEMBERS => budget,
+        _ => MAX_GRID_CELLS,
+    };
+    match usize::try_from(n.max(0)) {
+        Ok(n) if n <= limit => Ok(n),
+        _ => Err(DslError::TooLarge(format!("a grid of {n} cells"))),
+    }
+}
+
 /// The error of the reference's `min()`/`max()` over the locations of an empty patch.
 fn empty_patch() -> DslError {
     DslError::Value("min() arg is an empty sequence".into())
@@ -461,30 +475,45 @@ fn cells_in_order(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
 
 /// The grid of `fill`/`paint` and their `under` variants, and the background only those
 /// variants write over.
-fn target_grid(a: &[Value], under: bool) -> DslResult<(Arc<Grid>, Option<Color>)> {
-    let g = a[0].as_grid()?;
-    first_row_width(&g)?;
-    let bg = if under {
-        Some(common::background(&g.cells)?)
+fn target_grid(g: &Grid, under: bool) -> DslResult<Option<Color>> {
+    first_row_width(g)?;
+    if under {
+        Ok(Some(common::background(&g.cells)?))
     } else {
-        None
-    };
-    Ok((g, bg))
+        Ok(None)
+    }
 }
 
-/// `fill` and `underfill`.
+/// `fill` and `underfill`; ragged rows and wider colours on the simple path.
 fn fill_patch(a: &[Value], under: bool) -> DslResult<Value> {
-    let (g, bg) = target_grid(a, under)?;
-    let value = a[1].as_int()?;
-    let locs = common::locs(&a[2])?;
-    written(g.view(), at_locations(&locs, value), bg)
+    rows::on_grid(
+        &a[0],
+        |g| {
+            let bg = target_grid(g, under)?;
+            let value = a[1].as_int()?;
+            let locs = common::locs(&a[2])?;
+            written(g.view(), at_locations(&locs, value), bg)
+        },
+        |r| {
+            let value = a[1].as_int()?;
+            let locs = common::locs(&a[2])?;
+            rows::write(r, at_locations(&locs, value), under)
+        },
+    )
 }
 
-/// `paint` and `underpaint`: the last write to a cell wins.
+/// `paint` and `underpaint`: the last write to a cell wins; ragged rows and wider colours on the
+/// simple path.
 fn paint_object(a: &[Value], under: bool) -> DslResult<Value> {
-    let (g, bg) = target_grid(a, under)?;
-    let cells = cells_in_order(&a[1])?;
-    written(g.view(), shifted_cells(&cells, 0, 0), bg)
+    rows::on_grid(
+        &a[0],
+        |g| {
+            let bg = target_grid(g, under)?;
+            let cells = cells_in_order(&a[1])?;
+            written(g.view(), shifted_cells(&cells, 0, 0), bg)
+        },
+        |r| rows::write(r, shifted_cells(&cells_in_order(&a[1])?, 0, 0), under),
+    )
 }
 
 /// A copy of a grid with items written on it (see [`write`]).
@@ -544,7 +573,8 @@ fn move_object(a: &[Value]) -> DslResult<Value> {
     let (mut out, locs) = covered(&a[0], &a[1])?;
     // `shift` returns an empty patch before reading the offset.
     if !locs.is_empty() {
-        let (di, dj) = a[2].as_pair()?;
+        // `shift`'s `di, dj = directions`.
+        let (di, dj) = a[2].unpack_pair()?;
         let cells = common::cells(&a[1])?;
         write(&mut out, shifted_cells(&cells, di, dj), None)?;
     }
@@ -558,7 +588,7 @@ fn move_object(a: &[Value]) -> DslResult<Value> {
 fn scaled(g: &Grid, fy: usize, fx: usize) -> DslResult<Value> {
     let h = capped(g.h as i128 * fy as i128)?;
     let w = capped(g.w as i128 * fx as i128)?;
-    capped(h as i128 * w as i128)?;
+    capped_cells(h as i128 * w as i128)?;
     Ok(build(h, w, |r, c| g.get(r / fy, c / fx)))
 }
 
@@ -622,7 +652,9 @@ fn downscale(a: &[Value]) -> DslResult<Value> {
 
 /// `hconcat`: rows joined pairwise, as many as the shorter grid has.
 fn hconcat(a: &[Value]) -> DslResult<Value> {
-    let (x, y) = (a[0].as_grid()?, a[1].as_grid()?);
+    let (Ok(x), Ok(y)) = (a[0].as_grid(), a[1].as_grid()) else {
+        return Ok(rows::hconcat(&rows::of(&a[0])?, &rows::of(&a[1])?));
+    };
     Ok(build(x.h.min(y.h), x.w + y.w, |r, c| {
         if c < x.w {
             x.get(r, c)
@@ -749,9 +781,19 @@ fn recolored(g: &Grid, f: impl Fn(Color) -> DslResult<Color>) -> DslResult<Value
 }
 
 fn cellwise(a: &[Value]) -> DslResult<Value> {
-    let (x, y) = (a[0].as_grid()?, a[1].as_grid()?);
-    let w = first_row_width(&x)?;
-    let fallback = a[2].as_int()?;
+    if let (Ok(x), Ok(y)) = (a[0].as_grid(), a[1].as_grid()) {
+        match cellwise_grids(&x, &y, &a[2]) {
+            Err(DslError::ColorRange(_)) => {}
+            result => return result,
+        }
+    }
+    rows::cellwise(&rows::of(&a[0])?, &rows::of(&a[1])?, a[2].as_int()?)
+}
+
+/// The fast path of `cellwise`.
+fn cellwise_grids(x: &Grid, y: &Grid, fallback: &Value) -> DslResult<Value> {
+    let w = first_row_width(x)?;
+    let fallback = fallback.as_int()?;
     if w > 0 && (y.h < x.h || y.w < w) {
         bail!(Index, "tuple index out of range");
     }
@@ -767,27 +809,31 @@ fn cellwise(a: &[Value]) -> DslResult<Value> {
 
 fn replace(a: &[Value]) -> DslResult<Value> {
     let (from, to) = (a[1].as_int()?, a[2].as_int()?);
-    recolored(&*a[0].as_grid()?, |c| {
-        if i64::from(c) == from {
-            to_color(to)
-        } else {
-            Ok(c)
-        }
-    })
+    rows::on_grid(
+        &a[0],
+        |g| recolored(g, |c| if i64::from(c) == from { to_color(to) } else { Ok(c) }),
+        |r| Ok(rows::replace(r, from, to)),
+    )
 }
 
 fn switch(a: &[Value]) -> DslResult<Value> {
     let (x, y) = (a[1].as_int()?, a[2].as_int()?);
-    recolored(&*a[0].as_grid()?, |c| match i64::from(c) {
-        v if v == x => to_color(y),
-        v if v == y => to_color(x),
-        _ => Ok(c),
-    })
+    rows::on_grid(
+        &a[0],
+        |g| {
+            recolored(g, |c| match i64::from(c) {
+                v if v == x => to_color(y),
+                v if v == y => to_color(x),
+                _ => Ok(c),
+            })
+        },
+        |r| Ok(rows::switch(r, x, y)),
+    )
 }
 
 /// `index(grid, loc)`: the colour, or `None` outside the grid.
 fn index(a: &[Value]) -> DslResult<Value> {
-    let (i, j) = a[1].as_pair()?;
+    let (i, j) = a[1].unpack_pair()?;
     let g = a[0].as_grid()?;
     first_row_width(&g)?;
     Ok(g.at(i, j).map_or(Value::None, |c| Value::Int(c.into())))
@@ -795,9 +841,10 @@ fn index(a: &[Value]) -> DslResult<Value> {
 
 /// `canvas(value, (h, w))`; a value no grid cell holds gives a plain tuple of tuples.
 fn canvas(a: &[Value]) -> DslResult<Value> {
-    let (rows, cols) = a[1].as_pair()?;
+    // `dimensions[0]`, `dimensions[1]`: indexed, not unpacked.
+    let (rows, cols) = a[1].index_pair()?;
     let (h, w) = (capped(rows.into())?, capped(cols.into())?);
-    capped(h as i128 * w as i128)?;
+    capped_cells(h as i128 * w as i128)?;
     if h == 0 {
         return Ok(Value::empty_tuple());
     }
@@ -837,7 +884,7 @@ fn frontiers(a: &[Value]) -> DslResult<Value> {
     let g = a[0].as_grid()?;
     first_row_width(&g)?;
     let cell = |i: usize, j: usize| Cell {
-        color: g.get(i, j).into(),
+        color: g.get(i, j),
         i: i as i32,
         j: j as i32,
     };
@@ -897,10 +944,7 @@ fn occurrences(a: &[Value]) -> DslResult<Value> {
     };
     let mut probes = Vec::with_capacity(cells.len());
     for c in cells.iter() {
-        // A colour no cell can hold never matches.
-        let Ok(color) = Color::try_from(c.color) else {
-            return Ok(Value::indices_sorted(Vec::new()));
-        };
+        let color = c.color;
         probes.push(Probe {
             di: (i64::from(c.i) - b.top) as usize,
             dj: (i64::from(c.j) - b.left) as usize,
@@ -1119,18 +1163,19 @@ fn line(a: (i128, i128), b: (i128, i128)) -> DslResult<Value> {
     Ok(Value::indices_sorted(out))
 }
 
-fn wide_pair(v: &Value) -> DslResult<(i128, i128)> {
-    let (i, j) = v.as_pair()?;
-    Ok((i.into(), j.into()))
+fn wide(pair: (i64, i64)) -> (i128, i128) {
+    (pair.0.into(), pair.1.into())
 }
 
+/// `connect(a, b)`, which unpacks `ai, aj = a`.
 fn connect(a: &[Value]) -> DslResult<Value> {
-    line(wide_pair(&a[0])?, wide_pair(&a[1])?)
+    line(wide(a[0].unpack_pair()?), wide(a[1].unpack_pair()?))
 }
 
 /// `shoot(start, direction)`: the line from `start` to `start + 42 * direction`.
 fn shoot(a: &[Value]) -> DslResult<Value> {
-    let (start, dir) = (wide_pair(&a[0])?, wide_pair(&a[1])?);
+    // `start[0]`, `direction[0]`, ...: indexed, not unpacked.
+    let (start, dir) = (wide(a[0].index_pair()?), wide(a[1].index_pair()?));
     line(start, (start.0 + 42 * dir.0, start.1 + 42 * dir.1))
 }
 
@@ -1140,12 +1185,12 @@ fn frontier(along: impl Fn(i32) -> Loc) -> Value {
 }
 
 fn vfrontier(a: &[Value]) -> DslResult<Value> {
-    let j = coord(a[0].as_pair()?.1)?;
+    let j = coord(a[0].index_pair()?.1)?;
     Ok(frontier(|i| Loc { i, j }))
 }
 
 fn hfrontier(a: &[Value]) -> DslResult<Value> {
-    let i = coord(a[0].as_pair()?.0)?;
+    let i = coord(a[0].index_pair()?.0)?;
     Ok(frontier(|j| Loc { i, j }))
 }
 

@@ -12,6 +12,7 @@ mod higher;
 mod numbers;
 mod objects;
 mod patches;
+mod rows;
 
 use super::registry::PrimSpec;
 

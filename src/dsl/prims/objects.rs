@@ -33,12 +33,16 @@ pub const PRIMS: &[PrimSpec] = &[
     prim!(p_g, [Grid] -> Tuple, "the grid's colours as an ascending tuple"),
 ];
 
-/// A grid's cells sorted by (colour, row, column), by counting sort: the reference's
-/// `asobject`.
+/// A grid's cells sorted by (colour, row, column): the reference's `asobject`. A counting sort
+/// where every colour is [`narrow`](common::narrow), else [`sorted_cells_by_sorting`].
 pub(super) fn sorted_cells(g: GridView<'_>) -> Vec<Cell> {
+    let histogram = Histogram::of(g.cells);
+    if matches!(histogram, Histogram::Wide(_)) {
+        return sorted_cells_by_sorting(g);
+    }
     let mut next = [0usize; 256];
     let mut at = 0;
-    for (c, n) in Histogram::of(g.cells).iter() {
+    for (c, n) in histogram.iter() {
         next[slot(c)] = at;
         at += n;
     }
@@ -47,13 +51,28 @@ pub(super) fn sorted_cells(g: GridView<'_>) -> Vec<Cell> {
         for (j, &c) in g.row(i).iter().enumerate() {
             let pos = &mut next[slot(c)];
             out[*pos] = Cell {
-                color: c as i32,
+                color: c,
                 i: i as i32,
                 j: j as i32,
             };
             *pos += 1;
         }
     }
+    out
+}
+
+/// The simple path of [`sorted_cells`], for any colours.
+fn sorted_cells_by_sorting(g: GridView<'_>) -> Vec<Cell> {
+    let mut out: Vec<Cell> = (0..g.h)
+        .flat_map(|i| {
+            g.row(i).iter().enumerate().map(move |(j, &c)| Cell {
+                color: c,
+                i: i as i32,
+                j: j as i32,
+            })
+        })
+        .collect();
+    out.sort_unstable();
     out
 }
 
@@ -230,7 +249,7 @@ impl Labels {
                         .iter()
                         .zip(start as i32..end as i32)
                         .map(|(&c, j)| Cell {
-                            color: c as i32,
+                            color: c,
                             i: i as i32,
                             j,
                         }),
@@ -258,7 +277,15 @@ fn order_roots(
     rank.clear();
     rank.resize(labels, NONE);
     order.clear();
-    if univalued {
+    if univalued && !roots.clone().all(|root| common::narrow(color(root))) {
+        // The simple path, for any colours: a stable sort of the roots by colour.
+        let mut sorted: Vec<usize> = roots.collect();
+        sorted.sort_by_key(|&root| color(root));
+        for root in sorted {
+            rank[root] = order.len() as u32;
+            order.push(root as u32);
+        }
+    } else if univalued {
         // A stable counting sort of the roots by colour.
         let mut next = [0u32; 256];
         let (mut lo, mut hi) = (usize::MAX, 0);
@@ -312,7 +339,7 @@ pub fn objects_from_labels(g: GridView<'_>, labels: &[u32], univalued: bool) -> 
     for (c, &label) in labels.iter().enumerate() {
         if label != NONE {
             comps[rank[label as usize] as usize].push(Cell {
-                color: g.cells[c] as i32,
+                color: g.cells[c],
                 i: (c / g.w) as i32,
                 j: (c % g.w) as i32,
             });
@@ -384,7 +411,7 @@ fn color_classes(g: &Grid, skip: Option<Color>) -> Value {
     let cells = sorted_cells(g.view());
     let comps = cells
         .chunk_by(|a, b| a.color == b.color)
-        .filter(|c| c.first().map(|c| c.color) != skip.map(i32::from))
+        .filter(|c| c.first().map(|c| c.color) != skip)
         .map(<[Cell]>::to_vec)
         .collect();
     objects_value(comps)
@@ -461,7 +488,7 @@ mod tests {
         fn objects_are_the_flood_fill_components(
             h in 1usize..9,
             w in 1usize..9,
-            colors in prop::collection::vec(0i8..4, 64),
+            colors in prop::collection::vec(prop_oneof![3 => 0..4 as Color, 1 => 126..130 as Color], 64),
             mode in 0i64..8,
         ) {
             let g = Grid::new(h, w, colors[..h * w].to_vec());
@@ -491,7 +518,7 @@ mod tests {
 
     #[test]
     fn p_g_is_the_palette_as_a_tuple() {
-        let g = |cells: Vec<i8>| Value::grid(Grid::new(2, 2, cells));
+        let g = |cells: Vec<Color>| Value::grid(Grid::new(2, 2, cells));
         let three = p_g(&[g(vec![7, 0, 3, 0])]).unwrap();
         assert_eq!(three, Value::tuple(vec![Value::Int(0), Value::Int(3), Value::Int(7)]));
         assert_eq!(p_g(&[g(vec![5, 2, 2, 5])]).unwrap(), Value::Pair(2, 5));

@@ -20,6 +20,7 @@ use crate::{bail, prim};
 
 use super::common::{self, coord, Histogram, MAX_MEMBERS};
 use super::objects::sorted_cells;
+use super::rows;
 
 pub const PRIMS: &[PrimSpec] = &[
     prim!(mostcolor, [Element] -> Integer, "most common colour (ties: the smallest)"),
@@ -70,19 +71,22 @@ pub const PRIMS: &[PrimSpec] = &[
 
 /// The colours of an element with their counts, ascending by colour: the reference's
 /// `values` list of `mostcolor`/`palette`, tallied.
-fn color_counts(e: &Value) -> DslResult<Vec<(i32, usize)>> {
-    let mut values: Vec<i32> = match e {
-        Value::Object(c) => c.iter().map(|c| c.color).collect(),
-        Value::Indices(l) => l.iter().map(|l| l.i).collect(),
+fn color_counts(e: &Value) -> DslResult<Vec<(i64, usize)>> {
+    let mut values: Vec<i64> = match e {
+        Value::Object(c) => c.iter().map(|c| i64::from(c.color)).collect(),
+        Value::Indices(l) => l.iter().map(|l| i64::from(l.i)).collect(),
         Value::Set(items) => items.iter().map(unpack_value).collect::<DslResult<_>>()?,
         v if v.is_tuple() => {
-            let g = v.as_grid()?;
-            return Ok(Histogram::of(&g.cells).iter().map(|(c, n)| (c as i32, n)).collect());
+            return rows::on_grid(
+                v,
+                |g| Ok(Histogram::of(&g.cells).iter().map(|(c, n)| (i64::from(c), n)).collect()),
+                |r| Ok(rows::color_counts(r)),
+            );
         }
         v => return Err(DslError::type_error("a grid or an object", v)),
     };
     values.sort_unstable();
-    let mut counts: Vec<(i32, usize)> = Vec::new();
+    let mut counts: Vec<(i64, usize)> = Vec::new();
     for v in values {
         match counts.last_mut() {
             Some((c, n)) if *c == v => *n += 1,
@@ -93,9 +97,9 @@ fn color_counts(e: &Value) -> DslResult<Vec<(i32, usize)>> {
 }
 
 /// `v` of a set member unpacked as `v, _`, as an integer.
-fn unpack_value(m: &Value) -> DslResult<i32> {
+fn unpack_value(m: &Value) -> DslResult<i64> {
     match m.member(0) {
-        Some(v) if m.len() == Some(2) => coord(v.as_int()?),
+        Some(v) if m.len() == Some(2) => v.as_int(),
         _ => Err(DslError::type_error("a member (value, index)", m)),
     }
 }
@@ -130,7 +134,7 @@ fn item0(x: &Value) -> DslResult<Value> {
 fn extreme(e: &Value, most: bool) -> DslResult<Value> {
     let counts = color_counts(e)?;
     match common::extreme_color(&counts, most) {
-        Some(c) => Ok(Value::Int(c as i64)),
+        Some(c) => Ok(Value::Int(c)),
         None => bail!(Value, "{}() arg is an empty sequence", if most { "max" } else { "min" }),
     }
 }
@@ -153,7 +157,7 @@ fn colorcount(a: &[Value]) -> DslResult<Value> {
         Value::Object(c) => c.iter().filter(|c| c.color as i64 == value).count(),
         e => color_counts(e)?
             .iter()
-            .find(|&&(c, _)| c as i64 == value)
+            .find(|&&(c, _)| c == value)
             .map_or(0, |&(_, n)| n),
     };
     Ok(Value::Int(n as i64))
@@ -231,10 +235,7 @@ fn palette(a: &[Value]) -> DslResult<Value> {
     if let Value::Grid(g) = &a[0] {
         return Ok(palette_of(&g.cells));
     }
-    let colors = color_counts(&a[0])?
-        .into_iter()
-        .map(|(c, _)| Value::Int(c as i64))
-        .collect();
+    let colors = color_counts(&a[0])?.into_iter().map(|(c, _)| Value::Int(c)).collect();
     Ok(Value::set_sorted(colors))
 }
 
@@ -292,28 +293,40 @@ pub(super) fn crop_grid(g: &Grid, start: (i64, i64), dims: (i64, i64)) -> Grid {
 }
 
 fn crop(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    Ok(Value::grid(crop_grid(&g, a[1].as_pair()?, a[2].as_pair()?)))
+    // `start[0]`, `dims[0]`, ...: indexed, not unpacked.
+    let (start, dims) = (a[1].index_pair()?, a[2].index_pair()?);
+    rows::on_grid(
+        &a[0],
+        |g| Ok(Value::grid(crop_grid(g, start, dims))),
+        |r| Ok(rows::crop(r, start, dims)),
+    )
 }
 
 fn asindices(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    if g.h.saturating_mul(g.w) > MAX_MEMBERS {
-        bail!(TooLarge, "a {}x{} grid has too many indices", g.h, g.w);
-    }
-    let mut locs = Vec::with_capacity(g.h * g.w);
-    for i in 0..g.h as i32 {
-        locs.extend((0..g.w as i32).map(|j| Loc { i, j }));
-    }
-    Ok(Value::indices_sorted(locs))
+    rows::on_grid(
+        &a[0],
+        |g| {
+            if g.h.saturating_mul(g.w) > MAX_MEMBERS {
+                bail!(TooLarge, "a {}x{} grid has too many indices", g.h, g.w);
+            }
+            let mut locs = Vec::with_capacity(g.h * g.w);
+            for i in 0..g.h as i32 {
+                locs.extend((0..g.w as i32).map(|j| Loc { i, j }));
+            }
+            Ok(Value::indices_sorted(locs))
+        },
+        rows::asindices,
+    )
 }
 
 fn ofcolor(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    let Ok(value) = a[1].as_int() else {
-        return Ok(Value::empty_set());
-    };
-    Ok(ofcolor_of(g.view(), value))
+    // A value that is not an integer equals no colour.
+    let value = a[1].as_int().ok();
+    rows::on_grid(
+        &a[0],
+        |g| Ok(value.map_or_else(Value::empty_set, |v| ofcolor_of(g.view(), v))),
+        |r| value.map_or_else(|| Ok(Value::empty_set()), |v| rows::ofcolor(r, v)),
+    )
 }
 
 /// `ofcolor` of a borrowed grid: the lane function of the batched op.
@@ -333,8 +346,11 @@ pub fn ofcolor_of(g: GridView<'_>, value: i64) -> Value {
 }
 
 fn asobject(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    Ok(Value::Object(Arc::new(sorted_cells(g.view()))))
+    rows::on_grid(
+        &a[0],
+        |g| Ok(Value::Object(Arc::new(sorted_cells(g.view())))),
+        rows::asobject,
+    )
 }
 
 fn toobject(a: &[Value]) -> DslResult<Value> {
@@ -345,7 +361,7 @@ fn toobject(a: &[Value]) -> DslResult<Value> {
         .filter_map(|l| {
             let c = g.at(l.i as i64, l.j as i64)?;
             Some(Cell {
-                color: c as i32,
+                color: c,
                 i: l.i,
                 j: l.j,
             })
@@ -597,7 +613,8 @@ fn shift(a: &[Value]) -> DslResult<Value> {
     if is_empty_patch(&a[0])? {
         return Ok(a[0].clone());
     }
-    let (di, dj) = a[1].as_pair()?;
+    // `di, dj = directions`.
+    let (di, dj) = a[1].unpack_pair()?;
     shifted(&a[0], di, dj)
 }
 
@@ -618,7 +635,8 @@ const ALL_AROUND: &[(i64, i64)] = &[(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1),
 
 /// The locations at the given offsets (sorted) from a location.
 fn around(loc: &Value, offsets: &[(i64, i64)]) -> DslResult<Value> {
-    let (i, j) = loc.as_pair()?;
+    // `loc[0]`, `loc[1]`: indexed, not unpacked.
+    let (i, j) = loc.index_pair()?;
     let locs = offsets
         .iter()
         .map(|&(di, dj)| {

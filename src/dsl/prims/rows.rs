@@ -1,0 +1,326 @@
+//! The simple path of the grid primitives: a grid as the reference's code walks it, a tuple of
+//! row tuples of any lengths and any 64-bit colours.
+//!
+//! The reference builds *ragged* grids (`vconcat` of grids of different widths) and colours no
+//! [`Color`] holds, and its grid primitives compute with them wherever their code can walk the
+//! rows. The fast paths take a rectangular [`Grid`]; [`on_grid`] sends every other tuple of
+//! integer tuples, and every fast-path result with a colour beyond [`Color`], here. Each function
+//! below is one primitive's body in the reference, over rows; the tests check it against the
+//! fast path on rectangular grids.
+
+use std::sync::Arc;
+
+use crate::dsl::error::{DslError, DslResult};
+use crate::dsl::value::{Grid, Loc, Value};
+
+use super::common::{coord, extreme_color, py_slice, MAX_MEMBERS};
+
+/// A grid's rows: `rows[i][j]` is `grid[i][j]`.
+pub type Rows = [Vec<i64>];
+
+/// Runs `fast` on `v` as a [`Grid`], or `simple` on its rows where `v` is a tuple of integer
+/// tuples that is no `Grid` (ragged, or with a colour beyond [`Color`](crate::dsl::Color)), or
+/// where `fast` meets a colour beyond. Other values fail as [`Value::as_grid`] fails.
+pub fn on_grid<T>(
+    v: &Value,
+    fast: impl FnOnce(&Arc<Grid>) -> DslResult<T>,
+    simple: impl FnOnce(&Rows) -> DslResult<T>,
+) -> DslResult<T> {
+    match v.as_grid() {
+        Ok(g) => match fast(&g) {
+            Err(DslError::ColorRange(_)) => simple(&grid_rows(&g)),
+            result => result,
+        },
+        Err(refused) => simple(&rows_of(v).ok_or(refused)?),
+    }
+}
+
+/// The rows of a grid, or of any tuple of integer tuples; other values fail as
+/// [`Value::as_grid`] fails.
+pub fn of(v: &Value) -> DslResult<Vec<Vec<i64>>> {
+    match v.as_grid() {
+        Ok(g) => Ok(grid_rows(&g)),
+        Err(refused) => rows_of(v).ok_or(refused),
+    }
+}
+
+/// The rows of a tuple of tuples of integers (bools count as integers, as in the fast path).
+fn rows_of(v: &Value) -> Option<Vec<Vec<i64>>> {
+    let Value::Tuple(rows) = v else { return None };
+    rows.iter()
+        .map(|r| {
+            if !r.is_tuple() {
+                return None;
+            }
+            r.members()?.iter().map(|c| c.as_int().ok()).collect()
+        })
+        .collect()
+}
+
+fn grid_rows(g: &Grid) -> Vec<Vec<i64>> {
+    (0..g.h)
+        .map(|i| g.row(i).iter().map(|&c| i64::from(c)).collect())
+        .collect()
+}
+
+/// `tuple(tuple(row) for row in rows)`.
+fn value(rows: impl IntoIterator<Item = Vec<i64>>) -> Value {
+    Value::tuple(
+        rows.into_iter()
+            .map(|r| Value::tuple(r.into_iter().map(Value::Int).collect()))
+            .collect(),
+    )
+}
+
+/// `enumerate` of the cells: `(i, j, v)` row by row.
+fn cells(rows: &Rows) -> impl Iterator<Item = (usize, usize, i64)> + '_ {
+    rows.iter()
+        .enumerate()
+        .flat_map(|(i, r)| r.iter().enumerate().map(move |(j, &v)| (i, j, v)))
+}
+
+fn loc(i: usize, j: usize) -> DslResult<Loc> {
+    Ok(Loc {
+        i: coord(i as i64)?,
+        j: coord(j as i64)?,
+    })
+}
+
+/// `tuple(tuple(replacer if v == replacee else v for v in r) for r in grid)`.
+pub fn replace(rows: &Rows, replacee: i64, replacer: i64) -> Value {
+    value(
+        rows.iter()
+            .map(|r| r.iter().map(|&v| if v == replacee { replacer } else { v }).collect()),
+    )
+}
+
+/// `switch`: `a` and `b` trade places.
+pub fn switch(rows: &Rows, a: i64, b: i64) -> Value {
+    let swap = |v: i64| match v {
+        v if v == a => b,
+        v if v == b => a,
+        v => v,
+    };
+    value(rows.iter().map(|r| r.iter().map(|&v| swap(v)).collect()))
+}
+
+/// `hconcat`: `tuple(i + j for i, j in zip(a, b))`.
+pub fn hconcat(a: &Rows, b: &Rows) -> Value {
+    value(a.iter().zip(b).map(|(x, y)| [&x[..], &y[..]].concat()))
+}
+
+/// `crop`: `tuple(r[start[1]:start[1] + dims[1]] for r in grid[start[0]:start[0] + dims[0]])`.
+pub fn crop(rows: &Rows, start: (i64, i64), dims: (i64, i64)) -> Value {
+    let picked = &rows[py_slice(rows.len(), start.0, start.0.saturating_add(dims.0))];
+    value(
+        picked
+            .iter()
+            .map(|r| r[py_slice(r.len(), start.1, start.1.saturating_add(dims.1))].to_vec()),
+    )
+}
+
+/// `cellwise`: for `i` in `range(len(a))` and `j` in `range(len(a[0]))`, `a[i][j]` where it
+/// equals `b[i][j]`, else `fallback`; a cell either lacks is Python's `IndexError`.
+pub fn cellwise(a: &Rows, b: &Rows, fallback: i64) -> DslResult<Value> {
+    let out_of_range = || DslError::Index("tuple index out of range".into());
+    let w = a.first().ok_or_else(out_of_range)?.len();
+    let mut out = Vec::with_capacity(a.len());
+    for (i, row) in a.iter().enumerate() {
+        let mut cells = Vec::with_capacity(w);
+        for j in 0..w {
+            let x = *row.get(j).ok_or_else(out_of_range)?;
+            let y = *b.get(i).and_then(|r| r.get(j)).ok_or_else(out_of_range)?;
+            cells.push(if x == y { x } else { fallback });
+        }
+        out.push(cells);
+    }
+    Ok(value(out))
+}
+
+/// `fill`, `paint` and their `under` variants: `h, w = len(grid), len(grid[0])`, and each
+/// `(i, j, value)` inside `h` by `w` written in turn (with `under`, only over `mostcolor(grid)`).
+/// A row shorter than the first is Python's `IndexError` where an item lands past its end.
+pub fn write(rows: &Rows, items: impl Iterator<Item = (i64, i64, i64)>, under: bool) -> DslResult<Value> {
+    let (h, w) = match rows.first() {
+        Some(first) => (rows.len() as i64, first.len() as i64),
+        None => crate::bail!(Index, "tuple index out of range"),
+    };
+    let bg = if under {
+        match extreme_color(&color_counts(rows), true) {
+            Some(bg) => Some(bg),
+            None => crate::bail!(Value, "max() arg is an empty sequence"),
+        }
+    } else {
+        None
+    };
+    let mut out = rows.to_vec();
+    for (i, j, v) in items {
+        if (0..h).contains(&i) && (0..w).contains(&j) {
+            let Some(cell) = out[i as usize].get_mut(j as usize) else {
+                crate::bail!(Index, "list index out of range");
+            };
+            if bg.map_or(true, |bg| *cell == bg) {
+                *cell = v;
+            }
+        }
+    }
+    Ok(value(out))
+}
+
+/// `asobject`: `frozenset((v, (i, j)) for i, r in enumerate(grid) for j, v in enumerate(r))`.
+pub fn asobject(rows: &Rows) -> DslResult<Value> {
+    let members = cells(rows)
+        .map(|(i, j, v)| Ok(Value::tuple(vec![Value::Int(v), Value::loc(loc(i, j)?)])))
+        .collect::<DslResult<_>>()?;
+    Ok(Value::set(members))
+}
+
+/// `ofcolor`: the locations holding `value`.
+pub fn ofcolor(rows: &Rows, value: i64) -> DslResult<Value> {
+    let locs = cells(rows)
+        .filter(|&(_, _, v)| v == value)
+        .map(|(i, j, _)| loc(i, j))
+        .collect::<DslResult<_>>()?;
+    Ok(Value::indices(locs))
+}
+
+/// `asindices`: `frozenset((i, j) for i in range(len(grid)) for j in range(len(grid[0])))`:
+/// every row as wide as the first.
+pub fn asindices(rows: &Rows) -> DslResult<Value> {
+    let w = rows.first().map_or(0, Vec::len);
+    if rows.len().saturating_mul(w) > MAX_MEMBERS {
+        crate::bail!(TooLarge, "a {}x{w} grid has too many indices", rows.len());
+    }
+    let mut locs = Vec::with_capacity(rows.len() * w);
+    for i in 0..rows.len() {
+        for j in 0..w {
+            locs.push(loc(i, j)?);
+        }
+    }
+    Ok(Value::indices_sorted(locs))
+}
+
+/// The colours with their counts, ascending by colour: the reference's `values` list of
+/// `mostcolor`, `palette`, ... tallied.
+pub fn color_counts(rows: &Rows) -> Vec<(i64, usize)> {
+    let mut values: Vec<i64> = rows.iter().flatten().copied().collect();
+    values.sort_unstable();
+    values.chunk_by(|a, b| a == b).map(|run| (run[0], run.len())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::dsl::{Color, PrimId};
+
+    fn p(name: &str, args: Vec<Value>) -> DslResult<Value> {
+        (PrimId::of(name).unwrap().spec().imp)(&args)
+    }
+
+    fn ragged() -> Value {
+        value([vec![1, 2, 3], vec![4, 5], vec![6, 7, 8, 9]])
+    }
+
+    proptest! {
+        /// On a rectangular grid the simple path is the fast path.
+        #[test]
+        fn the_simple_path_is_the_fast_path_on_grids(
+            h in 1usize..6,
+            w in 1usize..6,
+            colors in proptest::collection::vec(0..4 as Color, 36),
+            x in 0..4i64,
+            y in 0..4i64,
+            start in (-7..7i64, -7..7i64),
+            dims in (-2..7i64, -2..7i64),
+            other in (1usize..6, 1usize..6),
+            spots in proptest::collection::vec((-1..7i64, -1..7i64), 0..8),
+        ) {
+            let g = Grid::new(h, w, colors[..h * w].to_vec());
+            let rows = grid_rows(&g);
+            let v = Value::grid(g);
+            prop_assert_eq!(p("replace", vec![v.clone(), Value::Int(x), Value::Int(y)]).unwrap(), replace(&rows, x, y));
+            prop_assert_eq!(p("switch", vec![v.clone(), Value::Int(x), Value::Int(y)]).unwrap(), switch(&rows, x, y));
+            prop_assert_eq!(p("hconcat", vec![v.clone(), v.clone()]).unwrap(), hconcat(&rows, &rows));
+            prop_assert_eq!(p("asobject", vec![v.clone()]).unwrap(), asobject(&rows).unwrap());
+            prop_assert_eq!(p("ofcolor", vec![v.clone(), Value::Int(x)]).unwrap(), ofcolor(&rows, x).unwrap());
+            prop_assert_eq!(p("asindices", vec![v.clone()]).unwrap(), asindices(&rows).unwrap());
+            let patch = Value::indices(spots.iter().map(|&(i, j)| Loc { i: i as i32, j: j as i32 }).collect());
+            let mut items: Vec<(i64, i64, i64)> = spots.iter().map(|&(i, j)| (i, j, y)).collect();
+            items.sort_unstable();
+            items.dedup();
+            for (name, under) in [("fill", false), ("underfill", true)] {
+                let fast = p(name, vec![v.clone(), Value::Int(y), patch.clone()]).unwrap();
+                prop_assert_eq!(fast, write(&rows, items.iter().copied(), under).unwrap());
+            }
+            let b = Grid::new(other.0, other.1, colors[36 - other.0 * other.1..].to_vec());
+            let b_rows = grid_rows(&b);
+            let fast = p("cellwise", vec![v.clone(), Value::grid(b), Value::Int(x)]);
+            prop_assert_eq!(fast, cellwise(&rows, &b_rows, x));
+            let (s, d) = (Value::Pair(start.0, start.1), Value::Pair(dims.0, dims.1));
+            prop_assert_eq!(p("crop", vec![v.clone(), s, d]).unwrap(), crop(&rows, start, dims));
+            let palette = Value::set(color_counts(&rows).iter().map(|&(c, _)| Value::Int(c)).collect());
+            prop_assert_eq!(p("palette", vec![v]).unwrap(), palette);
+        }
+    }
+
+    #[test]
+    fn ragged_grids_compute_as_the_reference_does() {
+        let r = ragged();
+        let t = |rows: &[&[i64]]| value(rows.iter().map(|r| r.to_vec()));
+        assert_eq!(
+            p("replace", vec![r.clone(), Value::Int(5), Value::Int(0)]).unwrap(),
+            t(&[&[1, 2, 3], &[4, 0], &[6, 7, 8, 9]])
+        );
+        assert_eq!(
+            p("switch", vec![r.clone(), Value::Int(1), Value::Int(9)]).unwrap(),
+            t(&[&[9, 2, 3], &[4, 5], &[6, 7, 8, 1]])
+        );
+        let short = t(&[&[1, 2], &[3, 3, 3]]);
+        assert_eq!(
+            p("hconcat", vec![r.clone(), short.clone()]).unwrap(),
+            t(&[&[1, 2, 3, 1, 2], &[4, 5, 3, 3, 3]])
+        );
+        assert_eq!(p("mostcolor", vec![short.clone()]).unwrap(), Value::Int(3));
+        assert_eq!(p("leastcolor", vec![short.clone()]).unwrap(), Value::Int(1));
+        assert_eq!(
+            p("colorcount", vec![short.clone(), Value::Int(3)]).unwrap(),
+            Value::Int(3)
+        );
+        assert_eq!(p("numcolors", vec![r.clone()]).unwrap(), Value::Int(9));
+        assert_eq!(
+            p("ofcolor", vec![short.clone(), Value::Int(3)]).unwrap().to_string(),
+            "frozenset({(1, 0), (1, 1), (1, 2)})"
+        );
+        let corner = vec![r.clone(), Value::Pair(0, 1), Value::Pair(2, 2)];
+        assert_eq!(p("crop", corner).unwrap(), t(&[&[2, 3], &[5]]));
+        // Every row as wide as the first.
+        assert_eq!(p("asindices", vec![r.clone()]).unwrap().len(), Some(9));
+        assert_eq!(p("asobject", vec![r]).unwrap().len(), Some(9));
+    }
+
+    #[test]
+    fn colours_beyond_the_fast_path_are_computed() {
+        let wide = value([vec![1, 1 << 40], vec![1 << 40, 1 << 40]]);
+        assert_eq!(p("mostcolor", vec![wide.clone()]).unwrap(), Value::Int(1 << 40));
+        assert_eq!(
+            p("replace", vec![wide.clone(), Value::Int(1 << 40), Value::Int(2)]).unwrap(),
+            value([vec![1, 2], vec![2, 2]])
+        );
+        let grid = value([vec![1, 2]]);
+        assert_eq!(
+            p("replace", vec![grid, Value::Int(2), Value::Int(1 << 40)]).unwrap(),
+            value([vec![1, 1 << 40]])
+        );
+        assert_eq!(
+            p("palette", vec![wide]).unwrap().to_string(),
+            format!("frozenset({{1, {}}})", 1i64 << 40)
+        );
+        // Not a grid at all: the fast path's error.
+        assert!(matches!(
+            p("replace", vec![Value::Int(3), Value::Int(1), Value::Int(2)]),
+            Err(DslError::Type { .. })
+        ));
+    }
+}
