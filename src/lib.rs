@@ -1,14 +1,12 @@
 //! arcbatch: fast, bit-exact evaluation of Michael Hodel's ARC DSL.
 //!
-//! Layers, each ignorant of those above it: [`dsl`] (values and primitives) → [`program`]
-//! (parser, IR, interpreter) → [`tasks`] (ARC task files) → [`run`] (solvers on their tasks);
-//! [`batch`] (lanes and batched operations behind a backend trait) → [`batt`] (many programs
-//! merged and evaluated column-wise) → [`tools`] (profiles); [`device`] (the kernels and the
-//! device backend, a [`batch::Backend`]). [`golden`] reads the conformance corpus;
-//! [`embedded`] holds the demo the binary carries.
-//! merged and evaluated column-wise) → [`gen`] (generation and search) and [`tools`]
-//! (profiles). [`golden`] reads the conformance corpus; [`embedded`] holds the demo the binary
-//! carries.
+//! Layers, each ignorant of those above it: [`dsl`] (values, primitives, function values and
+//! their column-wise kernels) → [`program`] (parser, IR, interpreter) → [`tasks`] (ARC task
+//! files) → [`run`] (solvers on their tasks); [`batch`] (lanes and batched operations behind a
+//! backend trait) → [`batt`] (many programs merged and evaluated column-wise, staged and in
+//! chunks) → [`gen`] (generation and search) and [`tools`] (profiles, diffs); [`device`] (the
+//! kernels and the device backend, a [`batch::Backend`]). [`golden`] reads the conformance
+//! corpus; [`embedded`] holds the demo the binary carries.
 
 pub mod batch;
 pub mod batt;

@@ -193,3 +193,56 @@ proptest! {
         prop_assert_eq!(scalar, vectorised, "{}", f);
     }
 }
+
+/// PEP 479: a `StopIteration` raised by the function inside the reference's generator
+/// expressions (`apply`, `mapply`, `sfilter`, `mfilter`, `papply`, `prapply`, `rapply`,
+/// `extract`) is a `RuntimeError`; inside `max`/`sorted` (`argmax`, `valmin`, `order`) it stays,
+/// on both paths and when flattened.
+#[test]
+fn stop_iteration_inside_a_generator_is_a_runtime_error() {
+    // The empty container first, so that `extract` meets it before a match.
+    let empty_first = Value::tuple(vec![Value::empty_tuple(), Value::tuple(vec![Value::Int(1)])]);
+    let kind = |name: &str, args: Vec<Value>| match call(&p(name), &args) {
+        Err(e) => e.python_name(),
+        Ok(v) => panic!("{name} gave {v}"),
+    };
+    let (scalar, vectorised) = both(|| {
+        let with_first = |name: &str, container_first: bool| {
+            let args = if container_first {
+                vec![empty_first.clone(), p("first")]
+            } else {
+                vec![p("first"), empty_first.clone()]
+            };
+            kind(name, args)
+        };
+        // Flattened: x -> apply(first, x) over a tuple holding the containers.
+        let nested = call(&p("lbind"), &[p("apply"), p("first")]).unwrap();
+        let outer = Value::tuple(vec![empty_first.clone()]);
+        [
+            with_first("apply", false),
+            with_first("mapply", false),
+            with_first("sfilter", true),
+            with_first("mfilter", true),
+            with_first("extract", true),
+            with_first("argmax", true),
+            with_first("valmin", true),
+            with_first("order", true),
+            kind("apply", vec![nested, outer]),
+        ]
+    });
+    assert_eq!(scalar, vectorised);
+    assert_eq!(
+        scalar,
+        [
+            "RuntimeError",
+            "RuntimeError",
+            "RuntimeError",
+            "RuntimeError",
+            "RuntimeError",
+            "StopIteration",
+            "StopIteration",
+            "StopIteration",
+            "RuntimeError"
+        ]
+    );
+}

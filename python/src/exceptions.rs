@@ -30,6 +30,7 @@ pub enum Kind {
     DslIndex,
     DslZeroDivision,
     DslStopIteration,
+    DslRuntime,
     DslRecursion,
     DslAttribute,
     DslLimit,
@@ -99,6 +100,14 @@ const CLASSES: &[ClassSpec] = &[
         base: Some(Kind::Dsl),
         builtin: |py| py.get_type::<PyStopIteration>(),
         doc: "The reference raises StopIteration (next(iter(x)) of an empty container).",
+    },
+    ClassSpec {
+        kind: Kind::DslRuntime,
+        name: "DslRuntimeError",
+        base: Some(Kind::Dsl),
+        builtin: |py| py.get_type::<PyRuntimeError>(),
+        doc:
+            "The reference raises RuntimeError (a function raising StopIteration inside apply, sfilter, ...: PEP 479).",
     },
     ClassSpec {
         kind: Kind::DslRecursion,
@@ -214,6 +223,7 @@ fn dsl_kind(e: &DslError) -> Kind {
         DslError::Index(_) => Kind::DslIndex,
         DslError::ZeroDivision(_) => Kind::DslZeroDivision,
         DslError::StopIteration(_) => Kind::DslStopIteration,
+        DslError::Runtime(_) => Kind::DslRuntime,
         DslError::Recursion(_) => Kind::DslRecursion,
         DslError::Attribute(_) => Kind::DslAttribute,
         DslError::ColorRange(_) | DslError::TooLarge(_) => Kind::DslLimit,

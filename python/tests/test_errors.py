@@ -17,6 +17,10 @@ from arcbatch import batch, dsl
         (lambda: dsl.objects(((1,),), True), arcbatch.DslTypeError, TypeError, "expected 4 argument"),
         (lambda: dsl.size(container=()), arcbatch.DslTypeError, TypeError, "positional arguments only"),
         (lambda: dsl.first(()), arcbatch.DslStopIteration, StopIteration, "first: StopIteration"),
+        # PEP 479: StopIteration raised inside the reference's generator expressions.
+        (lambda: dsl.apply(dsl.first, ((1,), ())), arcbatch.DslRuntimeError, RuntimeError, "apply: RuntimeError"),
+        (lambda: dsl.sfilter(((1,), ()), dsl.first), arcbatch.DslRuntimeError, RuntimeError, "generator raised"),
+        (lambda: dsl.argmax(((1,), ()), dsl.first), arcbatch.DslStopIteration, StopIteration, "argmax"),
         (lambda: dsl.divide(1, 0), arcbatch.DslZeroDivisionError, ZeroDivisionError, "divide"),
         (lambda: dsl.argmax((), dsl.size), arcbatch.DslValueError, ValueError, "argmax: ValueError"),
         (lambda: dsl.cellwise(((3, 3), (3, 3)), ((1, 8, 8),), 9), arcbatch.DslIndexError, IndexError, "cellwise"),
@@ -66,6 +70,7 @@ def test_the_hierarchy():
         ("DslZeroDivisionError", ZeroDivisionError),
         ("DslStopIteration", StopIteration),
         ("DslRecursionError", RecursionError),
+        ("DslRuntimeError", RuntimeError),
         ("DslAttributeError", AttributeError),
         ("DslTimeoutError", TimeoutError),
     ]:

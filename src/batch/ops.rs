@@ -15,7 +15,7 @@ use super::backend::{Backend, Transform};
 use super::grids::{GridBatch, PatchBatch};
 use super::{Arg, LaneResult};
 use crate::dsl::prims::{merge_values, same_kind};
-use crate::dsl::{registry, Cell, Color, Func, Grid, Loc, PrimId, Value};
+use crate::dsl::{registry, Cell, Color, DslError, Func, Grid, Loc, PrimId, Value};
 
 /// The primitives with a batched op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,7 +177,13 @@ pub fn apply_flat<B: Backend + ?Sized>(b: &B, f: PrimId, containers: &[&Value]) 
         .zip(&members)
         .map(|(container, items)| {
             let mapped: Vec<LaneResult> = results.by_ref().take(items.len()).collect();
-            Ok(same_kind(container, mapped.into_iter().collect::<Result<_, _>>()?))
+            // `apply` calls `f` inside a generator expression (PEP 479: StopIteration there is
+            // a RuntimeError).
+            let mapped = mapped
+                .into_iter()
+                .collect::<Result<_, _>>()
+                .map_err(DslError::in_generator)?;
+            Ok(same_kind(container, mapped))
         })
         .collect()
 }

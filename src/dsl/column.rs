@@ -64,6 +64,9 @@ pub struct Mapping {
     /// The result from the container, those values, and the function's results on them (up to
     /// the first that raised).
     pub combine: fn(&Value, &[Value], Mapped) -> DslResult<Value>,
+    /// Whether the reference applies the function inside a generator expression (`apply`,
+    /// `sfilter`), where a `StopIteration` it raises becomes a `RuntimeError`.
+    pub generator: bool,
 }
 
 impl Mapping {
@@ -72,8 +75,16 @@ impl Mapping {
         let container = &args[self.container];
         let mut members = Vec::new();
         (self.members)(container, &mut members)?;
-        let results = map(&args[self.function], &[&members]);
+        let results = self.raised(map(&args[self.function], &[&members]));
         (self.combine)(container, &members, results)
+    }
+
+    /// The function's results as the reference's loop sees them (see [`Mapping::generator`]).
+    fn raised(&self, mut results: Mapped) -> Mapped {
+        if self.generator {
+            results.error = results.error.map(DslError::in_generator);
+        }
+        results
     }
 }
 
@@ -355,7 +366,9 @@ impl Nested {
             inner_columns.extend(captured.iter().map(Vec::as_slice));
             // One container for all: the member-only nodes run once per chunk.
             let period = matches!(container, Column::Const(_)).then(|| bounds.first().copied().unwrap_or(0));
-            let mut results = self.inner.eval(&inner_columns, flat.len(), period.filter(|&m| m > 0));
+            let mut results =
+                self.mapping
+                    .raised(self.inner.eval(&inner_columns, flat.len(), period.filter(|&m| m > 0)));
             // Hand each container its members' results, up to the first that raised.
             let mut taken = results.values.drain(..);
             let mut from = 0;

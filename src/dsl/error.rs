@@ -24,6 +24,10 @@ pub enum DslError {
     /// Python's `StopIteration` (`next(iter(x))` of an empty container).
     #[error("StopIteration: {0}")]
     StopIteration(String),
+    /// Python's `RuntimeError`: a function raised `StopIteration` inside one of the reference's
+    /// generator expressions (`apply`, `sfilter`, `papply`, ...), which PEP 479 turns into this.
+    #[error("RuntimeError: {0}")]
+    Runtime(String),
     /// Python's `RecursionError` (`power(f, n)` with `n < 1` never terminates in the reference).
     #[error("RecursionError: {0}")]
     Recursion(String),
@@ -64,6 +68,14 @@ impl DslError {
         matches!(self, DslError::Timeout | DslError::Interrupted)
     }
 
+    /// What an error raised by a function inside a generator expression becomes (PEP 479).
+    pub fn in_generator(self) -> DslError {
+        match self {
+            DslError::StopIteration(_) => DslError::Runtime("generator raised StopIteration".into()),
+            other => other,
+        }
+    }
+
     /// The Python exception class this error stands for.
     pub fn python_name(&self) -> &'static str {
         match self {
@@ -72,6 +84,7 @@ impl DslError {
             DslError::Index(_) => "IndexError",
             DslError::ZeroDivision(_) => "ZeroDivisionError",
             DslError::StopIteration(_) => "StopIteration",
+            DslError::Runtime(_) => "RuntimeError",
             DslError::Recursion(_) => "RecursionError",
             DslError::Attribute(_) => "AttributeError",
             DslError::ColorRange(_) | DslError::TooLarge(_) => "MemoryError",

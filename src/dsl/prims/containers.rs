@@ -274,6 +274,7 @@ static VALMAX: Mapping = Mapping {
     function: 1,
     members: members_or_zero,
     combine: |_, members, keys| Ok(best_by(members, keys, true)?.map_or(Value::Int(0), |(_, k)| k)),
+    generator: false,
 };
 
 static VALMIN: Mapping = Mapping {
@@ -281,6 +282,7 @@ static VALMIN: Mapping = Mapping {
     function: 1,
     members: members_or_zero,
     combine: |_, members, keys| Ok(best_by(members, keys, false)?.map_or(Value::Int(0), |(_, k)| k)),
+    generator: false,
 };
 
 /// The members, or `0` alone for an empty container (`max`'s `default=0`, to which `valmax`
@@ -300,6 +302,7 @@ static ARGMAX: Mapping = Mapping {
     function: 1,
     members: push_members_of,
     combine: |_, members, keys| best_item(members, keys, true),
+    generator: false,
 };
 
 static ARGMIN: Mapping = Mapping {
@@ -307,6 +310,7 @@ static ARGMIN: Mapping = Mapping {
     function: 1,
     members: push_members_of,
     combine: |_, members, keys| best_item(members, keys, false),
+    generator: false,
 };
 
 fn best_item(members: &[Value], keys: Mapped, max: bool) -> DslResult<Value> {
@@ -494,6 +498,7 @@ static SFILTER: Mapping = Mapping {
     function: 1,
     members: push_members_of,
     combine: filtered,
+    generator: true,
 };
 
 /// `mfilter(container, function)`: `sfilter`, then `merge`.
@@ -502,6 +507,7 @@ static MFILTER: Mapping = Mapping {
     function: 1,
     members: push_members_of,
     combine: |container, members, tests| merge_values(&filtered(container, members, tests)?),
+    generator: true,
 };
 
 fn filtered(container: &Value, _members: &[Value], tests: Mapped) -> DslResult<Value> {
@@ -614,6 +620,7 @@ static ORDER: Mapping = Mapping {
     function: 1,
     members: push_members_of,
     combine: sorted_by_keys,
+    generator: false,
 };
 
 fn order(a: &[Value]) -> DslResult<Value> {
@@ -697,7 +704,7 @@ fn extract(a: &[Value]) -> DslResult<Value> {
         return Ok(items[k].clone());
     }
     if let Some(e) = tests.error {
-        return Err(e);
+        return Err(e.in_generator());
     }
     crate::bail!(StopIteration, "extract() found no item satisfying the condition")
 }

@@ -95,6 +95,7 @@ static APPLY: Mapping = Mapping {
     function: 0,
     members: push_members_of,
     combine: applied,
+    generator: true,
 };
 
 /// `mapply(function, container)`: `apply`, then `merge`.
@@ -103,6 +104,7 @@ static MAPPLY: Mapping = Mapping {
     function: 0,
     members: push_members_of,
     combine: |container, members, results| merge_values(&applied(container, members, results)?),
+    generator: true,
 };
 
 fn applied(container: &Value, _members: &[Value], results: Mapped) -> DslResult<Value> {
@@ -117,7 +119,8 @@ fn rapply(a: &[Value]) -> DslResult<Value> {
     let items = members_of(&a[0])?
         .iter()
         .map(|f| call1(f, a[1].clone()))
-        .collect::<DslResult<Vec<_>>>()?;
+        .collect::<DslResult<Vec<_>>>()
+        .map_err(DslError::in_generator)?;
     Ok(same_kind(&a[0], items))
 }
 
@@ -130,7 +133,8 @@ fn papply_values(a: &[Value]) -> DslResult<Value> {
     let n = xs.len().min(ys.len());
     xs.truncate(n);
     ys.truncate(n);
-    Ok(Value::tuple(map(&a[0], &[&xs, &ys]).all()?))
+    let results = map(&a[0], &[&xs, &ys]).all().map_err(DslError::in_generator)?;
+    Ok(Value::tuple(results))
 }
 
 fn papply(a: &[Value]) -> DslResult<Value> {
@@ -148,5 +152,7 @@ fn prapply(a: &[Value]) -> DslResult<Value> {
         .iter()
         .flat_map(|y| xs.iter().map(move |x| (x.clone(), y.clone())))
         .unzip();
-    Ok(Value::set(map(&a[0], &[&left, &right]).all()?))
+    Ok(Value::set(
+        map(&a[0], &[&left, &right]).all().map_err(DslError::in_generator)?,
+    ))
 }
