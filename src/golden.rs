@@ -159,8 +159,10 @@ impl Case {
             Err(e) => return Verdict::Failed(e),
         };
         if let Some(raised) = self.json.get("raises") {
+            // The exception class too: the reference's name for it.
             return match result {
-                Err(_) => Verdict::Passed,
+                Err(e) if raised.as_str() == Some(e.python_name()) => Verdict::Passed,
+                Err(e) => Verdict::Failed(format!("expected {raised}, raised {e}")),
                 Ok(v) => Verdict::Failed(format!("expected {raised}, got {v}")),
             };
         }

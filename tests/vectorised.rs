@@ -246,3 +246,26 @@ fn stop_iteration_inside_a_generator_is_a_runtime_error() {
         ]
     );
 }
+
+/// A function that unfolds into more calls than a kernel may hold (`power` of `power` of
+/// `power`: 729 million rotations) is not inlined whole: the kernel stays small, the deadline
+/// stops it, and a shallower one gives the scalar path's result.
+#[test]
+fn deep_powers_are_bounded_and_exact() {
+    let grid = Value::grid(arcbatch::dsl::Grid::new(1, 2, vec![1, 2]));
+    let power = |f: Value, n: i64| call(&p("power"), &[f, Value::Int(n)]).unwrap();
+    let endless = power(power(power(p("rot90"), 900), 900), 900);
+    let start = std::time::Instant::now();
+    let m = {
+        let _deadline = arcbatch::dsl::func::Deadline::set(Some(start + Duration::from_millis(200)));
+        map(&endless, &[&[grid.clone(), grid.clone()]])
+    };
+    assert_eq!(m.error, Some(arcbatch::dsl::DslError::Timeout));
+    assert!(start.elapsed() < Duration::from_secs(5), "took {:?}", start.elapsed());
+    let deep = power(power(p("rot90"), 90), 70);
+    let (scalar, vectorised) = both(|| {
+        let m = map(&deep, &[&[grid.clone(), grid.clone()]]);
+        (m.values, m.error)
+    });
+    assert_eq!(scalar, vectorised);
+}

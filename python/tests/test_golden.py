@@ -35,8 +35,7 @@ def judge(case):
         raised = case.get("raises")
         if raised is None:
             return f"raised {type(e).__name__}: {e}"
-        # A StopIteration inside a generator reaches the reference's caller as RuntimeError.
-        expected = (builtins.StopIteration,) if raised == "RuntimeError" else (getattr(builtins, raised),)
+        expected = getattr(builtins, raised)
         return None if isinstance(e, expected) else f"raised {type(e).__name__}, the reference {raised}"
     if "raises" in case:
         return f"expected {case['raises']}, got {canonical(result)}"

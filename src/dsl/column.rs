@@ -452,6 +452,10 @@ static KNOWN: LazyLock<Known> = LazyLock::new(|| {
     }
 });
 
+/// Past this many nodes a kernel inlines no more: further calls go through the scalar path
+/// (`power(power(rot90, 900), 900)` would otherwise unfold into 810,000 nodes).
+const MAX_KERNEL_NODES: usize = 4096;
+
 /// Builds a kernel's nodes from a closure tree. A builder for an inner kernel reads its
 /// parent's nodes: constants and symbolic closures are copied in, anything else is captured.
 struct Builder<'p> {
@@ -530,6 +534,10 @@ impl<'p> Builder<'p> {
 
     /// `f(args...)` for a function value, exactly as [`super::func::call`] evaluates it.
     fn call(&mut self, f: &Value, args: &[NodeId]) -> NodeId {
+        if self.nodes.len() > MAX_KERNEL_NODES {
+            let function = self.constant(f);
+            return self.dynamic_call(function, args);
+        }
         let func = match callable(f, args.len()) {
             Ok(func) => func,
             Err(e) => return self.push(Node::Raise(e)),
@@ -555,12 +563,19 @@ impl<'p> Builder<'p> {
         }
         match self.syms[f as usize] {
             // A wrong arity raises with the closure's text, which only the built closure has.
-            Some(sym) if self.arity_of(f) == Some(args.len()) => self.inline(sym, args),
-            _ => self.push(Node::Call {
-                function: f,
-                args: args.iter().copied().collect(),
-            }),
+            Some(sym) if self.arity_of(f) == Some(args.len()) && self.nodes.len() <= MAX_KERNEL_NODES => {
+                self.inline(sym, args)
+            }
+            _ => self.dynamic_call(f, args),
         }
+    }
+
+    /// `f(args...)` through the scalar path, element by element.
+    fn dynamic_call(&mut self, function: NodeId, args: &[NodeId]) -> NodeId {
+        self.push(Node::Call {
+            function,
+            args: args.iter().copied().collect(),
+        })
     }
 
     /// A symbolic closure's body on arguments.
