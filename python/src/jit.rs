@@ -83,9 +83,13 @@ impl JitFunction {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let params = self.bind(args, kwargs)?;
-        match run_guarded(&self.program, &params, self.timeout_ms.map(Duration::from_millis)) {
-            Ok(v) => to_py(py, &v),
-            Err(e) => Err(self.run_error(py, e)),
+        // Attached to the signal watch, as `arcbatch.dsl` calls are: a handler that raises
+        // (SIGALRM, Ctrl-C) stops the call within milliseconds.
+        let limit = self.timeout_ms.map(Duration::from_millis);
+        match crate::interrupt::attached(py, || Ok(run_guarded(&self.program, &params, limit)))? {
+            Ok(Ok(v)) => to_py(py, &v),
+            Ok(Err(e)) => Err(self.run_error(py, e)),
+            Err(e) => Err(dsl_error(py, &self.program.name, &e)),
         }
     }
 

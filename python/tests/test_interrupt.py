@@ -11,8 +11,20 @@ import pytest
 
 import arcbatch
 from arcbatch import batch, dsl
+from arcbatch.dsl import power, rot90
 
 GRID = ((1, 2), (3, 4))
+
+
+def endless_solver(I):
+    x1 = power(rot90, 900)
+    x2 = power(x1, 900)
+    x3 = power(x2, 900)
+    O = x3(I)
+    return O
+
+
+ENDLESS_JIT = arcbatch.jit(endless_solver, strict=True)
 # 900**3 rotations of a 2x2 grid: minutes, in one call.
 ENDLESS = dsl.power(dsl.power(dsl.power(dsl.rot90, 900), 900), 900)
 ENDLESS_SOLVER = """def solve_task(I):
@@ -71,6 +83,7 @@ def sigint():
 LONG_CALLS = {
     "dsl": lambda: ENDLESS(GRID),
     "dsl-primitive": lambda: dsl.apply(ENDLESS, frozenset({GRID})),
+    "jit": lambda: ENDLESS_JIT(GRID),
     "batch": lambda: batch.map(ENDLESS, [GRID] * 4),
     "run": lambda: arcbatch.run(ENDLESS_SOLVER, TASK, timeout_ms=600_000),
     "batt": lambda: arcbatch.batt(ENDLESS_SOLVER, TASK, timeout_ms=600_000),
@@ -86,7 +99,7 @@ def test_sigalrm_stops_a_long_call_and_the_module_goes_on(alarm_handler, name):
     assert arcbatch.run(ENDLESS_SOLVER.replace("x3(I)", "x1(I)"), TASK)["solved"] == 1
 
 
-@pytest.mark.parametrize("name", ["dsl", "batch", "run"])
+@pytest.mark.parametrize("name", ["dsl", "batch", "run", "jit"])
 def test_sigint_raises_keyboard_interrupt_promptly(name):
     late = elapsed_after_signal(LONG_CALLS[name], KeyboardInterrupt, sigint)
     assert late < PROMPT, f"{name} raised {late * 1000:.0f} ms after SIGINT"
