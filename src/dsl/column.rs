@@ -806,6 +806,45 @@ type CachedKernel = (Arc<Func>, usize, Arc<Kernel>);
 
 const CACHED_KERNELS: usize = 32;
 
+/// Whether two functions are the same closure tree over the same values: primitives, numbers
+/// and pairs compared by value (`True` is not `1` here), containers by allocation only, so that
+/// the test never walks data. A solver's `fork(either, vline, hline)` is built anew on every
+/// sample, and finds the kernel compiled for the first.
+fn same_func(a: &Func, b: &Func) -> bool {
+    use Func::*;
+    if std::ptr::eq(a, b) {
+        return true;
+    }
+    match (a, b) {
+        (Prim(x), Prim(y)) => x == y,
+        (Compose(a0, a1), Compose(b0, b1))
+        | (Matcher(a0, a1), Matcher(b0, b1))
+        | (Rbind(a0, a1), Rbind(b0, b1))
+        | (Lbind(a0, a1), Lbind(b0, b1)) => same_part(a0, b0) && same_part(a1, b1),
+        (Chain(a0, a1, a2), Chain(b0, b1, b2)) | (Fork(a0, a1, a2), Fork(b0, b1, b2)) => {
+            same_part(a0, b0) && same_part(a1, b1) && same_part(a2, b2)
+        }
+        (Power(f, n), Power(g, m)) => n == m && same_part(f, g),
+        _ => false,
+    }
+}
+
+/// A part of a closure, for [`same_func`].
+fn same_part(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::None, Value::None) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Pair(x0, x1), Value::Pair(y0, y1)) => (x0, x1) == (y0, y1),
+        (Value::Grid(x), Value::Grid(y)) => Arc::ptr_eq(x, y),
+        (Value::Indices(x), Value::Indices(y)) => Arc::ptr_eq(x, y),
+        (Value::Object(x), Value::Object(y)) => Arc::ptr_eq(x, y),
+        (Value::Tuple(x), Value::Tuple(y)) | (Value::Set(x), Value::Set(y)) => Arc::ptr_eq(x, y),
+        (Value::Func(f), Value::Func(g)) => same_func(f, g),
+        _ => false,
+    }
+}
+
 fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R {
     let Value::Func(func) = f else {
         return run(&Kernel::compile(f, arity));
@@ -813,7 +852,7 @@ fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R 
     let cached = KERNELS.with(|k| {
         k.borrow()
             .iter()
-            .find(|(g, a, _)| *a == arity && Arc::ptr_eq(g, func))
+            .find(|(g, a, _)| *a == arity && same_func(g, func))
             .map(|(_, _, kernel)| kernel.clone())
     });
     let kernel = cached.unwrap_or_else(|| {
