@@ -112,13 +112,13 @@ fn cmp_cell(c: Cell, v: &Value) -> Ordering {
     Value::cell(c).cmp(v)
 }
 
-/// Python's `type(c)(e for e in c if keep(e))`, with `keep` already decided for each member in
-/// iteration order; index sets, objects and grids keep their compact variant.
-fn filter_kind(c: &Value, keep: &[bool]) -> DslResult<Value> {
+/// Python's `type(c)(e for e in c if keep(e))`, given `c`'s members and the decision for each,
+/// in iteration order; index sets, objects and grids keep their compact variant.
+fn filter_kind(c: &Value, members: &[Value], keep: &[bool]) -> Value {
     fn kept<T: Copy>(items: &[T], keep: &[bool]) -> Vec<T> {
         items.iter().zip(keep).filter(|(_, &k)| k).map(|(&x, _)| x).collect()
     }
-    Ok(match c {
+    match c {
         Value::Indices(l) => Value::Indices(Arc::new(kept(l, keep))),
         Value::Object(cells) => Value::Object(Arc::new(kept(cells, keep))),
         Value::Grid(g) => {
@@ -127,20 +127,26 @@ fn filter_kind(c: &Value, keep: &[bool]) -> DslResult<Value> {
             Value::grid(Grid::new(rows.len(), g.w, cells))
         }
         _ => {
-            let kept: Vec<Value> = iter_members(c)?.zip(keep).filter(|(_, &k)| k).map(|(m, _)| m).collect();
+            let kept: Vec<Value> = members
+                .iter()
+                .zip(keep)
+                .filter(|(_, &k)| k)
+                .map(|(m, _)| m.clone())
+                .collect();
             if c.is_set() {
                 Value::set_sorted(kept)
             } else {
                 Value::tuple(kept)
             }
         }
-    })
+    }
 }
 
 /// `filter_kind` with a test of each member.
 fn filter_by(c: &Value, mut keep: impl FnMut(&Value) -> DslResult<bool>) -> DslResult<Value> {
-    let mask = iter_members(c)?.map(|m| keep(&m)).collect::<DslResult<Vec<bool>>>()?;
-    filter_kind(c, &mask)
+    let members = members_of(c)?;
+    let mask = members.iter().map(&mut keep).collect::<DslResult<Vec<bool>>>()?;
+    Ok(filter_kind(c, &members, &mask))
 }
 
 /// Grids stacked top to bottom (the tuple of all their rows), when the non-empty ones share a
@@ -510,9 +516,9 @@ static MFILTER: Mapping = Mapping {
     generator: true,
 };
 
-fn filtered(container: &Value, _members: &[Value], tests: Mapped) -> DslResult<Value> {
+fn filtered(container: &Value, members: &[Value], tests: Mapped) -> DslResult<Value> {
     let keep: Vec<bool> = tests.all()?.iter().map(Value::truthy).collect();
-    filter_kind(container, &keep)
+    Ok(filter_kind(container, members, &keep))
 }
 
 /// `remove(value, container)`.
