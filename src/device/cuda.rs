@@ -1,18 +1,20 @@
 //! The CUDA device: one GPU driven through cudarc, running the kernels of `kernels/` compiled
-//! at first use by NVRTC for that GPU's own architecture (so no PTX ever meets a driver older
-//! than the compiler that wrote it).
+//! by NVRTC at first use, once per architecture in the process (so no PTX ever meets a driver
+//! older than the compiler that wrote it), and loaded into every GPU of that architecture.
 //!
 //! Every driver call sits behind the library-presence check and a panic guard (DESIGN.md §5:
 //! without libcuda, cudarc panics where one expects an error), so a machine without a GPU, a
-//! driver or NVRTC gets a reason in words, never a crash. A job is one upload from a pinned
-//! staging buffer reused across jobs, one launch, one download; the device buffer is reused
-//! too, and both grow as needed. The stream is synchronised after each of the three phases,
-//! which costs a few microseconds a job and gives `bench-gpu` the split between transfers and
-//! kernels.
+//! driver or NVRTC gets a reason in words, never a crash. Jobs come from any thread (rayon
+//! workers, several GPUs in turn), so each job first binds the device's context to its thread.
+//! A job takes an idle [`Slot`] (its own stream, a write-combined pinned upload buffer, a
+//! pinned download buffer and a device buffer, all reused and grown as needed), so jobs from
+//! several threads overlap on one GPU; it is one upload, one launch and one download, with one
+//! synchronisation at the end. `bench-gpu` turns on [`CudaDevice::set_phase_timing`], which
+//! synchronises after each phase to split the time between transfers and kernels.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -22,7 +24,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
-use super::{nvrtc, Device, DeviceError, Entry, Job, KernelArg};
+use super::{library, nvrtc, Device, DeviceError, Entry, Job, KernelArg, KernelFamily};
 use crate::dsl::func::panic_message;
 
 /// What `gpu-info` shows of one GPU.
@@ -40,12 +42,16 @@ pub struct GpuInfo {
 pub struct CudaDevice {
     pub info: GpuInfo,
     ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
-    /// The compiled module of each kernel family (by file name), or why it did not build.
+    /// The loaded module of each kernel family (by file name), or why it did not build.
     modules: Mutex<HashMap<&'static str, Result<Arc<CudaModule>, String>>>,
-    buffers: Mutex<Buffers>,
+    /// Each entry point's function (indexed as [`Entry::ALL`]), looked up once.
+    functions: Mutex<[Option<CudaFunction>; Entry::ALL.len()]>,
+    /// Idle slots; a job takes one, or makes one when none is idle.
+    slots: Mutex<Vec<Slot>>,
+    /// Whether jobs synchronise after each phase to time it.
+    timing: AtomicBool,
     /// Nanoseconds spent uploading, in kernels and downloading, since the last
-    /// [`take_phase_times`](CudaDevice::take_phase_times).
+    /// [`take_phase_times`](CudaDevice::take_phase_times) (while timing).
     phases: [AtomicU64; 3],
 }
 
@@ -57,10 +63,13 @@ pub struct PhaseTimes {
     pub download: f64,
 }
 
-/// The reused pinned staging buffer and device buffer.
-#[derive(Default)]
-struct Buffers {
-    staging: Option<PinnedHostSlice<u8>>,
+/// What one job in flight holds: a stream of its own and the reused buffers.
+struct Slot {
+    stream: Arc<CudaStream>,
+    /// Write-combined pinned memory the input is staged in (the host only writes it).
+    upload: Option<PinnedHostSlice<u8>>,
+    /// Pinned memory (cached, the host reads it) the output comes back to.
+    download: Option<PinnedHostSlice<u8>>,
     device: Option<CudaSlice<u8>>,
 }
 
@@ -79,16 +88,43 @@ pub fn gpus() -> &'static Result<Vec<Arc<CudaDevice>>, String> {
     GPUS.get_or_init(|| guarded("opening the CUDA driver", discover))
 }
 
+/// Where the driver library was found (a file or [`library::LOADER_PATH`]), once [`gpus`]
+/// has looked; `None` when it found none.
+pub fn driver_origin() -> Option<&'static str> {
+    let _ = gpus();
+    DRIVER_ORIGIN.get().map(String::as_str)
+}
+
+static DRIVER_ORIGIN: OnceLock<String> = OnceLock::new();
+
 fn discover() -> Result<Vec<Arc<CudaDevice>>, String> {
     // SAFETY: only tries to open the driver library by its usual names.
-    if !unsafe { sys::is_culib_present() } {
-        return Err("no CUDA driver library (libcuda.so) on this machine: no NVIDIA driver is installed".into());
-    }
+    let origin = library::locate("libcuda.so.1", || unsafe { sys::is_culib_present() })
+        .map_err(|why| format!("{why}: no NVIDIA driver is installed"))?;
+    let _ = DRIVER_ORIGIN.set(origin);
     let count = CudaContext::device_count().map_err(driver("the CUDA driver cannot list devices"))?;
     if count <= 0 {
         return Err("the CUDA driver is installed but sees no device".into());
     }
     (0..count as usize).map(|k| CudaDevice::open(k).map(Arc::new)).collect()
+}
+
+/// The CUBIN of a kernel family for `sm_<arch>`, compiled once per process: GPUs of one
+/// architecture share it.
+fn cubin(family: &KernelFamily, arch: u32) -> Result<Arc<Vec<u8>>, String> {
+    type Built = HashMap<(&'static str, u32), Result<Arc<Vec<u8>>, String>>;
+    static BUILT: OnceLock<Mutex<Built>> = OnceLock::new();
+    let mut built = BUILT
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    built
+        .entry((family.file, arch))
+        .or_insert_with(|| {
+            let compiler = nvrtc::nvrtc()?;
+            Ok(Arc::new(compiler.compile(family.file, &family.nvrtc_source(), arch)?.image))
+        })
+        .clone()
 }
 
 impl CudaDevice {
@@ -107,15 +143,22 @@ impl CudaDevice {
         };
         Ok(CudaDevice {
             info,
-            stream: ctx.default_stream(),
             ctx,
             modules: Mutex::new(HashMap::new()),
-            buffers: Mutex::new(Buffers::default()),
+            functions: Mutex::new(Default::default()),
+            slots: Mutex::new(Vec::new()),
+            timing: AtomicBool::new(false),
             phases: Default::default(),
         })
     }
 
-    /// The time spent in each phase of the jobs run since the last call (for `bench-gpu`).
+    /// Makes every job synchronise after each phase and add its time to
+    /// [`take_phase_times`](CudaDevice::take_phase_times) (for `bench-gpu`), or stops it.
+    pub fn set_phase_timing(&self, on: bool) {
+        self.timing.store(on, Ordering::Relaxed);
+    }
+
+    /// The time spent in each phase of the jobs run since the last call, while timing.
     pub fn take_phase_times(&self) -> PhaseTimes {
         let take = |k: usize| self.phases[k].swap(0, Ordering::Relaxed) as f64 * 1e-9;
         PhaseTimes {
@@ -125,41 +168,86 @@ impl CudaDevice {
         }
     }
 
-    /// Waits for the stream and adds the time since `since` to phase `k`.
+    /// While timing: waits for the stream and adds the time since `since` to phase `k`.
     fn end_phase(
         &self,
+        stream: &CudaStream,
         k: usize,
         since: &mut Instant,
         error: impl Fn(DriverError) -> DeviceError,
     ) -> Result<(), DeviceError> {
-        self.stream.synchronize().map_err(error)?;
+        if !self.timing.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        stream.synchronize().map_err(error)?;
         let now = Instant::now();
         self.phases[k].fetch_add((now - *since).as_nanos() as u64, Ordering::Relaxed);
         *since = now;
         Ok(())
     }
 
-    /// The entry point's function, compiling its family for this GPU on first use.
+    /// The entry point's function, compiling and loading its family on first use.
     fn function(&self, entry: Entry) -> Result<CudaFunction, DeviceError> {
+        let mut functions = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = &functions[entry.index()] {
+            return Ok(f.clone());
+        }
         let family = entry.family();
-        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
-        let module = modules.entry(family.file).or_insert_with(|| {
-            let compiler = nvrtc::nvrtc()?;
-            let cubin = compiler.compile(family.file, &family.nvrtc_source(), self.info.arch)?;
-            self.ctx
-                .load_module(Ptx::from_binary(cubin.image))
-                .map_err(driver("loading the compiled kernels"))
-        });
-        let module = module.clone().map_err(DeviceError::Compile)?;
-        module
+        let module = self
+            .modules
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(family.file)
+            .or_insert_with(|| {
+                let image = cubin(family, self.info.arch)?;
+                self.ctx
+                    .load_module(Ptx::from_binary(image.to_vec()))
+                    .map_err(driver("loading the compiled kernels"))
+            })
+            .clone()
+            .map_err(DeviceError::Compile)?;
+        let function = module
             .load_function(entry.symbol())
-            .map_err(|e| DeviceError::Compile(format!("{}: {e}", entry.symbol())))
+            .map_err(|e| DeviceError::Compile(format!("{}: {e}", entry.symbol())))?;
+        functions[entry.index()] = Some(function.clone());
+        Ok(function)
+    }
+
+    /// An idle slot, or a new one with a stream of its own.
+    fn take_slot(&self) -> Result<Slot, DeviceError> {
+        if let Some(slot) = self.slots.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+            return Ok(slot);
+        }
+        let stream = self
+            .ctx
+            .new_stream()
+            .map_err(|e| DeviceError::Launch(format!("creating a stream: {e}")))?;
+        Ok(Slot {
+            stream,
+            upload: None,
+            download: None,
+            device: None,
+        })
     }
 
     fn run_job(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
+        job.launch.check_args()?;
+        // First of all: the job may run on any thread, whose current context may be none or
+        // another GPU's; every driver call below (frees included) needs this device's.
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| DeviceError::Launch(format!("binding the context of cuda{}: {e}", self.info.ordinal)))?;
         let function = self.function(job.launch.entry)?;
-        let mut buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
-        let Buffers { staging, device } = &mut *buffers;
+        let mut slot = self.take_slot()?;
+        let result = self.run_in(&mut slot, &function, job, out);
+        if result.is_ok() {
+            self.slots.lock().unwrap_or_else(|e| e.into_inner()).push(slot);
+        }
+        // A failed slot is dropped here, its context bound above.
+        result
+    }
+
+    fn run_in(&self, slot: &mut Slot, function: &CudaFunction, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
         let memory = |e: DriverError| {
             if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
                 DeviceError::OutOfMemory(e.to_string())
@@ -167,31 +255,43 @@ impl CudaDevice {
                 DeviceError::Transfer(e.to_string())
             }
         };
+        let Slot {
+            stream,
+            upload,
+            download,
+            device,
+        } = slot;
+        let (n, m) = (job.input.len(), job.output.len());
         if device.as_ref().map_or(true, |d| d.len() < job.device_bytes) {
             *device = None;
             // SAFETY: the buffer's bytes are written (by the upload or the kernel) before they
             // are read; the kernels never read past the inputs they were given.
-            *device = Some(unsafe { self.stream.alloc::<u8>(grown(job.device_bytes)) }.map_err(memory)?);
+            *device = Some(unsafe { stream.alloc::<u8>(grown(job.device_bytes)) }.map_err(memory)?);
         }
-        let n = job.input.len();
-        if staging.as_ref().map_or(true, |s| s.len() < n) {
-            *staging = None;
+        if upload.as_ref().map_or(true, |s| s.len() < n) {
+            *upload = None;
             // SAFETY: only the first `n` bytes, written just below, are ever read.
-            *staging = Some(unsafe { self.ctx.alloc_pinned::<u8>(grown(n)) }.map_err(memory)?);
+            *upload = Some(unsafe { self.ctx.alloc_pinned::<u8>(grown(n)) }.map_err(memory)?);
         }
-        let (Some(device), Some(staging)) = (device.as_mut(), staging.as_mut()) else {
+        if download.as_ref().map_or(true, |s| s.len() < m) {
+            *download = None;
+            // SAFETY: only the first `m` bytes, written by the download, are ever read. Flags 0:
+            // cached memory, as the host reads it (write-combined memory reads slowly).
+            *download = Some(unsafe { self.ctx.alloc_pinned_with_flags::<u8>(grown(m), 0) }.map_err(memory)?);
+        }
+        let (Some(device), Some(upload), Some(download)) = (device.as_mut(), upload.as_mut(), download.as_mut()) else {
             return Err(DeviceError::Transfer("buffers missing after allocation".into()));
         };
-        let staged = &mut staging.as_mut_slice().map_err(memory)?[..n];
+        let staged = &mut upload.as_mut_slice().map_err(memory)?[..n];
         staged.copy_from_slice(job.input);
-        let (base, _sync) = device.device_ptr(&self.stream);
+        let (base, _sync) = device.device_ptr(stream);
         let mut clock = Instant::now();
         if n > 0 {
             // SAFETY: `base` is a live allocation of at least `device_bytes >= n` bytes on this
             // stream; `staged` stays alive and unmoved until the stream is synchronised below.
-            unsafe { result::memcpy_htod_async(base, &*staged, self.stream.cu_stream()) }.map_err(memory)?;
+            unsafe { result::memcpy_htod_async(base, &*staged, stream.cu_stream()) }.map_err(memory)?;
         }
-        self.end_phase(0, &mut clock, memory)?;
+        self.end_phase(stream, 0, &mut clock, memory)?;
         let launch = &job.launch;
         let launch_error = |e: DriverError| DeviceError::Launch(format!("{}: {e}", launch.entry.symbol()));
         if launch.blocks > 0 {
@@ -202,7 +302,7 @@ impl CudaDevice {
                     KernelArg::U32(x) => scalars.push(x),
                 }
             }
-            let mut builder = self.stream.launch_builder(&function);
+            let mut builder = stream.launch_builder(function);
             let (mut p, mut s) = (pointers.iter(), scalars.iter());
             for arg in &launch.args {
                 match arg {
@@ -215,21 +315,24 @@ impl CudaDevice {
                 block_dim: (launch.threads, 1, 1),
                 shared_mem_bytes: launch.shared_bytes,
             };
-            // SAFETY: the arguments follow the kernel ABI of `super` (device pointers into the
-            // job's buffer, which is `device_bytes` long, and u32 scalars), which every entry
-            // point's signature matches; the buffer outlives the launch (synchronised below).
+            // SAFETY: the arguments are of the kinds the entry point takes (`check_args`):
+            // device pointers into the job's buffer, which is `device_bytes` long, and u32
+            // scalars; the buffer outlives the launch (synchronised below).
             unsafe { builder.launch(config) }.map_err(launch_error)?;
         }
-        self.end_phase(1, &mut clock, launch_error)?;
-        out.clear();
-        out.resize(job.output.len(), 0);
-        if !out.is_empty() {
-            // SAFETY: the range lies within the buffer (`output.end <= device_bytes`); `out`
-            // holds exactly its length and is not moved before the synchronisation.
-            unsafe { result::memcpy_dtoh_async(&mut out[..], base + job.output.start as u64, self.stream.cu_stream()) }
+        self.end_phase(stream, 1, &mut clock, launch_error)?;
+        let fetched = &mut download.as_mut_slice().map_err(memory)?[..m];
+        if m > 0 {
+            // SAFETY: the range lies within the buffer (`output.end <= device_bytes`);
+            // `fetched` holds exactly its length and is not read before the synchronisation.
+            unsafe { result::memcpy_dtoh_async(&mut *fetched, base + job.output.start as u64, stream.cu_stream()) }
                 .map_err(memory)?;
         }
-        self.end_phase(2, &mut clock, memory)
+        stream.synchronize().map_err(memory)?;
+        self.end_phase(stream, 2, &mut clock, memory)?;
+        out.clear();
+        out.extend_from_slice(fetched);
+        Ok(())
     }
 }
 

@@ -42,17 +42,17 @@ extern "C" {
     fn arcb_transform_host(ctx: *const EmuCtx, args: *const u64);
 }
 
-/// The host build of an entry point, and its number of parameters.
-fn host_kernel(entry: Entry) -> (HostKernel, usize) {
+/// The host build of an entry point (whose parameters are [`Entry::params`]).
+fn host_kernel(entry: Entry) -> HostKernel {
     match entry {
-        Entry::Objects => (arcb_objects_host, 4),
-        Entry::Ofcolor => (arcb_ofcolor_host, 4),
-        Entry::Colorcount => (arcb_colorcount_host, 4),
-        Entry::Palette => (arcb_palette_host, 3),
-        Entry::Colorfilter => (arcb_colorfilter_host, 4),
-        Entry::Fill => (arcb_fill_host, 6),
-        Entry::Paint => (arcb_paint_host, 6),
-        Entry::Transform => (arcb_transform_host, 4),
+        Entry::Objects => arcb_objects_host,
+        Entry::Ofcolor => arcb_ofcolor_host,
+        Entry::Colorcount => arcb_colorcount_host,
+        Entry::Palette => arcb_palette_host,
+        Entry::Colorfilter => arcb_colorfilter_host,
+        Entry::Fill => arcb_fill_host,
+        Entry::Paint => arcb_paint_host,
+        Entry::Transform => arcb_transform_host,
     }
 }
 
@@ -152,20 +152,20 @@ impl Device for EmuDevice {
         if !(1..=MAX_THREADS).contains(&threads) {
             return Err(DeviceError::Launch(format!("{threads} threads per block")));
         }
-        let (kernel, arity) = host_kernel(launch.entry);
+        launch.check_args()?;
+        let kernel = host_kernel(launch.entry);
         let in_bounds = |offset: usize| offset <= job.device_bytes;
         let args_fit = launch.args.iter().all(|a| match *a {
             KernelArg::Ptr(offset) => in_bounds(offset),
             KernelArg::U32(_) => true,
         });
-        if launch.args.len() != arity
-            || !args_fit
+        if !args_fit
             || !in_bounds(job.input.len())
             || !in_bounds(job.output.end)
             || job.output.start > job.output.end
         {
             return Err(DeviceError::Launch(format!(
-                "{}: arguments do not match the kernel or the buffer",
+                "{}: an argument or the output lies outside the buffer",
                 launch.entry.symbol()
             )));
         }
@@ -191,7 +191,7 @@ impl Device for EmuDevice {
             threads,
             order: order.as_ptr(),
         };
-        // SAFETY: `slots` holds as many arguments as the kernel takes (checked above), pointers
+        // SAFETY: `slots` holds the arguments of the kinds the kernel takes (checked above), pointers
         // into `memory`, which outlives the call. The kernel reads and writes only the sections
         // its packer laid out in that buffer for `launch.blocks` blocks (the packers in
         // `backend.rs` size every section for the blocks they launch), and `order` is a

@@ -1,5 +1,6 @@
 //! Batched ops on a device: the kernels, the [`Device`] trait every device implements (the CUDA
-//! device and [`emu::EmuDevice`], which runs the same kernel sources compiled for the host), the
+//! device, [`emu::EmuDevice`], which runs the same kernel sources compiled for the host, and
+//! [`replay::ReplayDevice`], which replays recorded outputs to time the host side alone), the
 //! staging of one launch's bytes ([`staging`]), and [`backend::DeviceBackend`], the
 //! [`Backend`](crate::batch::Backend) that packs lanes, runs them on the devices and falls back
 //! to the CPU.
@@ -26,7 +27,9 @@ pub mod auto;
 pub mod backend;
 pub mod cuda;
 pub mod emu;
+pub mod library;
 pub mod nvrtc;
+pub mod replay;
 pub mod select;
 pub mod staging;
 pub mod workload;
@@ -35,6 +38,7 @@ use std::ops::Range;
 
 pub use backend::DeviceBackend;
 pub use emu::{EmuDevice, ThreadOrder};
+pub use replay::ReplayDevice;
 pub use staging::Staging;
 
 /// The portability header every kernel source includes.
@@ -143,6 +147,17 @@ impl Entry {
         Entry::ALL.into_iter().find(|e| e.name() == name)
     }
 
+    /// The kinds of its parameters, in order (as its `KERNEL(...)` declaration has them).
+    pub fn params(self) -> &'static [Param] {
+        use Param::{Ptr, U32};
+        match self {
+            Entry::Objects | Entry::Transform => &[Ptr, Ptr, Ptr, U32],
+            Entry::Ofcolor | Entry::Colorcount | Entry::Colorfilter => &[Ptr; 4],
+            Entry::Palette => &[Ptr; 3],
+            Entry::Fill | Entry::Paint => &[Ptr; 6],
+        }
+    }
+
     /// The family whose source defines it.
     pub fn family(self) -> &'static KernelFamily {
         FAMILIES
@@ -161,6 +176,25 @@ pub enum KernelArg {
     U32(u32),
 }
 
+/// The kind of a kernel parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Param {
+    /// A device pointer (`T*`).
+    Ptr,
+    /// A 32-bit unsigned scalar (`u32`).
+    U32,
+}
+
+impl KernelArg {
+    /// The kind of parameter it passes.
+    pub fn kind(self) -> Param {
+        match self {
+            KernelArg::Ptr(_) => Param::Ptr,
+            KernelArg::U32(_) => Param::U32,
+        }
+    }
+}
+
 /// One kernel launch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Launch {
@@ -172,6 +206,22 @@ pub struct Launch {
     /// Dynamic shared memory per block, in bytes.
     pub shared_bytes: u32,
     pub args: Vec<KernelArg>,
+}
+
+impl Launch {
+    /// Whether the arguments are of the kinds, in the number, that the entry point takes: a
+    /// launch that passes a scalar where a pointer goes would read any memory.
+    pub fn check_args(&self) -> Result<(), DeviceError> {
+        let kinds: Vec<Param> = self.args.iter().map(|a| a.kind()).collect();
+        if kinds == self.entry.params() {
+            return Ok(());
+        }
+        Err(DeviceError::Launch(format!(
+            "{}: arguments {kinds:?} where the kernel takes {:?}",
+            self.entry.symbol(),
+            self.entry.params()
+        )))
+    }
 }
 
 /// One batched op on a device: upload, launch, download.
@@ -262,6 +312,22 @@ mod tests {
             assert!(source.contains(&format!("KERNEL({},", entry.symbol())), "{entry:?}");
             assert!(!source.contains("#include \"portable.h\""));
             assert_eq!(Entry::of_name(entry.name()), Some(entry));
+        }
+    }
+
+    #[test]
+    fn an_entry_points_params_are_those_of_its_kernel_declaration() {
+        for entry in Entry::ALL {
+            let source = entry.family().source;
+            let start = source.find(&format!("KERNEL({},", entry.symbol())).expect("declared");
+            let declaration = &source[start..start + source[start..].find(')').expect("closed")];
+            let declared: Vec<Param> = declaration
+                .split(',')
+                .skip(1)
+                .map(|p| if p.contains('*') { Param::Ptr } else { Param::U32 })
+                .collect();
+            assert!(declaration.split(',').skip(1).all(|p| p.contains('*') || p.trim().starts_with("u32 ")));
+            assert_eq!(declared, entry.params(), "{entry:?}");
         }
     }
 }

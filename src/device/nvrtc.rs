@@ -2,15 +2,16 @@
 //! runs without a GPU, so CI compiles every kernel for every target here (DESIGN.md §5).
 //!
 //! The library is opened at run time, never linked: from the file `ARCBATCH_NVRTC` names (for
-//! instance the `libnvrtc.so.12` of PyPI's `nvidia-cuda-nvrtc-cu12`), else by name through the
-//! system's library path. A named file is opened first with `RTLD_GLOBAL`, so that cudarc's own
-//! lookup by name finds the copy already loaded. Only CUDA 12.x: CUDA 13's NVRTC no longer
-//! targets sm_60 (P100).
+//! instance the `libnvrtc.so.12` of PyPI's `nvidia-cuda-nvrtc-cu12`), else as
+//! [`library::locate`] finds it (the loader path, then CUDA's usual directories). Only CUDA
+//! 12.x: CUDA 13's NVRTC no longer targets sm_60 (P100).
 
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::sync::OnceLock;
 
 use cudarc::nvrtc::sys;
+
+use super::library;
 
 /// The GPU architectures arcbatch is built for: P100 (sm_60), T4 (sm_75), L4 (sm_89).
 pub const TARGETS: [u32; 3] = [60, 75, 89];
@@ -23,7 +24,7 @@ pub const NVRTC_ENV: &str = "ARCBATCH_NVRTC";
 pub struct Nvrtc {
     /// Major and minor version, e.g. (12, 9).
     pub version: (i32, i32),
-    /// Where it was found: a file, or "the system library path".
+    /// Where it was found: a file, or [`library::LOADER_PATH`].
     pub origin: String,
 }
 
@@ -50,27 +51,24 @@ pub fn nvrtc() -> Result<&'static Nvrtc, String> {
 }
 
 fn load() -> Result<Nvrtc, String> {
+    // SAFETY (both lookups): only tries to open the library by its usual names.
+    let present = || unsafe { sys::is_culib_present() };
     let origin = match std::env::var_os(NVRTC_ENV) {
         Some(path) => {
-            let shown = std::path::Path::new(&path).display().to_string();
-            let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL;
-            // SAFETY: loading NVRTC runs its initialisers, which have no preconditions; the
-            // library is never unloaded (leaked on purpose: cudarc's lookups use it for the
-            // life of the process).
-            let library = unsafe { libloading::os::unix::Library::open(Some(&path), flags) }
-                .map_err(|e| format!("{NVRTC_ENV}={shown}: cannot load it: {e}"))?;
-            std::mem::forget(library);
-            shown
+            let path = std::path::Path::new(&path);
+            library::preload(path).map_err(|e| format!("{NVRTC_ENV}={e}"))?;
+            if !present() {
+                return Err(format!("{NVRTC_ENV}={}: not an NVRTC 12 library", path.display()));
+            }
+            path.display().to_string()
         }
-        None => "the system library path".to_string(),
+        None => library::locate("libnvrtc.so.12", present).map_err(|why| {
+            format!(
+                "{why}; install CUDA 12 or `pip install nvidia-cuda-nvrtc-cu12` and set {NVRTC_ENV} \
+                 to its lib/libnvrtc.so.12"
+            )
+        })?,
     };
-    // SAFETY: only tries to open the library by its usual names.
-    if !unsafe { sys::is_culib_present() } {
-        return Err(format!(
-            "no NVRTC library (libnvrtc.so.12) on {origin}; install CUDA 12 or \
-             `pip install nvidia-cuda-nvrtc-cu12` and set {NVRTC_ENV} to its lib/libnvrtc.so.12"
-        ));
-    }
     let (mut major, mut minor) = (0, 0);
     // SAFETY: the library is present (checked above); the out-pointers are valid.
     check(unsafe { sys::nvrtcVersion(&mut major, &mut minor) }, "nvrtcVersion")?;

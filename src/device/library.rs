@@ -1,0 +1,42 @@
+//! Finding the CUDA libraries (the driver's `libcuda`, NVRTC) at run time. cudarc opens them by
+//! name through the loader path; where that finds nothing, the directories where Kaggle's image
+//! and CUDA installs keep them ([`DIRS`]) are tried by full path. A file found there is opened
+//! with `RTLD_GLOBAL` and kept loaded, so that cudarc's lookup by name then finds the copy
+//! already loaded (the loader matches a loaded library by its soname).
+
+use std::path::Path;
+
+/// Directories tried after the loader path: Kaggle's driver directory, then CUDA's.
+pub const DIRS: [&str; 2] = ["/usr/local/nvidia/lib64", "/usr/local/cuda/lib64"];
+
+/// Where a library was found, for `gpu-info`.
+pub const LOADER_PATH: &str = "the loader path";
+
+/// Opens `path` with `RTLD_GLOBAL` for the rest of the process.
+pub fn preload(path: &Path) -> Result<(), String> {
+    let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL;
+    // SAFETY: loading a CUDA library runs its initialisers, which have no preconditions; the
+    // library is never unloaded (leaked on purpose: cudarc's lookups use it for the life of
+    // the process).
+    let library = unsafe { libloading::os::unix::Library::open(Some(path), flags) }
+        .map_err(|e| format!("{}: cannot load it: {e}", path.display()))?;
+    std::mem::forget(library);
+    Ok(())
+}
+
+/// Finds a library that `present` (cudarc's lookup by name) reports: on the loader path, else
+/// as `file` in one of [`DIRS`]. Returns where it was found, or every place tried.
+pub fn locate(file: &str, present: impl Fn() -> bool) -> Result<String, String> {
+    if present() {
+        return Ok(LOADER_PATH.to_string());
+    }
+    let mut tried = vec![LOADER_PATH.to_string()];
+    for dir in DIRS {
+        let path = Path::new(dir).join(file);
+        if path.exists() && preload(&path).is_ok() && present() {
+            return Ok(path.display().to_string());
+        }
+        tried.push(path.display().to_string());
+    }
+    Err(format!("no {file} on {}", tried.join(" or ")))
+}
