@@ -1,19 +1,25 @@
 //! The device backend through the emulated device: every kernel against the scalar primitives
 //! (through the CPU backend, whose lanes call them) on random grids and on every ARC training
 //! grid, with several thread counts and thread orders; sharding over several devices; the
-//! fallback to the CPU on device failures; a planted kernel fault being visible; and batt on
-//! the emulated backend giving exactly the CPU backend's results.
+//! fallback to the CPU on device failures; a planted kernel fault being visible; jobs from fresh
+//! threads alternating between devices (on the emulator, and on the GPUs where there are any);
+//! the replaying device of `bench-gpu --host-only`; launches whose arguments do not fit the
+//! kernel; and batt on the emulated backend giving exactly the CPU backend's results.
 
 mod shared;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use arcbatch::batch::{Backend, CpuBackend, GridBatch, LaneResult, PatchBatch, Transform};
 use arcbatch::batt::{Config, Match, Plan};
-use arcbatch::device::{Device, DeviceBackend, DeviceError, EmuDevice, Entry, Job, ThreadOrder};
-use arcbatch::dsl::prims::objects_of;
+use arcbatch::device::workload::Workload;
+use arcbatch::device::{
+    Device, DeviceBackend, DeviceError, EmuDevice, Entry, Job, KernelArg, Launch, ReplayDevice, ThreadOrder,
+};
+use arcbatch::dsl::prims::{objects_from_labels, objects_of};
 use arcbatch::dsl::{Cell, Color, Grid, Loc, Value};
 use arcbatch::program::{parse_file, Program};
 use arcbatch::tasks::{self, Task};
@@ -402,6 +408,112 @@ fn a_planted_kernel_fault_changes_results() {
     }
 }
 
+/// Every op from fresh threads (not the pool's), each thread's jobs alternating between the
+/// devices: a device may not depend on the thread that calls it (a CUDA device binds its
+/// context on each job), and the results are the CPU's.
+fn from_fresh_threads<D: Device + Clone>(devices: &[D]) {
+    let w = Workload::new(&many_grids(150), 150).expect("grids with cells");
+    let cpu = CpuBackend::default();
+    let expected: Vec<Vec<LaneResult>> = Entry::ALL.iter().map(|&e| w.run(&cpu, e)).collect();
+    std::thread::scope(|scope| {
+        for t in 0..4 {
+            let (w, expected) = (&w, &expected);
+            scope.spawn(move || {
+                for (k, &entry) in Entry::ALL.iter().enumerate() {
+                    let device = devices[(t + k) % devices.len()].clone();
+                    let b = DeviceBackend::new("alternating", vec![device], CpuBackend::default());
+                    assert_eq!(w.run(&b, entry), expected[k], "thread {t}, {}", entry.name());
+                    assert_eq!(b.fallbacks(), 0, "thread {t}, {}", entry.name());
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn jobs_from_fresh_threads_alternating_between_devices_give_the_cpus_results() {
+    let emulated = [Arc::new(EmuDevice::new(0)), Arc::new(EmuDevice::new(1))];
+    from_fresh_threads(&emulated);
+    match arcbatch::device::cuda::gpus() {
+        Ok(gpus) if !gpus.is_empty() => from_fresh_threads(gpus),
+        _ => eprintln!("note: no GPU here: jobs from fresh threads ran on emulated devices only"),
+    }
+}
+
+#[test]
+fn a_replaying_device_gives_the_recorded_results_and_rejects_other_jobs() {
+    let w = Workload::new(&many_grids(90), 90).expect("grids with cells");
+    let cpu = CpuBackend::default();
+    let devices = [Arc::new(ReplayDevice::new(0)), Arc::new(ReplayDevice::new(1))];
+    let b = DeviceBackend::new("replay", devices.to_vec(), CpuBackend::default()).with_shard_threshold(20);
+    for entry in Entry::ALL {
+        devices.iter().for_each(|d| d.record());
+        let recorded = w.run(&b, entry);
+        devices.iter().for_each(|d| d.replay());
+        assert_eq!(w.run(&b, entry), recorded, "{}", entry.name());
+        assert_eq!(w.run(&b, entry), w.run(&cpu, entry), "{}", entry.name());
+    }
+    assert_eq!(b.fallbacks(), 0);
+    // Replaying for other jobs (fewer lanes, so shorter outputs) is refused: the CPU runs them.
+    let small = Workload::new(&many_grids(30), 30).expect("grids with cells");
+    assert_eq!(small.run(&b, Entry::Transform), small.run(&cpu, Entry::Transform));
+    assert!(b.fallbacks() > 0);
+}
+
+#[test]
+fn a_launch_whose_arguments_do_not_fit_the_kernel_is_refused() {
+    let input = [0u8; 64];
+    let job = |args: Vec<KernelArg>| Job {
+        launch: Launch {
+            entry: Entry::Transform,
+            blocks: 0,
+            threads: 32,
+            shared_bytes: 0,
+            args,
+        },
+        input: &input,
+        device_bytes: 64,
+        output: 0..0,
+    };
+    let (ptr, scalar) = (KernelArg::Ptr(0), KernelArg::U32(0));
+    let mut out = Vec::new();
+    let device = EmuDevice::new(0);
+    assert_eq!(device.run(&job(vec![ptr, ptr, ptr, scalar]), &mut out), Ok(()));
+    for wrong in [vec![ptr, ptr, ptr, ptr], vec![ptr, ptr, scalar, scalar], vec![ptr, ptr, ptr]] {
+        let refused = device.run(&job(wrong.clone()), &mut out);
+        assert!(matches!(refused, Err(DeviceError::Launch(_))), "{wrong:?}: {refused:?}");
+    }
+}
+
+/// Labels as the objects kernel writes them, from the objects themselves: each cell labelled
+/// with the row-major index of its object's first cell.
+fn labels_of(g: &Grid, objects: &Value) -> Vec<u32> {
+    let mut labels = vec![u32::MAX; g.h * g.w];
+    for object in objects.members().expect("a set") {
+        let Value::Object(cells) = object else { panic!("not an object") };
+        let at = |c: &Cell| c.i as usize * g.w + c.j as usize;
+        let root = cells.iter().map(at).min().expect("a non-empty object");
+        cells.iter().for_each(|c| labels[at(c)] = root as u32);
+    }
+    labels
+}
+
+proptest! {
+    #[test]
+    fn objects_from_kernel_labels_are_the_primitives(g in arc_like(), mode in 0u8..8) {
+        prop_assume!(!g.cells.is_empty(), "the kernels take grids with cells only");
+        let (univalued, diagonal, without_bg) = (mode & 4 != 0, mode & 2 != 0, mode & 1 != 0);
+        let objects = objects_of(g.view(), univalued, diagonal, without_bg).expect("a grid with cells");
+        let mut labels = labels_of(&g, &objects);
+        prop_assert_eq!(objects_from_labels(g.view(), &labels, univalued), Some(objects));
+        // A label pointing past its cell, or at a cell that is not its own root, is refused.
+        if let Some(c) = labels.iter().position(|&l| l != u32::MAX) {
+            labels[c] = labels.len() as u32;
+            prop_assert_eq!(objects_from_labels(g.view(), &labels, univalued), None);
+        }
+    }
+}
+
 // ----- batt ---------------------------------------------------------------------------------
 
 const LIMIT: Duration = Duration::from_secs(10);
@@ -464,4 +576,30 @@ fn the_cli_reports_the_same_matches_on_emu_as_on_cpu() {
     assert_eq!(cpu["matches"], emu["matches"]);
     assert_eq!(cpu["lanes"], emu["lanes"]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bench_gpu_host_only_times_every_kernel_against_the_cpu_and_writes_json() {
+    let json = std::env::temp_dir().join(format!("arcbatch-host-only-{}.json", std::process::id()));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arcbatch"))
+        .args(["bench-gpu", "--host-only", "2", "--sizes", "40,300", "--repeat", "1", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!stdout.contains("MISMATCH"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).unwrap();
+    let kernels = report["kernels"].as_array().expect("kernels");
+    assert_eq!(kernels.len(), 2 * Entry::ALL.len());
+    for (k, row) in kernels.iter().enumerate() {
+        assert_eq!(row["name"], Entry::ALL[k % Entry::ALL.len()].name());
+        assert_eq!(row["lanes"], [40, 300][k / Entry::ALL.len()]);
+        assert_eq!(row["devices"], 2);
+        assert_eq!(row["matches_cpu"], true);
+        for field in ["cpu_us_per_lane", "host_us_per_lane"] {
+            assert!(row[field].as_f64().is_some_and(|t| t > 0.0), "{field} in {row}");
+        }
+    }
 }

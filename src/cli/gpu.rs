@@ -1,25 +1,34 @@
 //! `arcbatch gpu-info` (what this machine offers the GPU backend, and why not where it offers
 //! nothing) and `arcbatch bench-gpu` (the batched kernels on many ARC grids: CPU against one
-//! GPU against all of them).
+//! GPU against all of them; with `--host-only`, CPU against the device path's host side, each
+//! kernel replaced by its recorded result).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use serde_json::json;
+
 use arcbatch::batch::{Backend, CpuBackend};
 use arcbatch::device::auto;
 use arcbatch::device::backend::DEFAULT_SHARD_ABOVE;
-use arcbatch::device::cuda::{gpus, CudaDevice, PhaseTimes};
+use arcbatch::device::cuda::{driver_origin, gpus, CudaDevice, PhaseTimes};
+use arcbatch::device::library::DIRS;
 use arcbatch::device::nvrtc::{nvrtc, TARGETS};
 use arcbatch::device::workload::{task_grids, Workload};
-use arcbatch::device::{Device, DeviceBackend, EmuDevice, Entry, FAMILIES};
+use arcbatch::device::{Device, DeviceBackend, EmuDevice, Entry, ReplayDevice, FAMILIES};
+use arcbatch::dsl::Grid;
 
 /// `gpu-info`: exit status 1 when NVRTC is there but a kernel fails to build.
 pub fn info() -> Result<ExitCode, String> {
     let devices = gpus();
+    println!(
+        "libraries are looked up on the loader path, then in {} (ARCBATCH_NVRTC names NVRTC's file)",
+        DIRS.join(" and ")
+    );
     match devices {
         Ok(list) => {
-            println!("GPUs: {}", list.len());
+            println!("GPUs: {} (driver from {})", list.len(), driver_origin().unwrap_or("?"));
             for d in list {
                 let i = &d.info;
                 println!(
@@ -98,7 +107,11 @@ pub struct BenchOptions {
     pub sizes: Vec<usize>,
     /// Run the kernels on emulated devices instead (a dry run where there is no GPU).
     pub emu: usize,
+    /// Time the host side alone on this many replaying devices (`--host-only`).
+    pub host_only: Option<usize>,
     pub repeat: usize,
+    /// Where `--host-only` writes its figures as JSON.
+    pub json: Option<PathBuf>,
 }
 
 /// `bench-gpu`.
@@ -117,6 +130,9 @@ pub fn bench(options: &BenchOptions) -> Result<ExitCode, String> {
             .map_or("the embedded demo tasks".to_string(), |p| p.display().to_string()),
         rayon::current_num_threads()
     );
+    if let Some(devices) = options.host_only {
+        return bench_host(options, &grids, devices);
+    }
     if options.emu > 0 {
         let devices: Vec<EmuDevice> = (0..options.emu).map(EmuDevice::new).collect();
         println!(
@@ -130,6 +146,7 @@ pub fn bench(options: &BenchOptions) -> Result<ExitCode, String> {
     })?;
     for d in devices {
         println!("device: {}", d.name());
+        d.set_phase_timing(true);
     }
     let phases = |ds: &[std::sync::Arc<CudaDevice>]| {
         Some(ds.iter().fold(PhaseTimes::default(), |acc, d| {
@@ -155,16 +172,7 @@ fn bench_on<D: Device + Clone>(
     let cpu = CpuBackend::new(None);
     let one = DeviceBackend::new("one", devices[..1].to_vec(), cpu.clone());
     let all = DeviceBackend::new("all", devices.clone(), cpu.clone());
-    let time = |b: &dyn Backend, w: &Workload, e: Entry| {
-        let mut best = f64::INFINITY;
-        let mut result = Vec::new();
-        for _ in 0..options.repeat.max(1) {
-            let start = Instant::now();
-            result = w.run(b, e);
-            best = best.min(start.elapsed().as_secs_f64());
-        }
-        (best, result)
-    };
+    let time = |b: &dyn Backend, w: &Workload, e: Entry| best_of(options.repeat, b, w, e);
     let mut mismatches = 0;
     println!(
         "{:>7} {:<12} {:>10} {:>10} {:>7} {:>10} {:>7}  split of one device's time (upload / kernel / download)",
@@ -211,6 +219,91 @@ fn bench_on<D: Device + Clone>(
     }
     if mismatches > 0 {
         println!("{mismatches} results differ from the CPU's: please report them (arcbatch diff shows where)");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The best of `repeat` timings of `entry`'s op over `w` on `backend`, and its results.
+fn best_of(repeat: usize, backend: &dyn Backend, w: &Workload, entry: Entry) -> (f64, Vec<arcbatch::batch::LaneResult>) {
+    let mut best = f64::INFINITY;
+    let mut result = Vec::new();
+    for _ in 0..repeat.max(1) {
+        let start = Instant::now();
+        let results = w.run(backend, entry);
+        best = best.min(start.elapsed().as_secs_f64());
+        result = results; // the last repeat's results are dropped untimed
+    }
+    (best, result)
+}
+
+/// `bench-gpu --host-only`: per size and kernel, the CPU backend against the device path on
+/// `devices` replaying devices (the kernels' outputs recorded once on the emulator), whose
+/// time is all host: packing, staging, sharding, copies, unpacking.
+fn bench_host(options: &BenchOptions, grids: &[Grid], devices: usize) -> Result<ExitCode, String> {
+    if devices == 0 {
+        return Err("--host-only needs at least 1 device".into());
+    }
+    let replaying: Vec<std::sync::Arc<ReplayDevice>> =
+        (0..devices).map(|d| std::sync::Arc::new(ReplayDevice::new(d))).collect();
+    println!(
+        "devices: {devices} replaying (each kernel replaced by its output recorded on the emulator): \
+         the times are the host side's alone"
+    );
+    let cpu = CpuBackend::new(None);
+    let host = DeviceBackend::new("host", replaying.clone(), cpu.clone());
+    println!(
+        "{:>7} {:<12} {:>12} {:>12} {:>8}  host split (pack / copies / unpack)",
+        "lanes", "kernel", "cpu us/lane", "host us/lane", "host/cpu"
+    );
+    let (mut rows, mut mismatches) = (Vec::new(), 0);
+    for &n in &options.sizes {
+        let w = Workload::new(grids, n).ok_or("no task grid fits a batch")?;
+        for entry in Entry::ALL {
+            replaying.iter().for_each(|d| d.record());
+            let expected = w.run(&host, entry);
+            replaying.iter().for_each(|d| d.replay());
+            host.take_shard_times();
+            let (t_cpu, cpu_results) = best_of(options.repeat, &cpu, &w, entry);
+            let (t_host, got) = best_of(options.repeat, &host, &w, entry);
+            let split = host.take_shard_times();
+            let ok = got == cpu_results && expected == cpu_results;
+            mismatches += usize::from(!ok);
+            let lanes = w.len() as f64;
+            let total = (split.pack + split.device + split.unpack).max(f64::MIN_POSITIVE);
+            println!(
+                "{:>7} {:<12} {:>12.3} {:>12.3} {:>7.0}%  {:.0}% / {:.0}% / {:.0}%{}",
+                w.len(),
+                entry.name(),
+                t_cpu * 1e6 / lanes,
+                t_host * 1e6 / lanes,
+                100.0 * t_host / t_cpu,
+                100.0 * split.pack / total,
+                100.0 * split.device / total,
+                100.0 * split.unpack / total,
+                if ok { "" } else { "  MISMATCH against the CPU" }
+            );
+            rows.push(json!({
+                "name": entry.name(),
+                "lanes": w.len(),
+                "devices": devices,
+                "cpu_us_per_lane": t_cpu * 1e6 / lanes,
+                "host_us_per_lane": t_host * 1e6 / lanes,
+                "host_over_cpu": t_host / t_cpu,
+                "split": {"pack": split.pack / total, "copies": split.device / total, "unpack": split.unpack / total},
+                "matches_cpu": ok,
+            }));
+        }
+    }
+    if let Some(path) = &options.json {
+        let report = json!({"threads": rayon::current_num_threads(), "repeat": options.repeat, "kernels": rows});
+        super::run::write_json(path, &report)?;
+    }
+    if host.fallbacks() > 0 {
+        println!("{} batches fell back to the CPU (see the warnings): their times are CPU times", host.fallbacks());
+    }
+    if mismatches > 0 {
+        println!("{mismatches} results differ from the CPU's: please report them");
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)

@@ -159,6 +159,14 @@ enum Command {
         /// where there is no GPU; its times are not GPU times).
         #[arg(long, default_value_t = 0)]
         emu: usize,
+        /// Time the device path's host side alone: each kernel replaced by its output,
+        /// recorded once on the emulator, on this many devices (packing, staging, sharding,
+        /// copies and unpacking remain).
+        #[arg(long, num_args = 0..=1, default_missing_value = "1", value_name = "DEVICES")]
+        host_only: Option<usize>,
+        /// With --host-only: write the figures per kernel and size to this JSON file.
+        #[arg(long, requires = "host_only")]
+        json: Option<PathBuf>,
         /// Time each measurement this many times and keep the best.
         #[arg(long, default_value_t = 3)]
         repeat: usize,
@@ -425,6 +433,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             tasks,
             sizes,
             emu,
+            host_only,
+            json,
             repeat,
             threads,
         } => {
@@ -433,7 +443,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 tasks,
                 sizes: gpu::parse_sizes(&sizes)?,
                 emu,
+                host_only,
                 repeat,
+                json,
             })
         }
         Command::Gen { gen, out, python } => {

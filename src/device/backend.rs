@@ -15,8 +15,9 @@
 use std::collections::HashSet;
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use rayon::prelude::*;
 
@@ -48,6 +49,17 @@ pub struct DeviceBackend<D: Device> {
     buffers: Mutex<Vec<(Staging, Vec<u8>)>>,
     /// Shards that fell back to the CPU.
     fallbacks: AtomicUsize,
+    /// Nanoseconds packing, in the devices' runs and unpacking, summed over shards.
+    clock: [AtomicU64; 3],
+}
+
+/// Where the shards' time went, in seconds summed over shards (so over threads): packing the
+/// lanes into jobs, the devices' runs (transfers and kernels), unpacking the results.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ShardTimes {
+    pub pack: f64,
+    pub device: f64,
+    pub unpack: f64,
 }
 
 impl<D: Device> DeviceBackend<D> {
@@ -62,6 +74,7 @@ impl<D: Device> DeviceBackend<D> {
             min_lanes: [0; Entry::ALL.len()],
             buffers: Mutex::new(Vec::new()),
             fallbacks: AtomicUsize::new(0),
+            clock: Default::default(),
         }
     }
 
@@ -87,6 +100,23 @@ impl<D: Device> DeviceBackend<D> {
     /// How many shards have fallen back to the CPU after a device failure so far.
     pub fn fallbacks(&self) -> usize {
         self.fallbacks.load(Ordering::Relaxed)
+    }
+
+    /// The time split of the shards run since the last call.
+    pub fn take_shard_times(&self) -> ShardTimes {
+        let take = |k: usize| self.clock[k].swap(0, Ordering::Relaxed) as f64 * 1e-9;
+        ShardTimes {
+            pack: take(0),
+            device: take(1),
+            unpack: take(2),
+        }
+    }
+
+    /// Adds the time since `since` to phase `k` of [`ShardTimes`] and restarts it.
+    fn lap(&self, k: usize, since: &mut Instant) {
+        let now = Instant::now();
+        self.clock[k].fetch_add((now - *since).as_nanos() as u64, Ordering::Relaxed);
+        *since = now;
     }
 
     /// Runs an op: its lanes on the devices (sharded when there are many), its odd lanes and
@@ -138,6 +168,7 @@ impl<D: Device> DeviceBackend<D> {
             .flatten()
             .unwrap_or_default();
         let attempt = catch_unwind(AssertUnwindSafe(|| {
+            let mut clock = Instant::now();
             staging.clear();
             let packed = op.pack(lanes, &mut staging);
             let job = Job {
@@ -152,8 +183,12 @@ impl<D: Device> DeviceBackend<D> {
                 device_bytes: staging.device_bytes(),
                 output: packed.output,
             };
+            self.lap(0, &mut clock);
             device.run(&job, &mut out)?;
-            op.unpack(lanes, &out)
+            self.lap(1, &mut clock);
+            let results = op.unpack(lanes, &out);
+            self.lap(2, &mut clock);
+            results
         }))
         .unwrap_or_else(|panic| Err(DeviceError::Launch(format!("panicked: {}", panic_message(&panic)))));
         if let Ok(mut pool) = self.buffers.lock() {
@@ -304,11 +339,20 @@ fn stage_grids(grids: &GridBatch, lanes: &[usize], staging: &mut Staging) -> Sta
         at += m.len() as u32;
         rebased
     }));
-    let cells = staging.put(
-        lanes
-            .iter()
-            .flat_map(|&k| grids.view(k).cells.iter().map(|&c| c as i8 as u8)),
-    );
+    let cells = staging.put_bytes(at as usize, |mut bytes| {
+        // Each lane's slice of the section, then the lanes narrowed to bytes in parallel.
+        let mut parts = Vec::with_capacity(lanes.len());
+        for &k in lanes {
+            let (part, rest) = bytes.split_at_mut(grids.metas[k].len());
+            parts.push((k, part));
+            bytes = rest;
+        }
+        parts.into_par_iter().with_min_len(UNPACK_CHUNK).for_each(|(k, part)| {
+            for (b, &c) in part.iter_mut().zip(grids.view(k).cells) {
+                *b = c as i8 as u8;
+            }
+        });
+    });
     StagedGrids {
         metas,
         cells,
@@ -378,11 +422,22 @@ fn kernel_color(c: Color) -> bool {
     i8::try_from(c).is_ok()
 }
 
+/// Each lane's result from its grid and the range of its cells in the packed buffer (`f`),
+/// the lanes spread over the thread pool: in lane order, or the first error.
+fn par_unpack<F>(grids: &GridBatch, lanes: &[usize], f: F) -> Result<Vec<LaneResult>, DeviceError>
+where
+    F: Fn(GridView<'_>, Range<usize>) -> Result<LaneResult, DeviceError> + Sync,
+{
+    let views: Vec<(GridView<'_>, Range<usize>)> = packed_views(grids, lanes).collect();
+    views.into_par_iter().with_min_len(UNPACK_CHUNK).map(|(v, r)| f(v, r)).collect()
+}
+
+/// Fewest lanes a thread packs or unpacks at a time.
+const UNPACK_CHUNK: usize = 64;
+
 /// The output grids of ops that keep each grid's shape (`fill`, `paint`), from the packed cells.
-fn same_shape_grids(grids: &GridBatch, lanes: &[usize], out: &[u8]) -> Vec<LaneResult> {
-    packed_views(grids, lanes)
-        .map(|(v, range)| grid_out(v.h, v.w, &out[range]))
-        .collect()
+fn same_shape_grids(grids: &GridBatch, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
+    par_unpack(grids, lanes, |v, range| Ok(grid_out(v.h, v.w, &out[range])))
 }
 
 /// A grid value from output cells.
@@ -424,23 +479,20 @@ impl Offload for Objects<'_> {
         }
     }
     fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
-        let labels: Vec<u32> = u32s(out).collect();
+        thread_local! {
+            static LABELS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
         let univalued = self.mode & 4 != 0;
-        packed_views(self.grids, lanes)
-            .map(|(v, range)| {
-                let labels = &labels[range];
-                let valid = labels
-                    .iter()
-                    .enumerate()
-                    .all(|(c, &l)| l == u32::MAX || (l as usize <= c && labels[l as usize] == l));
-                if !valid {
-                    return Err(DeviceError::BadOutput(
-                        "a label that is not a component's first cell".into(),
-                    ));
-                }
-                Ok(Ok(objects_from_labels(v, labels, univalued)))
-            })
-            .collect()
+        par_unpack(self.grids, lanes, |v, range| {
+            let objects = LABELS.with_borrow_mut(|labels| {
+                labels.clear();
+                labels.extend(u32s(&out[4 * range.start..4 * range.end]));
+                objects_from_labels(v, labels, univalued)
+            });
+            objects
+                .map(Ok)
+                .ok_or_else(|| DeviceError::BadOutput("a label that is not a component's first cell".into()))
+        })
     }
     fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
         cpu.objects(&sub_batch(self.grids, lanes), self.mode)
@@ -488,19 +540,17 @@ impl Offload for ColorQuery<'_> {
         if self.count {
             return Ok(u32s(out).map(|n| Ok(Value::Int(n.into()))).collect());
         }
-        let results = packed_views(self.grids, lanes).map(|(v, range)| {
-            let locs = out[range]
-                .iter()
+        par_unpack(self.grids, lanes, |v, range| {
+            let rows = out[range].chunks_exact(v.w);
+            let locs = rows
                 .enumerate()
-                .filter(|&(_, &flag)| flag != 0)
-                .map(|(c, _)| Loc {
-                    i: (c / v.w) as i32,
-                    j: (c % v.w) as i32,
+                .flat_map(|(i, row)| {
+                    let at = move |(j, _)| Loc { i: i as i32, j: j as i32 };
+                    row.iter().enumerate().filter(|&(_, &flag)| flag != 0).map(at)
                 })
                 .collect();
-            Ok(Value::indices_sorted(locs))
-        });
-        Ok(results.collect())
+            Ok(Ok(Value::indices_sorted(locs)))
+        })
     }
     fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
         let (grids, colors) = (sub_batch(self.grids, lanes), pick(self.colors, lanes));
@@ -543,12 +593,17 @@ impl Offload for Palette<'_> {
             prims::palette_of
         };
         let words: Vec<u32> = u32s(out).collect();
-        let results = words.chunks_exact(8).map(|mask| {
+        let results = words.par_chunks_exact(8).with_min_len(UNPACK_CHUNK).map(|mask| {
             // Each colour present once, ascending: the palette of these is the grid's.
-            let colors: Vec<Color> = (0..256usize)
-                .filter(|&s| mask[s / 32] >> (s % 32) & 1 != 0)
-                .map(|s| Color::from((s as u8 ^ 0x80) as i8))
-                .collect();
+            let mut colors: Vec<Color> = Vec::new();
+            for (k, &word) in mask.iter().enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    let s = 32 * k + bits.trailing_zeros() as usize;
+                    colors.push(Color::from((s as u8 ^ 0x80) as i8));
+                    bits &= bits - 1;
+                }
+            }
             Ok(f(&colors))
         });
         Ok(results.collect())
@@ -672,7 +727,7 @@ impl Offload for Fill<'_> {
         }
     }
     fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
-        Ok(same_shape_grids(self.grids, lanes, out))
+        same_shape_grids(self.grids, lanes, out)
     }
     fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
         let grids = sub_batch(self.grids, lanes);
@@ -720,7 +775,7 @@ impl Offload for Paint<'_> {
         }
     }
     fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
-        Ok(same_shape_grids(self.grids, lanes, out))
+        same_shape_grids(self.grids, lanes, out)
     }
     fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
         cpu.paint(&sub_batch(self.grids, lanes), &sub_patches(self.objects, lanes))
@@ -768,12 +823,10 @@ impl Offload for Transformed<'_> {
         }
     }
     fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
-        Ok(packed_views(self.grids, lanes)
-            .map(|(v, range)| {
-                let (h, w) = if self.transposes() { (v.w, v.h) } else { (v.h, v.w) };
-                grid_out(h, w, &out[range])
-            })
-            .collect())
+        par_unpack(self.grids, lanes, |v, range| {
+            let (h, w) = if self.transposes() { (v.w, v.h) } else { (v.h, v.w) };
+            Ok(grid_out(h, w, &out[range]))
+        })
     }
     fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
         cpu.transform(&sub_batch(self.grids, lanes), self.t)

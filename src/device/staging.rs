@@ -60,9 +60,13 @@ impl Staging {
         offset
     }
 
-    /// Appends grid cells as a section (a byte copy); returns its offset.
-    pub fn put_cells(&mut self, cells: &[i8]) -> usize {
-        self.put(cells.iter().map(|&c| c as u8))
+    /// Appends a section of `len` bytes that `fill` writes (all of them); returns its offset.
+    pub fn put_bytes(&mut self, len: usize, fill: impl FnOnce(&mut [u8])) -> usize {
+        debug_assert_eq!(self.end, 0, "input sections come before reserved ones");
+        let offset = self.bytes.len().next_multiple_of(ALIGN);
+        self.bytes.resize(offset + len, 0);
+        fill(&mut self.bytes[offset..]);
+        offset
     }
 
     /// Reserves an output or scratch section of `bytes` bytes on the device; returns its offset.
@@ -97,7 +101,7 @@ mod tests {
     #[test]
     fn sections_are_aligned_and_reserved_ones_are_not_uploaded() {
         let mut s = Staging::default();
-        assert_eq!(s.put_cells(&[1, -1, 3]), 0);
+        assert_eq!(s.put_bytes(3, |b| b.copy_from_slice(&[1, 255, 3])), 0);
         assert_eq!(s.put([7u32]), 8);
         assert_eq!(s.put([GridMeta { offset: 5, h: 2, w: 3 }]), 16);
         assert_eq!(s.input().len(), 24);

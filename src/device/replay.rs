@@ -1,0 +1,99 @@
+//! A device whose kernels are replaced by their precomputed results: what `bench-gpu
+//! --host-only` runs the device path on, so that what it times is exactly what the host adds
+//! (packing, staging, sharding, unpacking), on a machine without a GPU.
+//!
+//! [`ReplayDevice`] first records: each job runs on an emulated device and its output is kept,
+//! per entry point in job order. Then it replays: a job's output is the next recorded one of
+//! its entry point (cycling), after the host-side copies a GPU job makes (the input into a
+//! reused upload buffer, the output out of a download buffer). A benchmark repeats the same
+//! calls, so each device sees the same jobs in the same order; a replayed output whose length
+//! does not fit the job is an error, and the backend's results are checked against the CPU's.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use super::{Device, DeviceError, EmuDevice, Entry, Job};
+
+/// An emulated device that records its outputs, then replays them without running a kernel.
+#[derive(Debug)]
+pub struct ReplayDevice {
+    emu: EmuDevice,
+    replaying: AtomicBool,
+    recorded: Mutex<HashMap<Entry, Recording>>,
+    /// Reused upload buffers (one per job in flight), as a GPU's pinned staging memory.
+    uploads: Mutex<Vec<Vec<u8>>>,
+}
+
+#[derive(Debug, Default)]
+struct Recording {
+    outputs: Vec<Vec<u8>>,
+    next: usize,
+}
+
+impl ReplayDevice {
+    /// Device number `index`, recording.
+    pub fn new(index: usize) -> ReplayDevice {
+        ReplayDevice {
+            emu: EmuDevice::new(index),
+            replaying: AtomicBool::new(false),
+            recorded: Mutex::new(HashMap::new()),
+            uploads: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Forgets what was recorded and records again.
+    pub fn record(&self) {
+        self.replaying.store(false, Ordering::Relaxed);
+        self.recorded.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    /// Replays what was recorded since [`record`](ReplayDevice::record), from the start.
+    pub fn replay(&self) {
+        for r in self.recorded.lock().unwrap_or_else(|e| e.into_inner()).values_mut() {
+            r.next = 0;
+        }
+        self.replaying.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Device for ReplayDevice {
+    fn name(&self) -> String {
+        format!("replay({})", self.emu.name())
+    }
+
+    fn run(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
+        let entry = job.launch.entry;
+        if !self.replaying.load(Ordering::Relaxed) {
+            self.emu.run(job, out)?;
+            let mut recorded = self.recorded.lock().unwrap_or_else(|e| e.into_inner());
+            recorded.entry(entry).or_default().outputs.push(out.clone());
+            return Ok(());
+        }
+        job.launch.check_args()?;
+        let mut upload = self.uploads.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
+        upload.clear();
+        upload.extend_from_slice(job.input);
+        {
+            let mut recorded = self.recorded.lock().unwrap_or_else(|e| e.into_inner());
+            let recording = recorded
+                .get_mut(&entry)
+                .filter(|r| !r.outputs.is_empty())
+                .ok_or_else(|| DeviceError::BadOutput(format!("no recorded output of {}", entry.name())))?;
+            let output = &recording.outputs[recording.next % recording.outputs.len()];
+            recording.next += 1;
+            if output.len() != job.output.len() {
+                return Err(DeviceError::BadOutput(format!(
+                    "{}: a recorded output of {} bytes for a job of {} (the jobs differ from those recorded)",
+                    entry.name(),
+                    output.len(),
+                    job.output.len()
+                )));
+            }
+            out.clear();
+            out.extend_from_slice(output);
+        }
+        self.uploads.lock().unwrap_or_else(|e| e.into_inner()).push(upload);
+        Ok(())
+    }
+}
