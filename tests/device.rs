@@ -479,7 +479,11 @@ fn a_launch_whose_arguments_do_not_fit_the_kernel_is_refused() {
     let mut out = Vec::new();
     let device = EmuDevice::new(0);
     assert_eq!(device.run(&job(vec![ptr, ptr, ptr, scalar]), &mut out), Ok(()));
-    for wrong in [vec![ptr, ptr, ptr, ptr], vec![ptr, ptr, scalar, scalar], vec![ptr, ptr, ptr]] {
+    for wrong in [
+        vec![ptr, ptr, ptr, ptr],
+        vec![ptr, ptr, scalar, scalar],
+        vec![ptr, ptr, ptr],
+    ] {
         let refused = device.run(&job(wrong.clone()), &mut out);
         assert!(matches!(refused, Err(DeviceError::Launch(_))), "{wrong:?}: {refused:?}");
     }
@@ -490,7 +494,9 @@ fn a_launch_whose_arguments_do_not_fit_the_kernel_is_refused() {
 fn labels_of(g: &Grid, objects: &Value) -> Vec<u32> {
     let mut labels = vec![u32::MAX; g.h * g.w];
     for object in objects.members().expect("a set") {
-        let Value::Object(cells) = object else { panic!("not an object") };
+        let Value::Object(cells) = object else {
+            panic!("not an object")
+        };
         let at = |c: &Cell| c.i as usize * g.w + c.j as usize;
         let root = cells.iter().map(at).min().expect("a non-empty object");
         cells.iter().for_each(|c| labels[at(c)] = root as u32);
@@ -582,7 +588,16 @@ fn the_cli_reports_the_same_matches_on_emu_as_on_cpu() {
 fn bench_gpu_host_only_times_every_kernel_against_the_cpu_and_writes_json() {
     let json = std::env::temp_dir().join(format!("arcbatch-host-only-{}.json", std::process::id()));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_arcbatch"))
-        .args(["bench-gpu", "--host-only", "2", "--sizes", "40,300", "--repeat", "1", "--json"])
+        .args([
+            "bench-gpu",
+            "--host-only",
+            "2",
+            "--sizes",
+            "40,300",
+            "--repeat",
+            "1",
+            "--json",
+        ])
         .arg(&json)
         .output()
         .unwrap();

@@ -22,10 +22,6 @@ use arcbatch::dsl::Grid;
 /// `gpu-info`: exit status 1 when NVRTC is there but a kernel fails to build.
 pub fn info() -> Result<ExitCode, String> {
     let devices = gpus();
-    println!(
-        "libraries are looked up on the loader path, then in {} (ARCBATCH_NVRTC names NVRTC's file)",
-        DIRS.join(" and ")
-    );
     match devices {
         Ok(list) => {
             println!("GPUs: {} (driver from {})", list.len(), driver_origin().unwrap_or("?"));
@@ -43,6 +39,10 @@ pub fn info() -> Result<ExitCode, String> {
         }
         Err(why) => println!("GPUs: none ({why})"),
     }
+    println!(
+        "(the CUDA libraries are looked up on the loader path, then in {}; ARCBATCH_NVRTC names NVRTC's file)",
+        DIRS.join(" and ")
+    );
     let mut failed = false;
     match nvrtc() {
         Err(why) => println!("NVRTC: none ({why}); the kernels cannot be compiled for a GPU here"),
@@ -225,7 +225,12 @@ fn bench_on<D: Device + Clone>(
 }
 
 /// The best of `repeat` timings of `entry`'s op over `w` on `backend`, and its results.
-fn best_of(repeat: usize, backend: &dyn Backend, w: &Workload, entry: Entry) -> (f64, Vec<arcbatch::batch::LaneResult>) {
+fn best_of(
+    repeat: usize,
+    backend: &dyn Backend,
+    w: &Workload,
+    entry: Entry,
+) -> (f64, Vec<arcbatch::batch::LaneResult>) {
     let mut best = f64::INFINITY;
     let mut result = Vec::new();
     for _ in 0..repeat.max(1) {
@@ -244,8 +249,9 @@ fn bench_host(options: &BenchOptions, grids: &[Grid], devices: usize) -> Result<
     if devices == 0 {
         return Err("--host-only needs at least 1 device".into());
     }
-    let replaying: Vec<std::sync::Arc<ReplayDevice>> =
-        (0..devices).map(|d| std::sync::Arc::new(ReplayDevice::new(d))).collect();
+    let replaying: Vec<std::sync::Arc<ReplayDevice>> = (0..devices)
+        .map(|d| std::sync::Arc::new(ReplayDevice::new(d)))
+        .collect();
     println!(
         "devices: {devices} replaying (each kernel replaced by its output recorded on the emulator): \
          the times are the host side's alone"
@@ -300,7 +306,10 @@ fn bench_host(options: &BenchOptions, grids: &[Grid], devices: usize) -> Result<
         super::run::write_json(path, &report)?;
     }
     if host.fallbacks() > 0 {
-        println!("{} batches fell back to the CPU (see the warnings): their times are CPU times", host.fallbacks());
+        println!(
+            "{} batches fell back to the CPU (see the warnings): their times are CPU times",
+            host.fallbacks()
+        );
     }
     if mismatches > 0 {
         println!("{mismatches} results differ from the CPU's: please report them");

@@ -5,7 +5,8 @@
 //! backend), how to pack the taken lanes into one [`Job`], and how to unpack the bytes that
 //! come back into the very [`LaneResult`]s the CPU backend gives. A batch of more than
 //! [`DeviceBackend::with_shard_threshold`] lanes (default [`DEFAULT_SHARD_ABOVE`]) is cut into
-//! one contiguous shard per device, run in parallel and merged back in lane order.
+//! one contiguous shard per device, each run on a thread of its own and merged back in lane
+//! order. Packing and unpacking spread the lanes over the thread pool.
 //!
 //! Any device failure (no device, out of memory, a compile, launch or transfer error, output
 //! that does not decode, a panic) sends that shard to the CPU backend, which gives identical
@@ -134,11 +135,21 @@ impl<D: Device> DeviceBackend<D> {
         } else {
             vec![&taken[..]]
         };
-        let on_devices: Vec<Vec<LaneResult>> = shards
-            .par_iter()
-            .enumerate()
-            .map(|(d, lanes)| self.on_device(d, op, lanes))
-            .collect();
+        let on_devices: Vec<Vec<LaneResult>> = if shards.len() > 1 {
+            // A thread of its own per shard, so the devices work at the same time even when
+            // every pool worker is busy (a job mostly waits on its device).
+            std::thread::scope(|scope| {
+                let running: Vec<_> = (shards.iter().enumerate())
+                    .map(|(d, lanes)| scope.spawn(move || self.on_device(d, op, lanes)))
+                    .collect();
+                running
+                    .into_iter()
+                    .map(|shard| shard.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                    .collect()
+            })
+        } else {
+            shards.iter().map(|lanes| self.on_device(0, op, lanes)).collect()
+        };
         let mut slots: Vec<Option<LaneResult>> = Vec::with_capacity(op.lanes());
         slots.resize_with(op.lanes(), || None);
         let odd_results = op.cpu(&self.cpu, &odd);
@@ -339,20 +350,11 @@ fn stage_grids(grids: &GridBatch, lanes: &[usize], staging: &mut Staging) -> Sta
         at += m.len() as u32;
         rebased
     }));
-    let cells = staging.put_bytes(at as usize, |mut bytes| {
-        // Each lane's slice of the section, then the lanes narrowed to bytes in parallel.
-        let mut parts = Vec::with_capacity(lanes.len());
-        for &k in lanes {
-            let (part, rest) = bytes.split_at_mut(grids.metas[k].len());
-            parts.push((k, part));
-            bytes = rest;
-        }
-        parts.into_par_iter().with_min_len(UNPACK_CHUNK).for_each(|(k, part)| {
-            for (b, &c) in part.iter_mut().zip(grids.view(k).cells) {
-                *b = c as i8 as u8;
-            }
-        });
-    });
+    let cells = staging.put_parts(
+        lanes,
+        |k| grids.metas[k].len(),
+        |k| grids.view(k).cells.iter().map(|&c| c as i8),
+    );
     StagedGrids {
         metas,
         cells,
@@ -429,10 +431,14 @@ where
     F: Fn(GridView<'_>, Range<usize>) -> Result<LaneResult, DeviceError> + Sync,
 {
     let views: Vec<(GridView<'_>, Range<usize>)> = packed_views(grids, lanes).collect();
-    views.into_par_iter().with_min_len(UNPACK_CHUNK).map(|(v, r)| f(v, r)).collect()
+    views
+        .into_par_iter()
+        .with_min_len(UNPACK_CHUNK)
+        .map(|(v, r)| f(v, r))
+        .collect()
 }
 
-/// Fewest lanes a thread packs or unpacks at a time.
+/// Fewest lanes a thread unpacks at a time.
 const UNPACK_CHUNK: usize = 64;
 
 /// The output grids of ops that keep each grid's shape (`fill`, `paint`), from the packed cells.
@@ -545,7 +551,10 @@ impl Offload for ColorQuery<'_> {
             let locs = rows
                 .enumerate()
                 .flat_map(|(i, row)| {
-                    let at = move |(j, _)| Loc { i: i as i32, j: j as i32 };
+                    let at = move |(j, _)| Loc {
+                        i: i as i32,
+                        j: j as i32,
+                    };
                     row.iter().enumerate().filter(|&(_, &flag)| flag != 0).map(at)
                 })
                 .collect();
@@ -707,10 +716,10 @@ impl Offload for Fill<'_> {
         let g = stage_grids(self.grids, lanes, staging);
         let colors = staging.put(lanes.iter().map(|&k| self.colors[k] as i8));
         let starts = staging.put(patch_starts(self.patches, lanes));
-        let locs = staging.put(
-            lanes
-                .iter()
-                .flat_map(|&k| self.patches.patch(k).iter().flat_map(|l| [l.i, l.j])),
+        let locs = staging.put_parts(
+            lanes,
+            |k| 2 * self.patches.patch(k).len(),
+            |k| self.patches.patch(k).iter().flat_map(|l| [l.i, l.j]),
         );
         let out = staging.reserve(g.total);
         Packed {
@@ -754,10 +763,10 @@ impl Offload for Paint<'_> {
     fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
         let g = stage_grids(self.grids, lanes, staging);
         let starts = staging.put(patch_starts(self.objects, lanes));
-        let items = staging.put(
-            lanes
-                .iter()
-                .flat_map(|&k| self.objects.patch(k).iter().flat_map(|c| [c.color, c.i, c.j])),
+        let items = staging.put_parts(
+            lanes,
+            |k| 3 * self.objects.patch(k).len(),
+            |k| self.objects.patch(k).iter().flat_map(|c| [c.color, c.i, c.j]),
         );
         let winner = staging.reserve(4 * g.total);
         let out = staging.reserve(g.total);

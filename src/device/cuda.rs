@@ -122,7 +122,9 @@ fn cubin(family: &KernelFamily, arch: u32) -> Result<Arc<Vec<u8>>, String> {
         .entry((family.file, arch))
         .or_insert_with(|| {
             let compiler = nvrtc::nvrtc()?;
-            Ok(Arc::new(compiler.compile(family.file, &family.nvrtc_source(), arch)?.image))
+            Ok(Arc::new(
+                compiler.compile(family.file, &family.nvrtc_source(), arch)?.image,
+            ))
         })
         .clone()
 }
@@ -247,7 +249,13 @@ impl CudaDevice {
         result
     }
 
-    fn run_in(&self, slot: &mut Slot, function: &CudaFunction, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
+    fn run_in(
+        &self,
+        slot: &mut Slot,
+        function: &CudaFunction,
+        job: &Job<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), DeviceError> {
         let memory = |e: DriverError| {
             if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
                 DeviceError::OutOfMemory(e.to_string())

@@ -159,11 +159,7 @@ impl Device for EmuDevice {
             KernelArg::Ptr(offset) => in_bounds(offset),
             KernelArg::U32(_) => true,
         });
-        if !args_fit
-            || !in_bounds(job.input.len())
-            || !in_bounds(job.output.end)
-            || job.output.start > job.output.end
-        {
+        if !args_fit || !in_bounds(job.input.len()) || !in_bounds(job.output.end) || job.output.start > job.output.end {
             return Err(DeviceError::Launch(format!(
                 "{}: an argument or the output lies outside the buffer",
                 launch.entry.symbol()

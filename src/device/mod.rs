@@ -326,7 +326,10 @@ mod tests {
                 .skip(1)
                 .map(|p| if p.contains('*') { Param::Ptr } else { Param::U32 })
                 .collect();
-            assert!(declaration.split(',').skip(1).all(|p| p.contains('*') || p.trim().starts_with("u32 ")));
+            assert!(declaration
+                .split(',')
+                .skip(1)
+                .all(|p| p.contains('*') || p.trim().starts_with("u32 ")));
             assert_eq!(declared, entry.params(), "{entry:?}");
         }
     }

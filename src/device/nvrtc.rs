@@ -53,7 +53,7 @@ pub fn nvrtc() -> Result<&'static Nvrtc, String> {
 fn load() -> Result<Nvrtc, String> {
     // SAFETY (both lookups): only tries to open the library by its usual names.
     let present = || unsafe { sys::is_culib_present() };
-    let origin = match std::env::var_os(NVRTC_ENV) {
+    let origin = match std::env::var_os(NVRTC_ENV).filter(|path| !path.is_empty()) {
         Some(path) => {
             let path = std::path::Path::new(&path);
             library::preload(path).map_err(|e| format!("{NVRTC_ENV}={e}"))?;

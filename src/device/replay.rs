@@ -71,7 +71,12 @@ impl Device for ReplayDevice {
             return Ok(());
         }
         job.launch.check_args()?;
-        let mut upload = self.uploads.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
+        let mut upload = self
+            .uploads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default();
         upload.clear();
         upload.extend_from_slice(job.input);
         {

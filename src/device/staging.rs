@@ -1,24 +1,33 @@
 //! The staging buffer of one job: the input sections written back to back (each at a multiple
 //! of 8 bytes, little-endian) into one reused byte buffer, uploaded in one transfer; then the
-//! output and scratch sections, which only reserve room on the device. Also the readers of the
-//! bytes that come back.
+//! output and scratch sections, which only reserve room on the device. A section with a part
+//! per lane is written in parallel over the lanes. Also the readers of the bytes that come
+//! back.
+
+use rayon::prelude::*;
 
 use crate::batch::GridMeta;
 
 /// Alignment of every section, in bytes.
 const ALIGN: usize = 8;
 
+/// Fewest lanes a thread packs at a time.
+const PARALLEL_LANES: usize = 64;
+
 /// A value with a fixed little-endian layout in a section.
 pub trait Plain: Copy {
-    /// Appends the value's bytes.
-    fn put(self, out: &mut Vec<u8>);
+    /// Its size in bytes.
+    const SIZE: usize;
+    /// Writes its bytes into `out` (exactly [`Plain::SIZE`] long).
+    fn write(self, out: &mut [u8]);
 }
 
 macro_rules! plain_numbers {
     ($($t:ty),*) => {$(
         impl Plain for $t {
-            fn put(self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn write(self, out: &mut [u8]) {
+                out.copy_from_slice(&self.to_le_bytes());
             }
         }
     )*};
@@ -27,9 +36,10 @@ plain_numbers!(u8, i8, u32, i32, i64);
 
 impl Plain for GridMeta {
     /// `struct GridMeta { uint32_t offset; uint8_t h, w; }`: 8 bytes, the last 2 padding.
-    fn put(self, out: &mut Vec<u8>) {
-        self.offset.put(out);
-        out.extend_from_slice(&[self.h, self.w, 0, 0]);
+    const SIZE: usize = 8;
+    fn write(self, out: &mut [u8]) {
+        self.offset.write(&mut out[..4]);
+        out[4..].copy_from_slice(&[self.h, self.w, 0, 0]);
     }
 }
 
@@ -55,9 +65,42 @@ impl Staging {
         self.bytes.resize(self.bytes.len().next_multiple_of(ALIGN), 0);
         let offset = self.bytes.len();
         for item in items {
-            item.put(&mut self.bytes);
+            let at = self.bytes.len();
+            self.bytes.resize(at + T::SIZE, 0);
+            item.write(&mut self.bytes[at..]);
         }
         offset
+    }
+
+    /// Appends a section made of one part per lane, `len(k)` items for lane `k`, which
+    /// `items(k)` gives; the parts are written in parallel. Returns its offset.
+    pub fn put_parts<T, I>(
+        &mut self,
+        lanes: &[usize],
+        len: impl Fn(usize) -> usize,
+        items: impl Fn(usize) -> I + Sync,
+    ) -> usize
+    where
+        T: Plain,
+        I: Iterator<Item = T>,
+    {
+        let total: usize = lanes.iter().map(|&k| len(k)).sum();
+        self.put_bytes(total * T::SIZE, |mut bytes| {
+            let mut parts = Vec::with_capacity(lanes.len());
+            for &k in lanes {
+                let (part, rest) = bytes.split_at_mut(len(k) * T::SIZE);
+                parts.push((k, part));
+                bytes = rest;
+            }
+            parts
+                .into_par_iter()
+                .with_min_len(PARALLEL_LANES)
+                .for_each(|(k, part)| {
+                    for (slot, item) in part.chunks_exact_mut(T::SIZE).zip(items(k)) {
+                        item.write(slot);
+                    }
+                });
+        })
     }
 
     /// Appends a section of `len` bytes that `fill` writes (all of them); returns its offset.
@@ -113,5 +156,11 @@ mod tests {
         assert_eq!(u32s(&[1, 0, 0, 0, 0, 1, 0, 0]).collect::<Vec<_>>(), [1, 256]);
         s.clear();
         assert_eq!((s.input().len(), s.device_bytes()), (0, 0));
+        let parts: Vec<Vec<i32>> = (0..200).map(|k| (0..k % 7).map(|x| x - k).collect()).collect();
+        let lanes: Vec<usize> = (0..200).rev().step_by(3).collect();
+        let at = s.put_parts(&lanes, |k| parts[k].len(), |k| parts[k].iter().copied());
+        let mut serial = Staging::default();
+        serial.put(lanes.iter().flat_map(|&k| parts[k].iter().copied()));
+        assert_eq!(&s.input()[at..], serial.input());
     }
 }

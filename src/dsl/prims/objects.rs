@@ -225,7 +225,7 @@ impl Labels {
     /// order of [`order_roots`]: one pass numbers the roots in row-major order (`parent[c]`
     /// is root `c`'s number; a root comes before every cell it labels) and counts their cells,
     /// a second writes each cell into its component, sized exactly.
-    fn from_device(&mut self, g: GridView<'_>, labels: &[u32], univalued: bool) -> Option<Vec<Vec<Cell>>> {
+    fn device_components(&mut self, g: GridView<'_>, labels: &[u32], univalued: bool) -> Option<Vec<Vec<Cell>>> {
         let Labels {
             parent,
             size,
@@ -383,7 +383,7 @@ fn canonical(mut comps: Vec<Vec<Cell>>, univalued: bool) -> Value {
 /// cell. `None` when a label is not such an index (one above its cell, or one whose own
 /// label is not itself).
 pub fn objects_from_labels(g: GridView<'_>, labels: &[u32], univalued: bool) -> Option<Value> {
-    let comps = LABELS.with_borrow_mut(|scratch| scratch.from_device(g, labels, univalued))?;
+    let comps = LABELS.with_borrow_mut(|scratch| scratch.device_components(g, labels, univalued))?;
     Some(canonical(comps, univalued))
 }
 
