@@ -1,11 +1,14 @@
 """`arcbatch run --threads 1` against the reference's dsl.py in CPython, per task, same pairs.
 
-    python3 benches/run_vs_cpython.py [--cli target/release/arcbatch] [--shared ../shared] [--repeat 3] [--json F]
+    python3 benches/run_vs_cpython.py [--cli target/release/arcbatch] [--shared ../shared] [--repeat 3] [--cold] [--json F]
 
 Every `solve_<id>` of the reference's solvers.py runs on all train and test pairs of training
-task `<id>`: in CPython (the reference's own dsl.py, best of --repeat per task) and through the
-CLI (`arcbatch run --threads 1 --json`, best of --repeat per task, as the report's per-task
-micros). Prints the totals with and without a64e4611 (whose `occurrences` dominates CPython's
+task `<id>`: in CPython (the reference's own dsl.py, best of --repeat runs in a row per task,
+in one process) and through the CLI the same way (`arcbatch run --threads 1 --repeat N
+--json`: best of N runs in a row per task, in one process, as the report's per-task micros).
+With --cold, each CLI run is a process of its own and each task runs once per process (the
+best of --repeat processes): every task then starts with cold caches, which CPython's side
+never does. Prints the totals with and without a64e4611 (whose `occurrences` dominates CPython's
 total), the median ratio per task, the median over the tasks where CPython takes >= 0.3 ms,
 the ratio by CPython-time bucket, and the slowest ratios.
 """
@@ -53,13 +56,16 @@ def time_reference(ref: Path, tasks: Path, repeat: int) -> dict:
     return times
 
 
-def time_cli(cli: Path, solvers: Path, tasks: Path, repeat: int) -> dict:
-    """Best-of-`repeat` arcbatch seconds per task id (the report's own per-task time)."""
+def time_cli(cli: Path, solvers: Path, tasks: Path, repeat: int, cold: bool) -> dict:
+    """Best-of-`repeat` arcbatch seconds per task id (the report's own per-task time): runs in
+    a row in one process, or with `cold` one run per process."""
     best: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
-        for _ in range(repeat):
-            command = [cli, "run", "--threads", "1", "--solvers", solvers, "--tasks", tasks, "--json", report]
+        processes, in_a_row = (repeat, 1) if cold else (1, repeat)
+        for _ in range(processes):
+            command = [cli, "run", "--threads", "1", "--repeat", str(in_a_row), "--solvers", solvers,
+                       "--tasks", tasks, "--json", report]
             subprocess.run(command, check=True, capture_output=True)
             for task_id, result in json.loads(report.read_text())["results"].items():
                 seconds = result["micros"] / 1e6
@@ -72,6 +78,7 @@ def main() -> None:
     parser.add_argument("--cli", type=Path, default=Path("target/release/arcbatch"))
     parser.add_argument("--shared", type=Path, default=Path("../shared"))
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cold", action="store_true", help="arcbatch: one process per run (cold caches)")
     parser.add_argument("--json", type=Path, help="write the per-task seconds of both sides here")
     args = parser.parse_args()
     ref = args.shared / "ref" / "arc-dsl"
@@ -81,7 +88,7 @@ def main() -> None:
             sys.exit(f"missing {needed}: this benchmark needs the reference and the ARC data in --shared")
 
     cpython = time_reference(ref, tasks, args.repeat)
-    ours = time_cli(args.cli, ref / "solvers.py", tasks, args.repeat)
+    ours = time_cli(args.cli, ref / "solvers.py", tasks, args.repeat, args.cold)
     common = sorted(set(cpython) & set(ours))
     ratio = {t: cpython[t] / max(ours[t], 1e-7) for t in common}
     heavy = "a64e4611"
@@ -92,7 +99,8 @@ def main() -> None:
     py_all, rs_all = total(common)
     rest = [t for t in common if t != heavy]
     py_rest, rs_rest = total(rest)
-    print(f"tasks timed: {len(common)} (best of {args.repeat} each side)")
+    mode = "arcbatch one process per run, cold" if args.cold else "runs in a row in one process, both sides"
+    print(f"tasks timed: {len(common)} (best of {args.repeat} each side; {mode})")
     print(f"total:                   CPython {py_all * 1e3:9.1f} ms   arcbatch {rs_all * 1e3:7.1f} ms   {py_all / rs_all:6.1f}x")
     print(f"total without {heavy}: CPython {py_rest * 1e3:9.1f} ms   arcbatch {rs_rest * 1e3:7.1f} ms   {py_rest / rs_rest:6.1f}x")
     print(f"median per task: {statistics.median(ratio.values()):.1f}x")

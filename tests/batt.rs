@@ -46,7 +46,7 @@ fn counts(matches: &[Match]) -> Vec<(String, String, usize, usize)> {
 
 /// `run` on each solver's own task, as (solver, task, correct, pairs).
 fn run_counts(solvers: &[Program], tasks: &[Task]) -> Vec<(String, String, usize, usize)> {
-    let report = run_solvers(solvers, tasks, Some(LIMIT), &|| {});
+    let report = run_solvers(solvers, tasks, Some(LIMIT), 1, &|| {});
     let mut v: Vec<_> = report
         .results
         .iter()

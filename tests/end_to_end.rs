@@ -30,7 +30,7 @@ fn every_solver_of_the_team_library_solves_its_training_task() {
     assert!(programs.len() >= 40, "the library has {} solvers", programs.len());
     let set = tasks::load(&training).unwrap();
     assert!(set.errors.is_empty(), "{:?}", set.errors);
-    let report = run_solvers(&programs, &set.tasks, Some(Duration::from_secs(5)), &|| {});
+    let report = run_solvers(&programs, &set.tasks, Some(Duration::from_secs(5)), 1, &|| {});
     assert!(
         report.solvers_without_task.is_empty(),
         "{:?}",
@@ -57,7 +57,7 @@ fn the_published_solvers_solve_what_the_reference_solves() {
     };
     let programs = parse_file("solvers.py", &std::fs::read_to_string(path).unwrap()).unwrap();
     let set = tasks::load(&training).unwrap();
-    let report = run_solvers(&programs, &set.tasks, Some(Duration::from_secs(10)), &|| {});
+    let report = run_solvers(&programs, &set.tasks, Some(Duration::from_secs(10)), 1, &|| {});
     let unsolved: Vec<&str> = report
         .results
         .iter()

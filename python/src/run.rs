@@ -71,7 +71,7 @@ pub fn run(
     let set = load_tasks(py, tasks_path, tasks_json)?;
     let pool = pool(threads).map_err(|e| error(py, Kind::Input, e))?;
     let limit = Some(Duration::from_millis(timeout_ms));
-    let report = on_pool(py, &pool, || run_solvers(&programs, &set.tasks, limit, &|| {}))?;
+    let report = on_pool(py, &pool, || run_solvers(&programs, &set.tasks, limit, 1, &|| {}))?;
     let (submission, _placeholders) = submission_json(&report, &set.tasks);
     Ok((report.to_json().to_string(), submission.to_string(), skipped(&set)))
 }

@@ -317,6 +317,10 @@ struct RunFlags {
     /// Worker threads (default: all cores; also ARCBATCH_THREADS).
     #[arg(long)]
     threads: Option<usize>,
+    /// Run each solver on its task this many times in a row and report the best time per
+    /// task (warm timing for benchmarks; the results are the first run's).
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
 }
 
 impl RunFlags {
@@ -326,6 +330,7 @@ impl RunFlags {
             json: self.json.clone(),
             submission: self.submission.clone(),
             timeout: Duration::from_millis(self.timeout_ms),
+            repeat: self.repeat,
         }
     }
 }

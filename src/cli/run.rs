@@ -55,6 +55,8 @@ pub struct Options {
     pub json: Option<PathBuf>,
     pub submission: Option<PathBuf>,
     pub timeout: Duration,
+    /// Runs of each solver on its task; the best time is reported.
+    pub repeat: usize,
 }
 
 pub fn run(inputs: Inputs, options: &Options) -> Result<(), String> {
@@ -64,9 +66,13 @@ pub fn run(inputs: Inputs, options: &Options) -> Result<(), String> {
     }
     let started = Instant::now();
     let progress = Progress::new(inputs.programs.len().min(inputs.tasks.tasks.len()) as u64, "tasks");
-    let report = run_solvers(&inputs.programs, &inputs.tasks.tasks, Some(options.timeout), &|| {
-        progress.tick()
-    });
+    let report = run_solvers(
+        &inputs.programs,
+        &inputs.tasks.tasks,
+        Some(options.timeout),
+        options.repeat.max(1),
+        &|| progress.tick(),
+    );
     progress.finish();
     print_summary(&report, &inputs.tasks.tasks, options.demo);
     eprintln!(

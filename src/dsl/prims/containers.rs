@@ -261,6 +261,7 @@ fn extreme(c: &Value, max: bool) -> DslResult<Value> {
     let found = match c {
         Value::Indices(l) => end(l, max).map(|&x| Value::loc(x)),
         Value::Object(cells) => end(cells, max).map(|&x| Value::cell(x)),
+        Value::Pair(a, b) => Some(Value::Int(if max { *a.max(b) } else { *a.min(b) })),
         _ => {
             let items = members_of(c)?;
             let keys = Mapped {
