@@ -251,6 +251,8 @@ pub fn size(v: &Value, cap: usize) -> usize {
         Value::Grid(g) => g.cells.len(),
         Value::Indices(l) => l.len(),
         Value::Object(c) => c.len(),
+        // A tuple `(colour, (i, j))`: its two members, as when it was a boxed tuple.
+        Value::Cell(_) => 2,
         Value::Tuple(vs) | Value::Set(vs) => {
             let mut n = vs.len();
             for m in vs.iter() {

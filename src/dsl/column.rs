@@ -836,6 +836,7 @@ fn same_part(a: &Value, b: &Value) -> bool {
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Int(x), Value::Int(y)) => x == y,
         (Value::Pair(x0, x1), Value::Pair(y0, y1)) => (x0, x1) == (y0, y1),
+        (Value::Cell(x), Value::Cell(y)) => x == y,
         (Value::Grid(x), Value::Grid(y)) => Arc::ptr_eq(x, y),
         (Value::Indices(x), Value::Indices(y)) => Arc::ptr_eq(x, y),
         (Value::Object(x), Value::Object(y)) => Arc::ptr_eq(x, y),

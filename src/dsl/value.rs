@@ -6,6 +6,7 @@
 //! specialised, compact variants:
 //!
 //! * [`Value::Pair`] for a tuple of two integers (locations, directions, shapes) — no allocation;
+//! * [`Value::Cell`] for a tuple `(colour, (i, j))`, one cell of an object — no allocation;
 //! * [`Value::Grid`] for a grid: one flat buffer of [`Color`]s, row-major (ARC grids have at most
 //!   30x30 cells, though `upscale` or `hconcat` can build larger ones; ARC colours are 0..9, but
 //!   a program may paint with a negative constant or a count past 127, which the reference
@@ -176,6 +177,8 @@ pub enum Value {
     Int(i64),
     /// A tuple of exactly two integers.
     Pair(i64, i64),
+    /// A tuple `(colour, (i, j))` of integers that fit an `i32` each: a cell of an object.
+    Cell(Cell),
     Grid(Arc<Grid>),
     /// A frozenset of locations, sorted and without duplicates.
     Indices(Arc<Vec<Loc>>),
@@ -203,7 +206,7 @@ impl Value {
         match self {
             Value::None => Rank::None,
             Value::Bool(_) | Value::Int(_) => Rank::Number,
-            Value::Pair(..) | Value::Grid(_) | Value::Tuple(_) => Rank::Tuple,
+            Value::Pair(..) | Value::Cell(_) | Value::Grid(_) | Value::Tuple(_) => Rank::Tuple,
             Value::Indices(_) | Value::Object(_) | Value::Set(_) => Rank::Set,
             Value::Func(_) => Rank::Func,
         }
@@ -216,7 +219,7 @@ impl Value {
     }
 
     pub fn cell(c: Cell) -> Value {
-        Value::Tuple(Arc::new(vec![Value::Int(c.color as i64), Value::loc(c.loc())]))
+        Value::Cell(c)
     }
 
     pub fn grid(g: Grid) -> Value {
@@ -247,10 +250,16 @@ impl Value {
 
     /// A tuple, in the most compact representation its shape allows.
     pub fn tuple(items: Vec<Value>) -> Value {
-        if let [Value::Int(a), Value::Int(b)] = items[..] {
-            return Value::Pair(a, b);
+        match items[..] {
+            [Value::Int(a), Value::Int(b)] => Value::Pair(a, b),
+            [Value::Int(color), Value::Pair(i, j)] => {
+                match (i32::try_from(color), i32::try_from(i), i32::try_from(j)) {
+                    (Ok(color), Ok(i), Ok(j)) => Value::Cell(Cell { color, i, j }),
+                    _ => Value::Tuple(Arc::new(items)),
+                }
+            }
+            _ => Value::Tuple(Arc::new(items)),
         }
-        Value::Tuple(Arc::new(items))
     }
 
     /// A frozenset from members in any order: sorted canonically, duplicates dropped, and kept
@@ -302,7 +311,7 @@ impl Value {
             Value::None => "NoneType",
             Value::Bool(_) => "bool",
             Value::Int(_) => "int",
-            Value::Pair(..) | Value::Grid(_) | Value::Tuple(_) => "tuple",
+            Value::Pair(..) | Value::Cell(_) | Value::Grid(_) | Value::Tuple(_) => "tuple",
             Value::Indices(_) | Value::Object(_) | Value::Set(_) => "frozenset",
             Value::Func(_) => "function",
         }
@@ -326,7 +335,7 @@ impl Value {
             Value::Bool(b) => *b,
             Value::Int(n) => *n != 0,
             Value::Func(_) => true,
-            Value::Pair(..) => true,
+            Value::Pair(..) | Value::Cell(_) => true,
             _ => self.len().unwrap_or(1) != 0,
         }
     }
@@ -404,6 +413,7 @@ impl Value {
     /// This value as a cell, only if it is exactly `(int, (int, int))`.
     fn as_cell_exact(&self) -> Option<Cell> {
         match self {
+            Value::Cell(c) => Some(*c),
             Value::Tuple(items) if items.len() == 2 => {
                 let Value::Int(c) = items[0] else { return None };
                 let l = items[1].as_loc_exact()?;
@@ -439,7 +449,6 @@ impl Value {
                 }
                 Ok(Arc::new(Grid::new(rows.len(), w, cells)))
             }
-            Value::Pair(..) => Err(DslError::type_error("a grid", self)),
             _ => Err(DslError::type_error("a grid", self)),
         }
     }
@@ -456,6 +465,7 @@ impl Value {
     pub fn push_members(&self, out: &mut Vec<Value>) -> bool {
         match self {
             Value::Pair(a, b) => out.extend([Value::Int(*a), Value::Int(*b)]),
+            Value::Cell(c) => out.extend([Value::Int(c.color.into()), Value::loc(c.loc())]),
             Value::Grid(g) => out.extend((0..g.h).map(|r| row_value(g.row(r)))),
             Value::Indices(l) => out.extend(l.iter().map(|&l| Value::loc(l))),
             Value::Object(c) => out.extend(c.iter().map(|&c| Value::cell(c))),
@@ -468,7 +478,7 @@ impl Value {
     /// `len(x)` for containers.
     pub fn len(&self) -> Option<usize> {
         Some(match self {
-            Value::Pair(..) => 2,
+            Value::Pair(..) | Value::Cell(_) => 2,
             Value::Grid(g) => g.h,
             Value::Indices(l) => l.len(),
             Value::Object(c) => c.len(),
@@ -486,6 +496,11 @@ impl Value {
     pub fn member(&self, n: usize) -> Option<Value> {
         Some(match self {
             Value::Pair(a, b) => Value::Int(*[a, b].get(n)?.to_owned()),
+            Value::Cell(c) => match n {
+                0 => Value::Int(c.color.into()),
+                1 => Value::loc(c.loc()),
+                _ => return None,
+            },
             Value::Grid(g) => {
                 if n >= g.h {
                     return None;
@@ -521,6 +536,7 @@ impl Ord for Value {
         match (self, other) {
             (Int(a), Int(b)) => return a.cmp(b),
             (Pair(a, b), Pair(c, d)) => return (a, b).cmp(&(c, d)),
+            (Value::Cell(a), Value::Cell(b)) => return a.cmp(b),
             (Grid(a), Grid(b)) => return a.cmp_rows(b),
             (Indices(a), Indices(b)) => return a.cmp(b),
             (Object(a), Object(b)) => return a.cmp(b),

@@ -104,6 +104,9 @@ pub(super) fn set_find(set: &Value, value: &Value) -> Option<usize> {
 /// A cell against a value in the canonical order, without building the cell's tuple when the
 /// value is shaped like a cell.
 fn cmp_cell(c: Cell, v: &Value) -> Ordering {
+    if let Value::Cell(d) = v {
+        return c.cmp(d);
+    }
     if let Value::Tuple(items) = v {
         if let [Value::Int(color), Value::Pair(i, j)] = items.as_slice() {
             return (c.color as i64, c.i as i64, c.j as i64).cmp(&(*color, *i, *j));

@@ -373,6 +373,7 @@ fn reversed(t: &Value) -> DslResult<Value> {
         Value::Grid(g) => Ok(hmirror_of(g.view())),
         Value::Pair(x, y) => Ok(Value::Pair(*y, *x)),
         Value::Tuple(items) => Ok(Value::tuple(items.iter().rev().cloned().collect())),
+        Value::Cell(c) => Ok(Value::tuple(vec![Value::loc(c.loc()), Value::Int(c.color.into())])),
         _ => Err(DslError::type_error("a tuple", t)),
     }
 }

@@ -9,8 +9,6 @@
 //! them (concatenation, repetition, set difference); anything else raises `TypeError`. Python's
 //! integers never overflow; an `i64` overflow here is [`DslError::TooLarge`].
 
-use std::sync::Arc;
-
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::registry::PrimSpec;
 use crate::dsl::value::Value;
@@ -57,11 +55,11 @@ pub(super) fn number(v: &Value) -> Option<i64> {
     }
 }
 
-/// The tuple `(p, q)`, as a [`Value::Pair`] when both are integers.
+/// The tuple `(p, q)`, in its compact variant when it has one ([`Value::tuple`]).
 pub(super) fn pair_of(p: Value, q: Value) -> Value {
     match (p, q) {
         (Value::Int(a), Value::Int(b)) => Value::Pair(a, b),
-        (p, q) => Value::Tuple(Arc::new(vec![p, q])),
+        (p, q) => Value::tuple(vec![p, q]),
     }
 }
 
@@ -73,6 +71,7 @@ pub(super) fn py_lt(x: &Value, y: &Value) -> DslResult<bool> {
     }
     match (x, y) {
         (Value::Pair(a, b), Value::Pair(c, d)) => Ok((a, b) < (c, d)),
+        (Value::Cell(a), Value::Cell(b)) => Ok(a < b),
         (Value::Grid(_), Value::Grid(_)) => Ok(x < y),
         (Value::Tuple(xs), Value::Tuple(ys)) => seq_lt(xs, ys),
         _ if x.is_tuple() && y.is_tuple() => seq_lt(&x.members().unwrap_or_default(), &y.members().unwrap_or_default()),
