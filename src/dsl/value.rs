@@ -718,6 +718,44 @@ mod tests {
     }
 
     #[test]
+    fn a_cell_tuple_is_unboxed_and_behaves_as_the_boxed_tuple() {
+        let boxed = |c: i64, i: i64, j: i64| Value::Tuple(Arc::new(vec![Value::Int(c), Value::Pair(i, j)]));
+        let cell = Value::tuple(vec![Value::Int(3), Value::Pair(1, -2)]);
+        assert!(matches!(cell, Value::Cell(Cell { color: 3, i: 1, j: -2 })));
+        assert_eq!(cell, boxed(3, 1, -2));
+        assert_eq!(cell.members(), boxed(3, 1, -2).members());
+        assert_eq!(
+            (cell.len(), cell.member(1), cell.member(2)),
+            (Some(2), Some(Value::Pair(1, -2)), None)
+        );
+        assert_eq!(cell.to_string(), "(3, (1, -2))");
+        assert_eq!(cell.type_name(), "tuple");
+        // The canonical order across both forms, and against other tuples.
+        let mut values = vec![
+            boxed(3, 1, 0),
+            Value::Pair(9, 9),
+            cell.clone(),
+            Value::cell(Cell { color: 2, i: 5, j: 5 }),
+        ];
+        values.sort();
+        let expected = [boxed(2, 5, 5), boxed(3, 1, -2), boxed(3, 1, 0), Value::Pair(9, 9)];
+        assert_eq!(values, expected);
+        // Not a cell: a bool colour (True is kept, as Python keeps it), or coordinates past i32.
+        assert!(matches!(
+            Value::tuple(vec![Value::Bool(true), Value::Pair(0, 0)]),
+            Value::Tuple(_)
+        ));
+        assert!(matches!(
+            Value::tuple(vec![Value::Int(1), Value::Pair(1 << 40, 0)]),
+            Value::Tuple(_)
+        ));
+        assert_eq!(
+            Value::set(vec![cell.clone(), boxed(3, 1, -2)]),
+            Value::object(vec![Cell { color: 3, i: 1, j: -2 }])
+        );
+    }
+
+    #[test]
     fn repr_cut_stops_early() {
         let row = Value::tuple((0..100).map(Value::Int).collect());
         let cut = row.repr_cut(20);
