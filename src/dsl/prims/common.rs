@@ -137,19 +137,6 @@ impl Drop for MemberLimit {
 /// cells in a fraction of a second (`solve_feca6190`'s five cells a side per object).
 pub const MAX_GRID_CELLS: usize = 1 << 24;
 
-/// The bounding box of a non-empty set of locations: `(top, bottom, left, right)`, inclusive.
-pub fn bounds(locs: &[Loc]) -> Option<(i32, i32, i32, i32)> {
-    let first = locs.first()?;
-    let mut b = (first.i, first.i, first.j, first.j);
-    for l in locs {
-        b.0 = b.0.min(l.i);
-        b.1 = b.1.max(l.i);
-        b.2 = b.2.min(l.j);
-        b.3 = b.3.max(l.j);
-    }
-    Some(b)
-}
-
 /// The reference's `mostcolor`/`leastcolor` rule over colour counts: `max(set(values),
 /// key=values.count)` meets the colours in canonical (ascending) order and keeps the first
 /// extreme, so ties go to the smallest colour. `counts` holds `(colour, count)` pairs in

@@ -160,13 +160,13 @@ fn factor(v: &Value) -> DslResult<usize> {
 
 /// A patch as the reference walks it: cells `(value, (i, j))` when its first member's second
 /// item is a tuple, locations `(i, j)` otherwise. Both are sorted and unique (set semantics).
-enum Patch {
+pub(super) enum Patch {
     Locs(Arc<Vec<Loc>>),
     Cells(Arc<Vec<Cell>>),
 }
 
 impl Patch {
-    fn of(v: &Value) -> DslResult<Patch> {
+    pub(super) fn of(v: &Value) -> DslResult<Patch> {
         Ok(match v {
             Value::Indices(l) => Patch::Locs(l.clone()),
             Value::Object(c) => Patch::Cells(c.clone()),
@@ -210,13 +210,13 @@ impl Patch {
 }
 
 /// The inclusive bounding box of a non-empty patch, in `i64` so that arithmetic on it (mirrors,
-/// boxes one cell outside) cannot overflow.
+/// boxes one cell outside) cannot overflow. The one box every primitive computes.
 #[derive(Clone, Copy, Debug)]
-struct Bounds {
-    top: i64,
-    bottom: i64,
-    left: i64,
-    right: i64,
+pub(super) struct Bounds {
+    pub(super) top: i64,
+    pub(super) bottom: i64,
+    pub(super) left: i64,
+    pub(super) right: i64,
 }
 
 impl Bounds {
@@ -238,19 +238,19 @@ impl Bounds {
         Some(b)
     }
 
-    fn of_locs(locs: &[Loc]) -> Option<Bounds> {
+    pub(super) fn of_locs(locs: &[Loc]) -> Option<Bounds> {
         Bounds::of(locs.iter().map(|l| (l.i, l.j)))
     }
 
-    fn of_cells(cells: &[Cell]) -> Option<Bounds> {
+    pub(super) fn of_cells(cells: &[Cell]) -> Option<Bounds> {
         Bounds::of(cells.iter().map(|c| (c.i, c.j)))
     }
 
-    fn height(&self) -> i64 {
+    pub(super) fn height(&self) -> i64 {
         self.bottom - self.top + 1
     }
 
-    fn width(&self) -> i64 {
+    pub(super) fn width(&self) -> i64 {
         self.right - self.left + 1
     }
 

@@ -19,6 +19,7 @@ use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
 use crate::{bail, prim};
 
 use super::common::{self, coord, Histogram, MAX_MEMBERS};
+use super::grids::{Bounds, Patch};
 use super::objects::sorted_cells;
 use super::rows;
 
@@ -372,31 +373,17 @@ fn toobject(a: &[Value]) -> DslResult<Value> {
 
 // ----- the extent of a patch ----------------------------------------------------------------
 
-/// `(top, bottom, left, right)` of locations, inclusive; `None` when there are none.
-fn loc_bounds(locs: impl IntoIterator<Item = Loc>) -> Option<(i64, i64, i64, i64)> {
-    let mut it = locs.into_iter();
-    let first = it.next()?;
-    let (mut t, mut b, mut l, mut r) = (first.i, first.i, first.j, first.j);
-    for loc in it {
-        t = t.min(loc.i);
-        b = b.max(loc.i);
-        l = l.min(loc.j);
-        r = r.max(loc.j);
-    }
-    Some((t as i64, b as i64, l as i64, r as i64))
-}
-
 /// The bounding box of a patch's `toindices`, `None` when it is empty.
-fn patch_bounds(p: &Value) -> DslResult<Option<(i64, i64, i64, i64)>> {
+fn patch_bounds(p: &Value) -> DslResult<Option<Bounds>> {
     Ok(match p {
-        Value::Indices(l) => loc_bounds(l.iter().copied()),
-        Value::Object(c) => loc_bounds(c.iter().map(|c| c.loc())),
-        _ => loc_bounds(common::locs(p)?.iter().copied()),
+        Value::Indices(l) => Bounds::of_locs(l),
+        Value::Object(c) => Bounds::of_cells(c),
+        _ => Bounds::of_locs(&common::locs(p)?),
     })
 }
 
 /// The bounding box of a patch; an error where the reference takes `min` of nothing.
-fn nonempty_bounds(p: &Value) -> DslResult<(i64, i64, i64, i64)> {
+fn nonempty_bounds(p: &Value) -> DslResult<Bounds> {
     match patch_bounds(p)? {
         Some(b) => Ok(b),
         None => bail!(Value, "min() arg is an empty sequence (empty patch)"),
@@ -405,7 +392,7 @@ fn nonempty_bounds(p: &Value) -> DslResult<(i64, i64, i64, i64)> {
 
 /// `(height, width)` of a patch, `(0, 0)` when empty.
 fn patch_shape(p: &Value) -> DslResult<(i64, i64)> {
-    Ok(patch_bounds(p)?.map_or((0, 0), |(t, b, l, r)| (b - t + 1, r - l + 1)))
+    Ok(patch_bounds(p)?.map_or((0, 0), |b| (b.height(), b.width())))
 }
 
 /// `(height(piece), width(piece))`: a tuple is measured as a grid, a set as a patch.
@@ -462,26 +449,29 @@ fn hline(a: &[Value]) -> DslResult<Value> {
 }
 
 fn uppermost(a: &[Value]) -> DslResult<Value> {
-    Ok(Value::Int(nonempty_bounds(&a[0])?.0))
+    Ok(Value::Int(nonempty_bounds(&a[0])?.top))
 }
 
 fn lowermost(a: &[Value]) -> DslResult<Value> {
-    Ok(Value::Int(nonempty_bounds(&a[0])?.1))
+    Ok(Value::Int(nonempty_bounds(&a[0])?.bottom))
 }
 
 fn leftmost(a: &[Value]) -> DslResult<Value> {
-    Ok(Value::Int(nonempty_bounds(&a[0])?.2))
+    Ok(Value::Int(nonempty_bounds(&a[0])?.left))
 }
 
 fn rightmost(a: &[Value]) -> DslResult<Value> {
-    Ok(Value::Int(nonempty_bounds(&a[0])?.3))
+    Ok(Value::Int(nonempty_bounds(&a[0])?.right))
 }
 
 /// A corner `(row, column)` picked from the bounding box; `()` for an empty patch.
 fn corner(p: &Value, bottom: bool, right: bool) -> DslResult<Value> {
     Ok(match patch_bounds(p)? {
         None => Value::empty_tuple(),
-        Some((t, b, l, r)) => Value::Pair(if bottom { b } else { t }, if right { r } else { l }),
+        Some(b) => Value::Pair(
+            if bottom { b.bottom } else { b.top },
+            if right { b.right } else { b.left },
+        ),
     })
 }
 
@@ -503,7 +493,12 @@ fn lrcorner(a: &[Value]) -> DslResult<Value> {
 
 fn bordering(a: &[Value]) -> DslResult<Value> {
     // The reference's `or` chain, evaluated lazily: `len(grid[0])` is read last.
-    let (t, b, l, r) = nonempty_bounds(&a[0])?;
+    let Bounds {
+        top: t,
+        bottom: b,
+        left: l,
+        right: r,
+    } = nonempty_bounds(&a[0])?;
     let grid = &a[1];
     if t == 0 || l == 0 {
         return Ok(Value::Bool(true));
@@ -552,32 +547,10 @@ fn moved(x: i32, d: i64) -> DslResult<i32> {
     coord((x as i64).saturating_add(d))
 }
 
-/// A patch as the reference's `shift` sees it: cells if its first member's second item is a
-/// tuple, locations otherwise.
-enum PatchView {
-    Locs(Arc<Vec<Loc>>),
-    Cells(Arc<Vec<Cell>>),
-}
-
-fn patch_view(p: &Value) -> DslResult<PatchView> {
-    Ok(match p {
-        Value::Indices(l) => PatchView::Locs(l.clone()),
-        Value::Object(c) => PatchView::Cells(c.clone()),
-        _ => {
-            let of_cells = p.member(0).and_then(|m| m.member(1)).is_some_and(|x| x.is_tuple());
-            if of_cells {
-                PatchView::Cells(common::cells(p)?)
-            } else {
-                PatchView::Locs(common::locs(p)?)
-            }
-        }
-    })
-}
-
 /// `shift(patch, (di, dj))` of a non-empty patch. A translation keeps the canonical order.
 fn shifted(p: &Value, di: i64, dj: i64) -> DslResult<Value> {
-    Ok(match patch_view(p)? {
-        PatchView::Locs(l) => Value::Indices(Arc::new(
+    Ok(match Patch::of(p)? {
+        Patch::Locs(l) => Value::Indices(Arc::new(
             l.iter()
                 .map(|l| {
                     Ok(Loc {
@@ -587,7 +560,7 @@ fn shifted(p: &Value, di: i64, dj: i64) -> DslResult<Value> {
                 })
                 .collect::<DslResult<_>>()?,
         )),
-        PatchView::Cells(c) => Value::Object(Arc::new(
+        Patch::Cells(c) => Value::Object(Arc::new(
             c.iter()
                 .map(|c| {
                     Ok(Cell {
@@ -622,8 +595,8 @@ fn normalize(a: &[Value]) -> DslResult<Value> {
     if is_empty_patch(&a[0])? {
         return Ok(a[0].clone());
     }
-    let (t, _, l, _) = nonempty_bounds(&a[0])?;
-    shifted(&a[0], -t, -l)
+    let b = nonempty_bounds(&a[0])?;
+    shifted(&a[0], -b.top, -b.left)
 }
 
 /// The offsets of the direct neighbours, in canonical order.
