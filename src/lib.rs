@@ -6,7 +6,8 @@
 //! backend trait) → [`batt`] (many programs merged and evaluated column-wise, staged and in
 //! chunks) → [`gen`] (generation and search) and [`tools`] (profiles, diffs); [`device`] (the
 //! kernels and the device backend, a [`batch::Backend`]). [`golden`] reads the conformance
-//! corpus; [`embedded`] holds the demo the binary carries.
+//! corpus; [`embedded`] holds the demo the binary carries; [`rng`] is the seeded generator
+//! the generator and the emulated device share.
 
 pub mod batch;
 pub mod batt;
@@ -16,6 +17,7 @@ pub mod embedded;
 pub mod gen;
 pub mod golden;
 pub mod program;
+pub mod rng;
 pub mod run;
 pub mod tasks;
 pub mod tools;

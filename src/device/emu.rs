@@ -13,6 +13,7 @@
 //! ([`DeviceBackend::emu`](super::DeviceBackend::emu)).
 
 use super::{Device, DeviceError, Entry, Job, KernelArg};
+use crate::rng::Rng;
 
 /// The environment variable naming a kernel whose output the emulated devices corrupt.
 pub const FAULT_VAR: &str = "ARCBATCH_EMU_FAULT";
@@ -74,17 +75,10 @@ impl ThreadOrder {
             ThreadOrder::Forward => {}
             ThreadOrder::Reverse => order.reverse(),
             ThreadOrder::Shuffled(seed) => {
-                // Fisher-Yates with splitmix64.
-                let mut state = seed;
-                let mut next = || {
-                    state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                    let mut z = state;
-                    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                    z ^ (z >> 31)
-                };
+                // Fisher-Yates.
+                let mut rng = Rng::new(seed);
                 for k in (1..order.len()).rev() {
-                    order.swap(k, (next() % (k as u64 + 1)) as usize);
+                    order.swap(k, (rng.next_u64() % (k as u64 + 1)) as usize);
                 }
             }
         }

@@ -4,13 +4,12 @@
 //! that and keeps the programs that solve a task.
 //!
 //! Everything is deterministic: the same library, options and seed give the same programs,
-//! the same DAG and byte-identical files (the random choices come from [`rng::Rng`]; no hash
+//! the same DAG and byte-identical files (the random choices come from [`crate::rng::Rng`]; no hash
 //! map's order reaches the output).
 
 pub mod mutate;
 pub mod python;
 pub mod rewrite;
-pub mod rng;
 pub mod search;
 
 use std::path::Path;
@@ -18,8 +17,8 @@ use std::path::Path;
 use crate::batt::merge::{self, Merged};
 use crate::batt::text::{self, Origin};
 use crate::program::Program;
+use crate::rng::Rng;
 use crate::run::load_solvers;
-use rng::Rng;
 
 /// What to generate.
 #[derive(Clone, Debug)]

@@ -20,11 +20,11 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use super::rng::Rng;
 use crate::dsl::constants::CONSTANTS;
 use crate::dsl::registry::Ty;
 use crate::dsl::{registry, PrimId};
 use crate::program::{Callee, ConstKey, Operand, Program};
+use crate::rng::Rng;
 
 /// A mutated program and what was changed, one entry per change.
 #[derive(Clone, Debug)]

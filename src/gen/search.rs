@@ -18,13 +18,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use super::rng::Rng;
 use super::{generate, normalised, Candidate, Options};
 use crate::batch::Backend;
 use crate::batt::staged::{Seen, Staging};
 use crate::batt::{Config, Plan};
 use crate::dsl::Value;
 use crate::program::{parse_file, Operand, Program};
+use crate::rng::Rng;
 use crate::tasks::Task;
 
 /// What one round did.

@@ -1,5 +1,6 @@
-//! A tiny seeded random number generator (SplitMix64): the generator needs reproducible
-//! choices, not cryptographic ones, and no crate for it.
+//! A tiny seeded random number generator (SplitMix64), for the program generator's choices and
+//! the emulated device's thread orders: reproducible choices, not cryptographic ones, and no
+//! crate for it.
 
 /// SplitMix64: one `u64` of state; the same seed gives the same sequence on every machine.
 #[derive(Clone, Debug)]
