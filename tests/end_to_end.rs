@@ -45,6 +45,13 @@ fn every_solver_of_the_team_library_solves_its_training_task() {
     assert!(unsolved.is_empty(), "unsolved: {unsolved:#?}");
     let with_objects = programs.iter().filter(|p| p.to_string().contains("objects(")).count();
     assert!(with_objects >= 10, "only {with_objects} solvers use objects");
+    // Runs in a row (`run --repeat`) report the first run's results and the best time.
+    let repeated = run_solvers(&programs, &set.tasks, Some(Duration::from_secs(5)), 3, &|| {});
+    let without_time = |r: &arcbatch::run::TaskResult| (r.task.clone(), r.correct, r.pairs, r.test_outputs.clone());
+    assert_eq!(
+        repeated.results.iter().map(without_time).collect::<Vec<_>>(),
+        report.results.iter().map(without_time).collect::<Vec<_>>()
+    );
 }
 
 /// The published arc-dsl `solvers.py` (../shared/ref): every task the reference solves (399 of
