@@ -6,16 +6,20 @@
 //! backend trait) → [`batt`] (many programs merged and evaluated column-wise, staged and in
 //! chunks) → [`gen`] (generation and search) and [`tools`] (profiles, diffs); [`device`] (the
 //! kernels and the device backend, a [`batch::Backend`]). [`golden`] reads the conformance
-//! corpus; [`embedded`] holds the demo the binary carries.
+//! corpus; [`embedded`] holds the demo the binary carries. [`Chain`] shows an error with its
+//! causes ([`error`]).
 
 pub mod batch;
 pub mod batt;
 pub mod device;
 pub mod dsl;
 pub mod embedded;
+pub mod error;
 pub mod gen;
 pub mod golden;
 pub mod program;
 pub mod run;
 pub mod tasks;
 pub mod tools;
+
+pub use error::Chain;

@@ -19,8 +19,10 @@ use arcbatch::device::workload::{task_grids, Workload};
 use arcbatch::device::{Device, DeviceBackend, EmuDevice, Entry, ReplayDevice, FAMILIES};
 use arcbatch::dsl::Grid;
 
+use super::Failure;
+
 /// `gpu-info`: exit status 1 when NVRTC is there but a kernel fails to build.
-pub fn info() -> Result<ExitCode, String> {
+pub fn info() -> Result<ExitCode, Failure> {
     let devices = gpus();
     match devices {
         Ok(list) => {
@@ -115,7 +117,7 @@ pub struct BenchOptions {
 }
 
 /// `bench-gpu`.
-pub fn bench(options: &BenchOptions) -> Result<ExitCode, String> {
+pub fn bench(options: &BenchOptions) -> Result<ExitCode, Failure> {
     let tasks = match &options.tasks {
         Some(path) => arcbatch::tasks::load(path).map_err(|e| e.to_string())?,
         None => arcbatch::embedded::demo_tasks(),
@@ -168,7 +170,7 @@ fn bench_on<D: Device + Clone>(
     grids: &[arcbatch::dsl::Grid],
     devices: Vec<D>,
     phases: &dyn Fn(&[D]) -> Option<PhaseTimes>,
-) -> Result<ExitCode, String> {
+) -> Result<ExitCode, Failure> {
     let cpu = CpuBackend::new(None);
     let one = DeviceBackend::new("one", devices[..1].to_vec(), cpu.clone());
     let all = DeviceBackend::new("all", devices.clone(), cpu.clone());
@@ -245,7 +247,7 @@ fn best_of(
 /// `bench-gpu --host-only`: per size and kernel, the CPU backend against the device path on
 /// `devices` replaying devices (the kernels' outputs recorded once on the emulator), whose
 /// time is all host: packing, staging, sharding, copies, unpacking.
-fn bench_host(options: &BenchOptions, grids: &[Grid], devices: usize) -> Result<ExitCode, String> {
+fn bench_host(options: &BenchOptions, grids: &[Grid], devices: usize) -> Result<ExitCode, Failure> {
     if devices == 0 {
         return Err("--host-only needs at least 1 device".into());
     }

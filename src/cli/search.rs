@@ -12,6 +12,7 @@ use arcbatch::tasks;
 
 use super::batt::BackendKind;
 use super::gen::GenArgs;
+use super::Failure;
 
 /// Rounds when neither `--rounds` nor `--minutes` is given.
 const DEFAULT_ROUNDS: usize = 10;
@@ -31,10 +32,10 @@ pub struct Options {
     pub timeout: Duration,
 }
 
-pub fn run(options: &Options) -> Result<(), String> {
+pub fn run(options: &Options) -> Result<(), Failure> {
     let started = Instant::now();
     let deadline = match options.minutes {
-        Some(m) if !(m.is_finite() && m > 0.0) => return Err(format!("--minutes {m} must be above 0")),
+        Some(m) if !(m.is_finite() && m > 0.0) => return Err(format!("--minutes {m} must be above 0").into()),
         Some(m) => Some(started + Duration::from_secs_f64(m * 60.0)),
         None => None,
     };
@@ -53,7 +54,7 @@ pub fn run(options: &Options) -> Result<(), String> {
         eprintln!("arcbatch: skipped: {e}");
     }
     if set.tasks.is_empty() {
-        return Err(format!("{}: no tasks", options.tasks.display()));
+        return Err(format!("{}: no tasks", options.tasks.display()).into());
     }
     if options.gen.options.count > library.len() {
         eprintln!(
