@@ -18,6 +18,7 @@ use arcbatch::device::nvrtc::{nvrtc, TARGETS};
 use arcbatch::device::workload::{task_grids, Workload};
 use arcbatch::device::{Device, DeviceBackend, EmuDevice, Entry, ReplayDevice, FAMILIES};
 use arcbatch::dsl::Grid;
+use arcbatch::Chain;
 
 use super::Failure;
 
@@ -39,7 +40,7 @@ pub fn info() -> Result<ExitCode, Failure> {
                 );
             }
         }
-        Err(why) => println!("GPUs: none ({why})"),
+        Err(why) => println!("GPUs: none ({})", Chain(why)),
     }
     println!(
         "(the CUDA libraries are looked up on the loader path, then in {}; ARCBATCH_NVRTC names NVRTC's file)",
@@ -47,7 +48,10 @@ pub fn info() -> Result<ExitCode, Failure> {
     );
     let mut failed = false;
     match nvrtc() {
-        Err(why) => println!("NVRTC: none ({why}); the kernels cannot be compiled for a GPU here"),
+        Err(why) => println!(
+            "NVRTC: none ({}); the kernels cannot be compiled for a GPU here",
+            Chain(&why)
+        ),
         Ok(compiler) => {
             println!(
                 "NVRTC: {}.{} from {}",
@@ -77,7 +81,7 @@ pub fn info() -> Result<ExitCode, Failure> {
                             },
                             Err(e) => {
                                 failed = true;
-                                format!("FAILED: {}", e.lines().last().unwrap_or_default())
+                                format!("FAILED: {}", e.to_string().lines().last().unwrap_or_default())
                             }
                         };
                         cells[entry.index()].push(cell);
@@ -144,7 +148,10 @@ pub fn bench(options: &BenchOptions) -> Result<ExitCode, Failure> {
         return bench_on(options, &grids, devices, &|_| None);
     }
     let devices = gpus().as_ref().map_err(|why| {
-        format!("no usable GPU ({why}); `arcbatch bench-gpu --emu 1` runs the same benchmark on emulated devices")
+        format!(
+            "no usable GPU ({}); `arcbatch bench-gpu --emu 1` runs the same benchmark on emulated devices",
+            Chain(why)
+        )
     })?;
     for d in devices {
         println!("device: {}", d.name());
