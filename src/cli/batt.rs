@@ -11,6 +11,7 @@ use arcbatch::device::select::{self, Kind};
 use arcbatch::program::{parse_file, Program};
 use arcbatch::run::load_solvers;
 use arcbatch::tasks::TaskSet;
+use arcbatch::Chain;
 
 use super::progress::Progress;
 use super::run::{list, read_tasks, solver_source, write_json};
@@ -134,7 +135,7 @@ impl Loaded {
         let programs = Programs::read(solvers)?;
         let tasks = read_tasks(tasks)?;
         for e in &tasks.errors {
-            eprintln!("arcbatch: skipped: {e}");
+            eprintln!("arcbatch: skipped: {}", Chain(e));
         }
         Ok(Loaded { tasks, programs })
     }

@@ -123,7 +123,7 @@ pub struct BenchOptions {
 /// `bench-gpu`.
 pub fn bench(options: &BenchOptions) -> Result<ExitCode, Failure> {
     let tasks = match &options.tasks {
-        Some(path) => arcbatch::tasks::load(path).map_err(|e| e.to_string())?,
+        Some(path) => arcbatch::tasks::load(path)?,
         None => arcbatch::embedded::demo_tasks(),
     };
     let grids = task_grids(&tasks.tasks);

@@ -11,6 +11,7 @@ use arcbatch::embedded;
 use arcbatch::program::Program;
 use arcbatch::run::{load_solvers, run_solvers, submission_json, RunReport};
 use arcbatch::tasks::{self, Task, TaskSet};
+use arcbatch::Chain;
 
 use super::progress::Progress;
 use super::Failure;
@@ -45,7 +46,7 @@ pub fn solver_source(path: Option<&Path>) -> Result<(String, String), Failure> {
 /// The tasks of a run; `None` stands for the embedded demo tasks.
 pub fn read_tasks(path: Option<&Path>) -> Result<TaskSet, Failure> {
     match path {
-        Some(path) => Ok(tasks::load(path).map_err(|e| e.to_string())?),
+        Some(path) => Ok(tasks::load(path)?),
         None => Ok(embedded::demo_tasks()),
     }
 }
@@ -61,7 +62,7 @@ pub struct Options {
 pub fn run(inputs: Inputs, options: &Options) -> Result<(), Failure> {
     let load_errors = &inputs.tasks.errors;
     for e in load_errors {
-        eprintln!("arcbatch: skipped: {e}");
+        eprintln!("arcbatch: skipped: {}", Chain(e));
     }
     let started = Instant::now();
     let progress = Progress::new(inputs.programs.len().min(inputs.tasks.tasks.len()) as u64, "tasks");

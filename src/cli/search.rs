@@ -9,6 +9,7 @@ use arcbatch::batch::CpuBackend;
 use arcbatch::batt::staged::Staging;
 use arcbatch::gen::search::{round, round_seed, Budgets, Harvest};
 use arcbatch::tasks;
+use arcbatch::Chain;
 
 use super::batt::BackendKind;
 use super::gen::GenArgs;
@@ -49,9 +50,9 @@ pub fn run(options: &Options) -> Result<(), Failure> {
     if options.gen.differs.is_some() {
         return Err("search scores by exact match; --differs is for gen and batt".into());
     }
-    let set = tasks::load(&options.tasks).map_err(|e| e.to_string())?;
+    let set = tasks::load(&options.tasks)?;
     for e in &set.errors {
-        eprintln!("arcbatch: skipped: {e}");
+        eprintln!("arcbatch: skipped: {}", Chain(e));
     }
     if set.tasks.is_empty() {
         return Err(format!("{}: no tasks", options.tasks.display()).into());
