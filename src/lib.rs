@@ -6,8 +6,8 @@
 //! backend trait) → [`batt`] (many programs merged and evaluated column-wise, staged and in
 //! chunks) → [`gen`] (generation and search) and [`tools`] (profiles, diffs); [`device`] (the
 //! kernels and the device backend, a [`batch::Backend`]). [`golden`] reads the conformance
-//! corpus; [`embedded`] holds the demo the binary carries. [`Chain`] shows an error with its
-//! causes ([`error`]).
+//! corpus; [`embedded`] holds the demo the binary carries. Each layer has its own error type;
+//! [`Error`] is any of them, and [`Chain`] shows one with its causes ([`error`]).
 
 pub mod batch;
 pub mod batt;
@@ -22,4 +22,4 @@ pub mod run;
 pub mod tasks;
 pub mod tools;
 
-pub use error::Chain;
+pub use error::{Chain, Error};

@@ -14,13 +14,13 @@ use arcbatch::tasks::{self, TaskSet};
 use arcbatch::tools::profile::{dynamic_json, static_profile};
 use arcbatch::Chain;
 
-use crate::exceptions::{detached, error, Kind};
+use crate::exceptions::{core_error, detached, error, pool_error, Kind};
 use crate::interrupt::on_pool;
 use crate::pool::pool;
 
 /// Programs from a file (`path`) or source text, named `name` in messages; `parse` parses and
 /// validates them (solvers must take `(I)` or `(S, I, C)`).
-fn load_programs<E: std::error::Error + 'static>(
+fn load_programs<E: Into<arcbatch::Error>>(
     py: Python<'_>,
     path: Option<PathBuf>,
     source: Option<&str>,
@@ -40,7 +40,7 @@ fn load_programs<E: std::error::Error + 'static>(
             )))
         }
     }
-    .map_err(|e| input_error(Chain(&e).to_string()))
+    .map_err(|e| core_error(py, e))
 }
 
 /// Tasks from a path (any layout the CLI reads) or the text of one task file (named `<tasks>`
@@ -57,7 +57,7 @@ fn load_tasks(py: Python<'_>, path: Option<PathBuf>, json: Option<&str>) -> PyRe
             ))
         }
     }
-    .map_err(|e| error(py, Kind::Input, Chain(&e).to_string()))
+    .map_err(|e| core_error(py, e))
 }
 
 /// Runs each `solve_<id>` of a solver file (`solvers_path`) or source (`solvers_source`) on
@@ -77,7 +77,7 @@ pub fn run(
 ) -> PyResult<(String, String, Vec<String>)> {
     let programs = load_programs(py, solvers_path, solvers_source, "solvers", load_solvers)?;
     let set = load_tasks(py, tasks_path, tasks_json)?;
-    let pool = pool(threads).map_err(|e| error(py, Kind::Input, e))?;
+    let pool = pool(threads).map_err(|e| pool_error(py, &e))?;
     let limit = Some(Duration::from_millis(timeout_ms));
     let report = on_pool(py, &pool, || run_solvers(&programs, &set.tasks, limit, &|| {}))?;
     let (submission, _placeholders) = submission_json(&report, &set.tasks);
@@ -132,8 +132,8 @@ fn run_plan(
     timeout_ms: u64,
     threads: Option<usize>,
 ) -> PyResult<Report> {
-    let pool = pool(threads).map_err(|e| error(py, Kind::Input, e))?;
-    let plan = Plan::new(programs, differs, &set.tasks, config).map_err(|e| error(py, Kind::Input, e.to_string()))?;
+    let pool = pool(threads).map_err(|e| pool_error(py, &e))?;
+    let plan = Plan::new(programs, differs, &set.tasks, config).map_err(|e| core_error(py, e))?;
     let backend = CpuBackend::new(Some(Duration::from_millis(timeout_ms)));
     on_pool(py, &pool, || plan.run(&backend, &|| {}))
 }
