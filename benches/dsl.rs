@@ -8,48 +8,28 @@
 //!
 //! Run: `cargo bench --bench dsl -- objects` (a filter picks benches by name).
 
-use std::fs;
 use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 use arcbatch::dsl::registry::PrimFn;
-use arcbatch::dsl::{Color, Grid, PrimId, Value};
+use arcbatch::dsl::{PrimId, Value};
+use arcbatch::tasks::{self, TaskError};
+use arcbatch::Chain;
 
 /// Every train and test input grid of the task files in `dir`.
-fn load_grids(dir: &Path) -> Result<Vec<Value>, String> {
-    let mut paths: Vec<_> = fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    paths.sort();
-    let mut grids = Vec::new();
-    for path in paths {
-        let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let task: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        for split in ["train", "test"] {
-            for pair in task[split].as_array().into_iter().flatten() {
-                let g = grid_of(&pair["input"]).ok_or_else(|| format!("{}: a malformed grid", path.display()))?;
-                grids.push(Value::grid(g));
-            }
-        }
+fn load_grids(dir: &Path) -> Result<Vec<Value>, TaskError> {
+    let set = tasks::load(dir)?;
+    for e in &set.errors {
+        println!("note: skipped: {}", Chain(e));
     }
-    Ok(grids)
-}
-
-fn grid_of(j: &serde_json::Value) -> Option<Grid> {
-    let rows = j.as_array()?;
-    let w = rows.first()?.as_array()?.len();
-    let mut cells = Vec::with_capacity(rows.len() * w);
-    for r in rows {
-        let r = r.as_array().filter(|r| r.len() == w)?;
-        for c in r {
-            cells.push(Color::try_from(c.as_i64()?).ok()?);
-        }
-    }
-    Some(Grid::new(rows.len(), w, cells))
+    Ok(set
+        .tasks
+        .iter()
+        .flat_map(|t| t.examples())
+        .map(|ex| Value::grid(ex.input.clone()))
+        .collect())
 }
 
 /// A registered primitive's implementation, or a note that its bench is skipped.
@@ -87,7 +67,7 @@ fn benches(c: &mut Criterion) {
     let grids = match load_grids(Path::new(&dir)) {
         Ok(g) if !g.is_empty() => g,
         Ok(_) => return println!("note: no ARC grids in {dir}; nothing to bench"),
-        Err(e) => return println!("note: cannot read the ARC grids ({e}); nothing to bench"),
+        Err(e) => return println!("note: cannot read the ARC grids ({}); nothing to bench", Chain(&e)),
     };
     println!("{} input grids from {dir}", grids.len());
 

@@ -13,14 +13,7 @@ pub fn demo_tasks() -> TaskSet {
     let mut set = TaskSet::default();
     for (name, text) in DEMO_TASKS {
         let path = Path::new("dsl/demo").join(name);
-        let parsed = serde_json::from_str(text)
-            .map_err(|e| tasks::TaskError {
-                file: path.clone(),
-                task: None,
-                message: format!("malformed JSON: {e}"),
-            })
-            .and_then(|json| tasks::from_json(&path, &json));
-        match parsed {
+        match tasks::from_text(&path, text) {
             Ok(mut s) => {
                 set.tasks.append(&mut s.tasks);
                 set.errors.append(&mut s.errors);

@@ -12,14 +12,68 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use crate::dsl::value::Grid;
-use crate::dsl::{call, Color, DslResult, PrimId, Value};
+use crate::dsl::{call, Color, DslError, DslResult, PrimId, Value};
+
+/// Why the corpus cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum GoldenError {
+    #[error("cannot read {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}:{line}: malformed JSON", path.display())]
+    Json {
+        path: PathBuf,
+        line: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{}:{line}: no \"prim\"", path.display())]
+    NoPrim { path: PathBuf, line: usize },
+    #[error("{}: no .jsonl case files", .0.display())]
+    NoCaseFiles(PathBuf),
+}
+
+/// Why a JSON value is not the corpus encoding of a DSL value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("integer out of range: {0}")]
+    IntRange(String),
+    #[error("unknown primitive {0:?}")]
+    UnknownPrimitive(String),
+    #[error("strings are not DSL values: {0:?}")]
+    String(String),
+    /// Any other JSON (its text).
+    #[error("cannot decode {0}")]
+    Other(String),
+}
+
+/// Why a case cannot be judged, or why its result is wrong in a way a comparison cannot say.
+#[derive(Debug, thiserror::Error)]
+enum CaseError {
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    #[error("missing argument list")]
+    NoArguments,
+    #[error("{given} arguments for arity {arity}")]
+    Arity { given: usize, arity: usize },
+    #[error("PANIC: {0}")]
+    Panic(String),
+    /// The key function of `order` raised.
+    #[error(transparent)]
+    Key(#[from] DslError),
+    #[error("result {0} is not sorted by the key")]
+    NotSorted(Value),
+}
 
 /// Decodes the corpus encoding of a value.
-pub fn decode(j: &Json) -> Result<Value, String> {
+pub fn decode(j: &Json) -> Result<Value, DecodeError> {
     Ok(match j {
         Json::Null => Value::None,
         Json::Bool(b) => Value::Bool(*b),
-        Json::Number(n) => Value::Int(n.as_i64().ok_or_else(|| format!("integer out of range: {n}"))?),
+        Json::Number(n) => Value::Int(n.as_i64().ok_or_else(|| DecodeError::IntRange(n.to_string()))?),
         Json::Array(items) => {
             if let Some(g) = decode_grid(items) {
                 return Ok(Value::grid(g));
@@ -30,12 +84,12 @@ pub fn decode(j: &Json) -> Result<Value, String> {
             if let Some(Json::Array(items)) = map.get("fs") {
                 Value::set(items.iter().map(decode).collect::<Result<_, _>>()?)
             } else if let Some(Json::String(name)) = map.get("fn") {
-                Value::prim(PrimId::of(name).ok_or_else(|| format!("unknown primitive {name:?}"))?)
+                Value::prim(PrimId::of(name).ok_or_else(|| DecodeError::UnknownPrimitive(name.clone()))?)
             } else {
-                return Err(format!("cannot decode {j}"));
+                return Err(DecodeError::Other(j.to_string()));
             }
         }
-        Json::String(s) => return Err(format!("strings are not DSL values: {s:?}")),
+        Json::String(s) => return Err(DecodeError::String(s.clone())),
     })
 }
 
@@ -90,10 +144,13 @@ impl fmt::Display for Case {
 }
 
 /// Runs the primitive (and, for function builders, the function it returns) on a case.
-fn run_case(id: PrimId, json: &Json) -> Result<DslResult<Value>, String> {
+fn run_case(id: PrimId, json: &Json) -> Result<DslResult<Value>, CaseError> {
     let args = decode_list(json.get("args"))?;
     if args.len() != id.spec().arity() {
-        return Err(format!("{} arguments for arity {}", args.len(), id.spec().arity()));
+        return Err(CaseError::Arity {
+            given: args.len(),
+            arity: id.spec().arity(),
+        });
     }
     let apply = match json.get("apply") {
         Some(a) => Some(decode_list(Some(a))?),
@@ -111,14 +168,14 @@ fn run_case(id: PrimId, json: &Json) -> Result<DslResult<Value>, String> {
             .downcast_ref::<String>()
             .cloned()
             .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
-        format!("PANIC: {}", msg.unwrap_or_else(|| "(no message)".into()))
+        CaseError::Panic(msg.unwrap_or_else(|| "(no message)".into()))
     })
 }
 
-fn decode_list(j: Option<&Json>) -> Result<Vec<Value>, String> {
+fn decode_list(j: Option<&Json>) -> Result<Vec<Value>, CaseError> {
     match j {
-        Some(Json::Array(items)) => items.iter().map(decode).collect(),
-        _ => Err("missing argument list".into()),
+        Some(Json::Array(items)) => Ok(items.iter().map(decode).collect::<Result<_, _>>()?),
+        _ => Err(CaseError::NoArguments),
     }
 }
 
@@ -156,7 +213,7 @@ impl Case {
         };
         let result = match run_case(id, &self.json) {
             Ok(r) => r,
-            Err(e) => return Verdict::Failed(e),
+            Err(e) => return Verdict::Failed(e.to_string()),
         };
         if let Some(raised) = self.json.get("raises") {
             // The exception class too: the reference's name for it.
@@ -199,7 +256,7 @@ impl Case {
             }
             if self.prim == "order" {
                 if let Err(e) = self.check_sorted_by_key(&actual) {
-                    return Verdict::Failed(e);
+                    return Verdict::Failed(e.to_string());
                 }
             }
             return Verdict::Passed;
@@ -217,36 +274,45 @@ impl Case {
     }
 
     /// For `order(container, key)`: the result must be sorted by the key function.
-    fn check_sorted_by_key(&self, actual: &Value) -> Result<(), String> {
+    fn check_sorted_by_key(&self, actual: &Value) -> Result<(), CaseError> {
         let args = decode_list(self.json.get("args"))?;
         let keys = actual
             .members()
             .unwrap_or_default()
             .into_iter()
             .map(|m| crate::dsl::func::call1(&args[1], m))
-            .collect::<DslResult<Vec<_>>>()
-            .map_err(|e| e.to_string())?;
+            .collect::<DslResult<Vec<_>>>()?;
         if keys.windows(2).all(|w| w[0] <= w[1]) {
             Ok(())
         } else {
-            Err(format!("result {actual} is not sorted by the key"))
+            Err(CaseError::NotSorted(actual.clone()))
         }
     }
 }
 
 /// Reads one primitive's case file.
-pub fn read_cases(path: &Path) -> Result<Vec<Case>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read_cases(path: &Path) -> Result<Vec<Case>, GoldenError> {
+    let text = std::fs::read_to_string(path).map_err(|source| GoldenError::Read {
+        path: path.into(),
+        source,
+    })?;
     let mut cases = Vec::new();
     for (k, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let json: Json = serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), k + 1))?;
+        let json: Json = serde_json::from_str(line).map_err(|source| GoldenError::Json {
+            path: path.into(),
+            line: k + 1,
+            source,
+        })?;
         let prim = json
             .get("prim")
             .and_then(Json::as_str)
-            .ok_or_else(|| format!("{}:{}: no \"prim\"", path.display(), k + 1))?
+            .ok_or_else(|| GoldenError::NoPrim {
+                path: path.into(),
+                line: k + 1,
+            })?
             .to_string();
         cases.push(Case {
             prim,
@@ -268,19 +334,22 @@ pub struct FileReport {
 
 /// Judges every case of every `cases/*.jsonl` file under `dir` (or `dir` itself holding the
 /// `.jsonl` files), sorted by primitive name.
-pub fn conform_dir(dir: &Path) -> Result<Vec<FileReport>, String> {
+pub fn conform_dir(dir: &Path) -> Result<Vec<FileReport>, GoldenError> {
     let cases_dir = if dir.join("cases").is_dir() {
         dir.join("cases")
     } else {
         dir.to_path_buf()
     };
     let mut files: Vec<PathBuf> = std::fs::read_dir(&cases_dir)
-        .map_err(|e| format!("{}: {e}", cases_dir.display()))?
+        .map_err(|source| GoldenError::Read {
+            path: cases_dir.clone(),
+            source,
+        })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();
     if files.is_empty() {
-        return Err(format!("{}: no .jsonl case files", cases_dir.display()));
+        return Err(GoldenError::NoCaseFiles(cases_dir));
     }
     files.sort();
     use rayon::prelude::*;

@@ -7,13 +7,15 @@
 //! chunks) → [`gen`] (generation and search) and [`tools`] (profiles, diffs); [`device`] (the
 //! kernels and the device backend, a [`batch::Backend`]). [`golden`] reads the conformance
 //! corpus; [`embedded`] holds the demo the binary carries; [`rng`] is the seeded generator
-//! the generator and the emulated device share.
+//! the generator and the emulated device share. Each layer has its own error type; [`Error`]
+//! is any of them, and [`Chain`] shows one with its causes ([`error`]).
 
 pub mod batch;
 pub mod batt;
 pub mod device;
 pub mod dsl;
 pub mod embedded;
+pub mod error;
 pub mod gen;
 pub mod golden;
 pub mod program;
@@ -21,3 +23,5 @@ pub mod rng;
 pub mod run;
 pub mod tasks;
 pub mod tools;
+
+pub use error::{Chain, Error};

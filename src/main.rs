@@ -1,6 +1,6 @@
 //! The `arcbatch` command line. `main` only parses and dispatches: each subcommand lives in its
 //! own module under `cli/`. Exit status: 0 success, 1 a check that found failures, 2 a usage or
-//! input error (printed with its cause, prefixed `arcbatch:`).
+//! input error (printed prefixed `arcbatch:`, then each of its causes as `  caused by: ...`).
 
 mod cli;
 
@@ -13,7 +13,7 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("arcbatch: {e}");
+            eprintln!("arcbatch: {:#}", arcbatch::Chain(&*e));
             ExitCode::from(2)
         }
     }

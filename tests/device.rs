@@ -113,19 +113,44 @@ impl Lanes {
     }
 }
 
-/// The first lane where two backends differ, as a message.
-fn differ(op: &str, got: &[LaneResult], want: &[LaneResult]) -> Result<(), String> {
+/// Where a backend's results of an op first differ from the CPU's.
+#[derive(Debug, PartialEq)]
+enum Divergence {
+    Count {
+        op: String,
+        results: usize,
+        lanes: usize,
+    },
+    Lane {
+        op: String,
+        lane: usize,
+        device: Box<LaneResult>,
+        cpu: Box<LaneResult>,
+    },
+}
+
+/// The first lane where two backends differ.
+fn differ(op: &str, got: &[LaneResult], want: &[LaneResult]) -> Result<(), Divergence> {
     if got.len() != want.len() {
-        return Err(format!("{op}: {} results for {} lanes", got.len(), want.len()));
+        return Err(Divergence::Count {
+            op: op.to_string(),
+            results: got.len(),
+            lanes: want.len(),
+        });
     }
     match got.iter().zip(want).position(|(a, b)| a != b) {
-        Some(k) => Err(format!("{op}: lane {k}: device {:?}, cpu {:?}", got[k], want[k])),
+        Some(k) => Err(Divergence::Lane {
+            op: op.to_string(),
+            lane: k,
+            device: Box::new(got[k].clone()),
+            cpu: Box::new(want[k].clone()),
+        }),
         None => Ok(()),
     }
 }
 
 /// Every batched op with a kernel (`objects` in the given modes) on `b` against the CPU.
-fn same_as_cpu(b: &dyn Backend, lanes: &Lanes, modes: &[u8]) -> Result<(), String> {
+fn same_as_cpu(b: &dyn Backend, lanes: &Lanes, modes: &[u8]) -> Result<(), Divergence> {
     let cpu = CpuBackend::default();
     let g = &lanes.grids;
     for &mode in modes {

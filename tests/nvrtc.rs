@@ -11,19 +11,23 @@ use std::process::Command;
 use arcbatch::batch::Backend;
 use arcbatch::batt::{Config, Plan};
 use arcbatch::device::cuda::gpus;
-use arcbatch::device::nvrtc::{nvrtc, Nvrtc, TARGETS};
+use arcbatch::device::nvrtc::{nvrtc, Nvrtc, NvrtcError, TARGETS};
 use arcbatch::device::select::{backend, Kind};
 use arcbatch::device::{Entry, FAMILIES};
 use arcbatch::program::parse_file;
+use arcbatch::Chain;
 
 fn compiler() -> Option<&'static Nvrtc> {
     match nvrtc() {
         Ok(c) => Some(c),
         Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("CI=true but there is no NVRTC to compile the kernels with: {why}")
+            panic!(
+                "CI=true but there is no NVRTC to compile the kernels with: {}",
+                Chain(&why)
+            )
         }
         Err(why) => {
-            eprintln!("note: skipping the NVRTC compilation test: {why}");
+            eprintln!("note: skipping the NVRTC compilation test: {}", Chain(&why));
             None
         }
     }
@@ -64,6 +68,8 @@ fn a_kernel_that_does_not_compile_is_an_error_with_the_compiler_log() {
     let e = nvrtc
         .compile("broken.cu", "extern \"C\" __global__ void k() { undeclared = 1; }", 75)
         .unwrap_err();
+    assert!(matches!(e, NvrtcError::Compile { arch: 75, .. }), "{e:?}");
+    let e = e.to_string();
     assert!(e.contains("broken.cu") && e.contains("undeclared"), "{e}");
 }
 
@@ -73,7 +79,7 @@ fn without_a_gpu_the_gpu_backends_run_on_the_cpu_with_its_results() {
         eprintln!("note: this machine has a GPU; the no-GPU fallback is not exercised");
         return;
     };
-    assert!(!why.is_empty());
+    assert!(!why.to_string().is_empty());
     let programs = parse_file("demo/solvers.py", arcbatch::embedded::DEMO_SOLVERS).expect("parse");
     let tasks = arcbatch::embedded::demo_tasks().tasks;
     let plan = Plan::new(&programs, &[], &tasks, Config::default()).expect("plan");
@@ -96,7 +102,7 @@ fn gpu_info_names_the_devices_or_says_why_there_are_none() {
     assert_eq!(out.status.code(), Some(0), "{text}");
     match gpus() {
         Ok(list) => assert!(text.starts_with(&format!("GPUs: {}\n", list.len())), "{text}"),
-        Err(why) => assert!(text.starts_with(&format!("GPUs: none ({why})")), "{text}"),
+        Err(why) => assert!(text.starts_with(&format!("GPUs: none ({})", Chain(why))), "{text}"),
     }
     match nvrtc() {
         Ok(n) => {
@@ -110,6 +116,6 @@ fn gpu_info_names_the_devices_or_says_why_there_are_none() {
             assert!(!text.contains("FAILED"), "{text}");
             assert_eq!(text.matches(" ok ").count(), Entry::ALL.len() * TARGETS.len(), "{text}");
         }
-        Err(why) => assert!(text.contains(&format!("NVRTC: none ({why})")), "{text}"),
+        Err(why) => assert!(text.contains(&format!("NVRTC: none ({})", Chain(&why))), "{text}"),
     }
 }

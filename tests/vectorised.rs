@@ -29,14 +29,13 @@ fn both<T>(f: impl Fn() -> T) -> (T, T) {
     (scalar, f())
 }
 
-/// A run's outcome in comparable form; `None` for a time-out (which depends on speed).
-fn outcome(program: &Program, task: &Task, input: usize) -> Option<Result<Value, String>> {
+/// A run's outcome; `None` for a time-out (which depends on speed).
+fn outcome(program: &Program, task: &Task, input: usize) -> Option<Result<Value, RunError>> {
     let example = task.examples().nth(input)?;
     let args = arguments(program, &task.train_pairs_value(), example);
     match run_guarded(program, &args, Some(Duration::from_millis(300))) {
-        Ok(v) => Some(Ok(v)),
         Err(RunError::Timeout { .. }) => None,
-        Err(e) => Some(Err(e.to_string())),
+        outcome => Some(outcome),
     }
 }
 

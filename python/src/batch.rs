@@ -13,7 +13,7 @@ use arcbatch::dsl::func::Deadline;
 use arcbatch::dsl::{call, DslError, Value};
 
 use crate::convert::{to_py, to_value};
-use crate::exceptions::{dsl_error, error, internal, Kind};
+use crate::exceptions::{dsl_error, error, internal, pool_error, Kind};
 use crate::function::Function;
 use crate::interrupt::on_pool;
 use crate::pool::{chunk_len, pool};
@@ -53,7 +53,7 @@ pub fn map<'py>(
         .map(|x| to_value(&x?))
         .collect::<PyResult<Vec<_>>>()?;
     let args = args.iter().map(|a| to_value(&a)).collect::<PyResult<Vec<_>>>()?;
-    let pool = pool(threads).map_err(|e| error(py, Kind::Input, e))?;
+    let pool = pool(threads).map_err(|e| pool_error(py, &e))?;
     let limit = timeout_ms.map(Duration::from_millis);
     let one = |item: &Value| -> Result<Value, Failure> {
         let _deadline = Deadline::set(limit.map(|l| Instant::now() + l));

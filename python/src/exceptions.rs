@@ -6,6 +6,9 @@
 //! `DslValueError(DslError, ValueError)`, `DslIndexError(DslError, IndexError)`, and so on.
 //! pyo3's `create_exception!` takes a single base, so the classes are made here by calling
 //! `type(name, bases, namespace)` once, at import time.
+//!
+//! Any other error of the core ([`arcbatch::Error`]) gets its class from the layer and kind it
+//! comes from ([`core_error`]), and as message the error with its causes, as the CLI prints it.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -19,6 +22,9 @@ use pyo3::types::{PyDict, PyTuple, PyType};
 
 use arcbatch::dsl::func::panic_message;
 use arcbatch::dsl::DslError;
+use arcbatch::{Chain, Error};
+
+use crate::pool::PoolError;
 
 /// The classes, in the order they are made (a base before its subclasses).
 #[derive(Clone, Copy)]
@@ -232,6 +238,40 @@ fn dsl_kind(e: &DslError) -> Kind {
         DslError::Interrupted => Kind::Internal,
         DslError::Internal(_) => Kind::Internal,
     }
+}
+
+/// The exception class for an error of the core.
+fn core_kind(e: &Error) -> Kind {
+    match e {
+        Error::Dsl(e) => dsl_kind(e),
+        // What the caller gave: a program or task file, its contents, a setting.
+        Error::Parse(_)
+        | Error::Task(_)
+        | Error::Solvers(_)
+        | Error::Group(_)
+        | Error::Merge(_)
+        | Error::Text(_)
+        | Error::Plan(_)
+        | Error::Gen(_)
+        | Error::Golden(_)
+        | Error::Setup(_) => Kind::Input,
+        // A device that fails or is missing: the backends run on the CPU then, so one that
+        // reaches Python is a bug.
+        Error::Device(_) | Error::Cuda(_) | Error::Nvrtc(_) => Kind::Internal,
+    }
+}
+
+/// An error of the core as a Python exception: the class its kind stands for, and as message
+/// the error with its causes on one line (`t.json: cannot read: No such file or directory`).
+pub fn core_error(py: Python<'_>, e: impl Into<Error>) -> PyErr {
+    let e = e.into();
+    error(py, core_kind(&e), Chain(&e).to_string())
+}
+
+/// No worker pool for a call (a bad `threads`, threads that do not start) as
+/// `arcbatch.InputError`, with its cause.
+pub fn pool_error(py: Python<'_>, e: &PoolError) -> PyErr {
+    error(py, Kind::Input, Chain(e).to_string())
 }
 
 /// A primitive's error as a Python exception; `context` names the call (`"objects"`), and the

@@ -20,7 +20,7 @@ use arcbatch::dsl::Value;
 use arcbatch::program::{parse_program, run_guarded, Callee, Operand, Program, RunError};
 
 use crate::convert::{to_py, to_value};
-use crate::exceptions::{dsl_error, error, internal, Kind};
+use crate::exceptions::{core_error, dsl_error, error, internal, Kind};
 
 /// A compiled solver. Holds its source (one `def`, its first line at `first_line` of `file`)
 /// so that it pickles as text and compiles again where it is unpickled.
@@ -46,7 +46,7 @@ impl JitFunction {
         let shift = first_line.saturating_sub(1);
         let mut program = parse_program(file, &source).map_err(|mut e| {
             e.line += shift;
-            error(py, Kind::Input, e.to_string())
+            core_error(py, e)
         })?;
         program.line += shift;
         for step in &mut program.steps {

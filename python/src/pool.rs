@@ -10,12 +10,25 @@
 
 use std::sync::{Arc, Mutex};
 
-use rayon::{ThreadPool, ThreadPoolBuilder};
+use rayon::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
 
 /// A pool of threads, and the lock its calls take turns by (see [`crate::interrupt::on_pool`]).
 pub struct Pool {
     pub threads: ThreadPool,
     pub turn: Mutex<()>,
+}
+
+/// Why there is no pool for a call: a bad `threads` argument, or threads that do not start.
+#[derive(Debug, thiserror::Error)]
+pub enum PoolError {
+    #[error("threads must be at least 1")]
+    NoThreads,
+    #[error("cannot start {threads} threads")]
+    Start {
+        threads: usize,
+        #[source]
+        source: ThreadPoolBuildError,
+    },
 }
 
 /// A pool and the process that built it.
@@ -28,7 +41,7 @@ struct Built {
 /// The shared pool (`threads: None`) and the pools built for explicit sizes.
 static POOLS: Mutex<Vec<Built>> = Mutex::new(Vec::new());
 
-fn build(threads: usize) -> Result<Arc<Pool>, String> {
+fn build(threads: usize) -> Result<Arc<Pool>, PoolError> {
     ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|k| format!("arcbatch-{k}"))
@@ -41,13 +54,13 @@ fn build(threads: usize) -> Result<Arc<Pool>, String> {
                 turn: Mutex::new(()),
             })
         })
-        .map_err(|e| format!("cannot start {threads} threads: {e}"))
+        .map_err(|source| PoolError::Start { threads, source })
 }
 
 /// The pool for a call: `threads` threads, or the shared pool.
-pub fn pool(threads: Option<usize>) -> Result<Arc<Pool>, String> {
+pub fn pool(threads: Option<usize>) -> Result<Arc<Pool>, PoolError> {
     if threads == Some(0) {
-        return Err("threads must be at least 1".into());
+        return Err(PoolError::NoThreads);
     }
     let pid = std::process::id();
     let mut pools = POOLS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());

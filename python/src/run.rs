@@ -12,44 +12,52 @@ use arcbatch::program::{parse_file, Program};
 use arcbatch::run::{load_solvers, run_solvers, submission_json};
 use arcbatch::tasks::{self, TaskSet};
 use arcbatch::tools::profile::{dynamic_json, static_profile};
+use arcbatch::Chain;
 
-use crate::exceptions::{detached, error, Kind};
+use crate::exceptions::{core_error, detached, error, pool_error, Kind};
 use crate::interrupt::on_pool;
 use crate::pool::pool;
 
-/// Programs from a file (`path`) or source text, named `name` in messages; `check` validates
-/// the parsed programs (solvers must take `(I)` or `(S, I, C)`).
-fn load_programs(
+/// Programs from a file (`path`) or source text, named `name` in messages; `parse` parses and
+/// validates them (solvers must take `(I)` or `(S, I, C)`).
+fn load_programs<E: Into<arcbatch::Error>>(
     py: Python<'_>,
     path: Option<PathBuf>,
     source: Option<&str>,
     what: &str,
-    check: fn(&str, &str) -> Result<Vec<Program>, String>,
+    parse: fn(&str, &str) -> Result<Vec<Program>, E>,
 ) -> PyResult<Vec<Program>> {
     let input_error = |message: String| error(py, Kind::Input, message);
     match (path, source) {
         (Some(path), None) => {
             let source = std::fs::read_to_string(&path).map_err(|e| input_error(format!("{}: {e}", path.display())))?;
-            check(&path.display().to_string(), &source)
+            parse(&path.display().to_string(), &source)
         }
-        (None, Some(source)) => check(&format!("<{what}>"), source),
+        (None, Some(source)) => parse(&format!("<{what}>"), source),
         _ => {
             return Err(input_error(format!(
                 "give exactly one of {what}_path and {what}_source"
             )))
         }
     }
-    .map_err(input_error)
+    .map_err(|e| core_error(py, e))
 }
 
-/// Tasks from a path (any layout the CLI reads) or the text of one task file.
+/// Tasks from a path (any layout the CLI reads) or the text of one task file (named `<tasks>`
+/// in messages).
 fn load_tasks(py: Python<'_>, path: Option<PathBuf>, json: Option<&str>) -> PyResult<TaskSet> {
-    let input_error = |message: String| error(py, Kind::Input, message);
     match (path, json) {
-        (Some(path), None) => detached(py, || tasks::load(&path))?.map_err(|e| input_error(e.to_string())),
-        (None, Some(text)) => tasks_from_text(text).map_err(input_error),
-        _ => Err(input_error("give exactly one of tasks_path and tasks_json".into())),
+        (Some(path), None) => detached(py, || tasks::load(&path))?,
+        (None, Some(text)) => tasks::from_text(Path::new("<tasks>"), text),
+        _ => {
+            return Err(error(
+                py,
+                Kind::Input,
+                "give exactly one of tasks_path and tasks_json".into(),
+            ))
+        }
     }
+    .map_err(|e| core_error(py, e))
 }
 
 /// Runs each `solve_<id>` of a solver file (`solvers_path`) or source (`solvers_source`) on
@@ -69,7 +77,7 @@ pub fn run(
 ) -> PyResult<(String, String, Vec<String>)> {
     let programs = load_programs(py, solvers_path, solvers_source, "solvers", load_solvers)?;
     let set = load_tasks(py, tasks_path, tasks_json)?;
-    let pool = pool(threads).map_err(|e| error(py, Kind::Input, e))?;
+    let pool = pool(threads).map_err(|e| pool_error(py, &e))?;
     let limit = Some(Duration::from_millis(timeout_ms));
     let report = on_pool(py, &pool, || run_solvers(&programs, &set.tasks, limit, 1, &|| {}))?;
     let (submission, _placeholders) = submission_json(&report, &set.tasks);
@@ -99,9 +107,7 @@ pub fn batt(
     let programs = load_programs(py, solvers_path, solvers_source, "solvers", load_solvers)?;
     let differs = match (&differs_path, differs_source) {
         (None, None) => Vec::new(),
-        _ => load_programs(py, differs_path, differs_source, "differs", |name, source| {
-            parse_file(name, source).map_err(|e| e.to_string())
-        })?,
+        _ => load_programs(py, differs_path, differs_source, "differs", parse_file)?,
     };
     let set = load_tasks(py, tasks_path, tasks_json)?;
     let report = run_plan(
@@ -126,15 +132,15 @@ fn run_plan(
     timeout_ms: u64,
     threads: Option<usize>,
 ) -> PyResult<Report> {
-    let pool = pool(threads).map_err(|e| error(py, Kind::Input, e))?;
-    let plan = Plan::new(programs, differs, &set.tasks, config).map_err(|e| error(py, Kind::Input, e))?;
+    let pool = pool(threads).map_err(|e| pool_error(py, &e))?;
+    let plan = Plan::new(programs, differs, &set.tasks, config).map_err(|e| core_error(py, e))?;
     let backend = CpuBackend::new(Some(Duration::from_millis(timeout_ms)));
     on_pool(py, &pool, || plan.run(&backend, &|| {}))
 }
 
 /// The problems met loading the tasks, as messages (those tasks are skipped).
 fn skipped(set: &TaskSet) -> Vec<String> {
-    set.errors.iter().map(|e| e.to_string()).collect()
+    set.errors.iter().map(|e| Chain(e).to_string()).collect()
 }
 
 /// The profile of a solver file, as `arcbatch profile`: with no tasks the static profile
@@ -174,11 +180,4 @@ pub fn profile(
         "profile": dynamic_json(&report.profile, "cpu"),
     });
     Ok((value.to_string(), skipped(&set)))
-}
-
-/// Tasks from the text of a task file, named `<tasks>` in messages.
-fn tasks_from_text(text: &str) -> Result<TaskSet, String> {
-    let name = Path::new("<tasks>");
-    let json = serde_json::from_str(text).map_err(|e| format!("{}: malformed JSON: {e}", name.display()))?;
-    tasks::from_json(name, &json).map_err(|e| e.to_string())
 }

@@ -44,29 +44,40 @@ impl Group {
     }
 
     /// Reads [`kind`](Self::kind) and [`parts_text`](Self::parts_text) back.
-    pub fn parse(kind: &str, parts: &str) -> Result<Group, String> {
+    pub fn parse(kind: &str, parts: &str) -> Result<Group, GroupError> {
         let parts: Vec<&str> = parts.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
         match kind {
             "objects" => parts
                 .iter()
                 .map(|p| match p.parse::<u8>() {
                     Ok(m) if m < 8 => Ok(m),
-                    _ => Err(format!("bad objects mode {p:?} (0 to 7)")),
+                    _ => Err(GroupError::ObjectsMode(p.to_string())),
                 })
                 .collect::<Result<_, _>>()
                 .map(Group::Objects),
             "samples" => {
                 if let Some(bad) = parts.iter().find(|p| !["in", "out"].contains(p)) {
-                    return Err(format!("bad samples part {bad:?} (in, out)"));
+                    return Err(GroupError::SamplesPart(bad.to_string()));
                 }
                 Ok(Group::Samples {
                     in_palettes: parts.contains(&"in"),
                     out_palettes: parts.contains(&"out"),
                 })
             }
-            other => Err(format!("unknown group @{other} (@objects, @samples)")),
+            other => Err(GroupError::Kind(other.to_string())),
         }
     }
+}
+
+/// Why a group's text ([`Group::parse`]) names no group.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GroupError {
+    #[error("bad objects mode {0:?} (0 to 7)")]
+    ObjectsMode(String),
+    #[error("bad samples part {0:?} (in, out)")]
+    SamplesPart(String),
+    #[error("unknown group @{0} (@objects, @samples)")]
+    Kind(String),
 }
 
 /// A group of calls on one argument (a batt rewrite, [`Group`]) on `lanes` lanes: per lane,

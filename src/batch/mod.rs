@@ -21,7 +21,7 @@ use rayon::prelude::*;
 pub use backend::{Backend, Transform};
 pub use cpu::CpuBackend;
 pub use grids::{GridBatch, GridMeta, PatchBatch};
-pub use group::{call_group, Group};
+pub use group::{call_group, Group, GroupError};
 pub use ops::{call_prim, call_value};
 
 use crate::dsl::{DslResult, Value};

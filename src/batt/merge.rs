@@ -116,36 +116,56 @@ impl Merged {
     }
 }
 
+/// A program whose parameters batt cannot bind.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    #[error("{file}:{line}: {name} has a parameter {param:?}; batt binds only S, I and C")]
+    Param {
+        file: String,
+        line: u32,
+        name: String,
+        param: String,
+    },
+    #[error("{file}:{line}: differ {name} takes ({}); a differ takes (S, I, C)", params.join(", "))]
+    Differ {
+        file: String,
+        line: u32,
+        name: String,
+        params: Vec<String>,
+    },
+}
+
 /// The input a parameter name binds to.
-fn input_of(program: &Program, param: &str) -> Result<Input, String> {
+fn input_of(program: &Program, param: &str) -> Result<Input, MergeError> {
     match param {
         "S" => Ok(Input::S),
         "I" => Ok(Input::I),
         "C" => Ok(Input::C),
-        other => Err(format!(
-            "{}:{}: {} has a parameter {other:?}; batt binds only S, I and C",
-            program.file, program.line, program.name
-        )),
+        other => Err(MergeError::Param {
+            file: program.file.clone(),
+            line: program.line,
+            name: program.name.clone(),
+            param: other.to_string(),
+        }),
     }
 }
 
 /// Checks a differ's parameters: exactly `(S, I, C)`.
-fn check_differ(p: &Program) -> Result<(), String> {
+fn check_differ(p: &Program) -> Result<(), MergeError> {
     if p.params == ["S", "I", "C"] {
         Ok(())
     } else {
-        Err(format!(
-            "{}:{}: differ {} takes ({}); a differ takes (S, I, C)",
-            p.file,
-            p.line,
-            p.name,
-            p.params.join(", ")
-        ))
+        Err(MergeError::Differ {
+            file: p.file.clone(),
+            line: p.line,
+            name: p.name.clone(),
+            params: p.params.clone(),
+        })
     }
 }
 
 /// Builds the DAG: `share` merges identical steps (else every step is its own node).
-pub fn merge(solvers: &[&Program], differs: &[Program], share: bool) -> Result<Merged, String> {
+pub fn merge(solvers: &[&Program], differs: &[Program], share: bool) -> Result<Merged, MergeError> {
     let mut b = Builder::new(differs, share)?;
     for p in solvers {
         let params = p
@@ -172,7 +192,7 @@ pub struct Builder<'d> {
 
 impl<'d> Builder<'d> {
     /// An empty DAG holding the three inputs; fails on a differ whose parameters are not `(S, I, C)`.
-    pub fn new(differs: &'d [Program], share: bool) -> Result<Builder<'d>, String> {
+    pub fn new(differs: &'d [Program], share: bool) -> Result<Builder<'d>, MergeError> {
         for d in differs {
             check_differ(d)?;
         }
@@ -361,8 +381,12 @@ mod tests {
         assert_eq!(m.steps_total, 7 + 4);
         assert_eq!(m.steps_merged(), 5 + 3);
         let bad = parse_file("d.py", "def differ(I, C):\n    return I\n").unwrap();
-        assert!(merge(&[&ps[0]], &bad, true)
-            .unwrap_err()
-            .contains("a differ takes (S, I, C)"));
+        let e = merge(&[&ps[0]], &bad, true).unwrap_err();
+        assert!(matches!(e, MergeError::Differ { .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .ends_with("differ differ takes (I, C); a differ takes (S, I, C)"),
+            "{e}"
+        );
     }
 }

@@ -34,7 +34,7 @@ use crate::batch::{Backend, LaneResult};
 use crate::program::Program;
 use crate::tasks::Task;
 use eval::Lanes;
-pub use merge::Merged;
+pub use merge::{MergeError, Merged};
 pub use score::Match;
 
 /// How solvers meet tasks, and whether steps are shared.
@@ -44,6 +44,16 @@ pub struct Config {
     pub cross: bool,
     /// Evaluate each solver on its own (no shared steps): the baseline.
     pub no_merge: bool,
+}
+
+/// Why solvers cannot be planned.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    Merge(#[from] MergeError),
+    /// [`Config::no_merge`] for a DAG merged beforehand.
+    #[error("--no-merge needs solver programs; a batt text file is merged already")]
+    MergedAlready,
 }
 
 /// Solvers assigned to tasks and merged, ready to run.
@@ -250,7 +260,7 @@ impl<'t> Plan<'t> {
         differs: &[Program],
         tasks: &'t [Task],
         config: Config,
-    ) -> Result<Plan<'t>, String> {
+    ) -> Result<Plan<'t>, PlanError> {
         let start = Instant::now();
         let keys: Vec<(&str, &str)> = solvers
             .iter()
@@ -265,10 +275,10 @@ impl<'t> Plan<'t> {
     /// A plan for a DAG merged beforehand (a batt text file, [`text`]): its solvers are
     /// assigned to tasks as [`new`](Self::new) does, a solver `NAME~K` (a mutant) counting as
     /// `NAME`'s. Only the solvers that have a task are evaluated.
-    pub fn from_merged(merged: Merged, tasks: &'t [Task], config: Config) -> Result<Plan<'t>, String> {
+    pub fn from_merged(merged: Merged, tasks: &'t [Task], config: Config) -> Result<Plan<'t>, PlanError> {
         let start = Instant::now();
         if config.no_merge {
-            return Err("--no-merge needs solver programs; a batt text file is merged already".into());
+            return Err(PlanError::MergedAlready);
         }
         let keys: Vec<(&str, &str)> = merged
             .solvers

@@ -41,7 +41,8 @@ use std::fmt::Write;
 
 use smallvec::SmallVec;
 
-use super::merge::{Builder, Group, Input, Merged, NodeId, NodeOp, Outcome};
+use super::merge::{Builder, Group, Input, MergeError, Merged, NodeId, NodeOp, Outcome};
+use crate::batch::GroupError;
 use crate::dsl::constants::constant;
 use crate::dsl::PrimId;
 use crate::program::{ConstKey, Program};
@@ -56,6 +57,64 @@ pub struct Origin {
     pub from: String,
     /// What was mutated, or `None` for the solver as written.
     pub mutation: Option<String>,
+}
+
+/// Why a batt text file cannot be read, and where.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TextError {
+    /// A problem on line `line` (from 1) of `file`.
+    #[error("{file}:{line}: {problem}")]
+    Line {
+        file: String,
+        line: usize,
+        problem: TextProblem,
+    },
+    /// A problem of the file as a whole, found at its end.
+    #[error("{file}: {problem}")]
+    File { file: String, problem: TextProblem },
+    /// A differ given to run on every output takes other parameters than `(S, I, C)`.
+    #[error(transparent)]
+    Differ(#[from] MergeError),
+}
+
+/// What is wrong with a batt text line.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TextProblem {
+    #[error("a batt text file starts with {HEADER:?}")]
+    Header,
+    /// Not the syntax of the line's kind: what was expected.
+    #[error("expected {0}")]
+    Expected(&'static str),
+    #[error("expected {expected}, found {found:?}")]
+    Found { expected: &'static str, found: String },
+    #[error("a differ line follows an output line")]
+    DifferFirst,
+    #[error("steps come before the output lines")]
+    StepAfterOutputs,
+    #[error("{0:?}: a step is named nK, once")]
+    StepName(String),
+    #[error("bad element index {0:?}")]
+    ElementIndex(String),
+    #[error("unknown primitive {0:?}")]
+    UnknownPrimitive(String),
+    #[error("unknown primitive or node {0:?}")]
+    UnknownCallee(String),
+    #[error("unknown name {0:?} (not an earlier node, input, constant or primitive)")]
+    UnknownName(String),
+    /// A pick's fallback call with the wrong number of arguments.
+    #[error("{prim} takes {arity} argument(s)")]
+    PickArity { prim: String, arity: usize },
+    #[error("{prim} takes {arity} argument(s), {given} given")]
+    Arity { prim: String, arity: usize, given: usize },
+    #[error(transparent)]
+    Group(#[from] GroupError),
+    /// An output whose differ lines name other differs than the first output's.
+    #[error("output {output} has differs [{}], the first output [{}]", names.join(", "), first.join(", "))]
+    DifferNames {
+        output: String,
+        names: Vec<String>,
+        first: Vec<String>,
+    },
 }
 
 /// Whether a file's text is in the batt text format (by its first line).
@@ -135,7 +194,7 @@ pub fn step_line(merged: &Merged, names: &[String], k: usize) -> Option<String> 
 
 /// Reads a batt text file into a merged DAG (identical steps merged again, so a file written
 /// by hand may repeat itself), adding an instance of each differ per output.
-pub fn parse(file: &str, source: &str, differs: &[Program]) -> Result<(Merged, Vec<Origin>), String> {
+pub fn parse(file: &str, source: &str, differs: &[Program]) -> Result<(Merged, Vec<Origin>), TextError> {
     let mut reader = Reader {
         b: Builder::new(differs, true)?,
         pending: None,
@@ -149,17 +208,27 @@ pub fn parse(file: &str, source: &str, differs: &[Program]) -> Result<(Merged, V
         reader.names.insert(format!("{i:?}"), node);
     }
     let mut lines = source.lines().enumerate();
+    let at = |line: usize| {
+        move |problem| TextError::Line {
+            file: file.to_string(),
+            line,
+            problem,
+        }
+    };
     if !lines.next().is_some_and(|(_, l)| l.trim_end() == HEADER) {
-        return Err(format!("{file}:1: a batt text file starts with {HEADER:?}"));
+        return Err(at(1)(TextProblem::Header));
     }
     for (k, line) in lines {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        reader.line(line).map_err(|e| format!("{file}:{}: {e}", k + 1))?;
+        reader.line(line).map_err(at(k + 1))?;
     }
-    reader.flush().map_err(|e| format!("{file}: {e}"))?;
+    reader.flush().map_err(|problem| TextError::File {
+        file: file.to_string(),
+        problem,
+    })?;
     let mut b = reader.b;
     b.count_steps(reader.steps);
     let mut merged = b.finish();
@@ -185,7 +254,7 @@ struct Reader<'d> {
 }
 
 impl Reader<'_> {
-    fn line(&mut self, line: &str) -> Result<(), String> {
+    fn line(&mut self, line: &str) -> Result<(), TextProblem> {
         if let Some(rest) = line.strip_prefix("out ") {
             self.flush()?;
             return self.output(rest);
@@ -197,18 +266,18 @@ impl Reader<'_> {
                     differs.push((name.to_string(), outcome));
                     Ok(())
                 }
-                None => Err("a differ line follows an output line".into()),
+                None => Err(TextProblem::DifferFirst),
             };
         }
         if self.pending.is_some() {
-            return Err("steps come before the output lines".into());
+            return Err(TextProblem::StepAfterOutputs);
         }
         let (target, expr) = line
             .split_once(" = ")
-            .ok_or("expected `nK = CALL(...)` or `out NAME = ...`")?;
+            .ok_or(TextProblem::Expected("`nK = CALL(...)` or `out NAME = ...`"))?;
         let target = target.trim();
         if !target.starts_with('n') || self.names.contains_key(target) {
-            return Err(format!("{target:?}: a step is named nK, once"));
+            return Err(TextProblem::StepName(target.to_string()));
         }
         let node = self.step(expr.trim())?;
         self.steps += 1;
@@ -217,22 +286,25 @@ impl Reader<'_> {
     }
 
     /// The node of a step expression.
-    fn step(&mut self, expr: &str) -> Result<NodeId, String> {
+    fn step(&mut self, expr: &str) -> Result<NodeId, TextProblem> {
         if let Some((pick, call)) = expr.split_once(" else ") {
             let (group, part) = pick
                 .strip_suffix(']')
                 .and_then(|p| p.split_once('['))
-                .ok_or("expected `nG[J] else CALL`")?;
-            let part: u8 = part.parse().map_err(|_| format!("bad element index {part:?}"))?;
+                .ok_or(TextProblem::Expected("`nG[J] else CALL`"))?;
+            let part: u8 = part.parse().map_err(|_| TextProblem::ElementIndex(part.to_string()))?;
             let (callee, args) = split_call(call)?;
-            let prim = PrimId::of(callee).ok_or_else(|| format!("unknown primitive {callee:?}"))?;
+            let prim = PrimId::of(callee).ok_or_else(|| TextProblem::UnknownPrimitive(callee.to_string()))?;
             let mut nodes: SmallVec<[NodeId; 4]> = SmallVec::new();
             nodes.push(self.operand(group)?);
             for a in args {
                 nodes.push(self.operand(a)?);
             }
             if nodes.len() != prim.spec().arity() + 1 {
-                return Err(format!("{callee} takes {} argument(s)", prim.spec().arity()));
+                return Err(TextProblem::PickArity {
+                    prim: callee.to_string(),
+                    arity: prim.spec().arity(),
+                });
             }
             return Ok(self.b.node(NodeOp::Pick { part, prim }, nodes));
         }
@@ -240,10 +312,10 @@ impl Reader<'_> {
             let (kind, args) = group
                 .strip_suffix(')')
                 .and_then(|g| g.split_once('('))
-                .ok_or("expected `@KIND(ARG; PARTS)`")?;
+                .ok_or(TextProblem::Expected("`@KIND(ARG; PARTS)`"))?;
             let (arg, parts) = args
                 .split_once(';')
-                .ok_or("expected `;` between the argument and the parts")?;
+                .ok_or(TextProblem::Expected("`;` between the argument and the parts"))?;
             let group = Group::parse(kind, parts.trim())?;
             let arg = self.operand(arg.trim())?;
             return Ok(self.b.node(NodeOp::Group(group), SmallVec::from_slice(&[arg])));
@@ -255,25 +327,25 @@ impl Reader<'_> {
                 nodes.push(f);
                 NodeOp::Call
             }
-            None => NodeOp::Prim(PrimId::of(callee).ok_or_else(|| format!("unknown primitive or node {callee:?}"))?),
+            None => NodeOp::Prim(PrimId::of(callee).ok_or_else(|| TextProblem::UnknownCallee(callee.to_string()))?),
         };
         for a in args {
             nodes.push(self.operand(a)?);
         }
         if let NodeOp::Prim(id) = op {
             if nodes.len() != id.spec().arity() {
-                return Err(format!(
-                    "{callee} takes {} argument(s), {} given",
-                    id.spec().arity(),
-                    nodes.len()
-                ));
+                return Err(TextProblem::Arity {
+                    prim: callee.to_string(),
+                    arity: id.spec().arity(),
+                    given: nodes.len(),
+                });
             }
         }
         Ok(self.b.node(op, nodes))
     }
 
     /// A node, an input, a constant, an integer or a primitive.
-    fn operand(&mut self, token: &str) -> Result<NodeId, String> {
+    fn operand(&mut self, token: &str) -> Result<NodeId, TextProblem> {
         if let Some(&n) = self.names.get(token) {
             return Ok(n);
         }
@@ -284,24 +356,23 @@ impl Reader<'_> {
         } else {
             PrimId::of(token).map(ConstKey::Prim)
         };
-        let key =
-            key.ok_or_else(|| format!("unknown name {token:?} (not an earlier node, input, constant or primitive)"))?;
+        let key = key.ok_or_else(|| TextProblem::UnknownName(token.to_string()))?;
         Ok(self.b.node(NodeOp::Const(key), SmallVec::new()))
     }
 
     /// Adds the output read last, with its differs (the same names as every other output's).
-    fn flush(&mut self) -> Result<(), String> {
+    fn flush(&mut self) -> Result<(), TextProblem> {
         let Some((name, outcome, differs)) = self.pending.take() else {
             return Ok(());
         };
         let names: Vec<String> = differs.iter().map(|(n, _)| n.clone()).collect();
         let expected = self.differ_names.get_or_insert_with(|| names.clone());
         if *expected != names {
-            return Err(format!(
-                "output {name} has differs [{}], the first output [{}]",
-                names.join(", "),
-                expected.join(", ")
-            ));
+            return Err(TextProblem::DifferNames {
+                output: name,
+                names,
+                first: expected.clone(),
+            });
         }
         self.b
             .push_solver_with(name, outcome, differs.into_iter().map(|(_, o)| o).collect());
@@ -309,31 +380,38 @@ impl Reader<'_> {
     }
 
     /// `NAME = OPERAND [guards N ...]`.
-    fn outcome<'l>(&mut self, text: &'l str) -> Result<(&'l str, Outcome), String> {
-        let (name, value) = text.split_once(" = ").ok_or("expected `NAME = OPERAND`")?;
+    fn outcome<'l>(&mut self, text: &'l str) -> Result<(&'l str, Outcome), TextProblem> {
+        let (name, value) = text
+            .split_once(" = ")
+            .ok_or(TextProblem::Expected("`NAME = OPERAND`"))?;
         let mut value = value.split_whitespace();
-        let output = self.operand(value.next().ok_or("expected the output's operand")?)?;
+        let output = self.operand(value.next().ok_or(TextProblem::Expected("the output's operand"))?)?;
         let guards = match value.next() {
             None => Vec::new(),
             Some("guards") => value.map(|g| self.operand(g)).collect::<Result<_, _>>()?,
-            Some(other) => return Err(format!("expected `guards` or `;`, found {other:?}")),
+            Some(other) => {
+                return Err(TextProblem::Found {
+                    expected: "`guards` or `;`",
+                    found: other.to_string(),
+                })
+            }
         };
         Ok((name.trim(), Outcome { output, guards }))
     }
 
     /// `NAME = OPERAND [guards N ...] ; from ORIGIN ; original|mutation DESCRIPTION`.
-    fn output(&mut self, rest: &str) -> Result<(), String> {
+    fn output(&mut self, rest: &str) -> Result<(), TextProblem> {
         let mut fields = rest.split(" ; ");
         let (name, outcome) = self.outcome(fields.next().unwrap_or_default())?;
         let from = fields
             .next()
             .and_then(|f| f.strip_prefix("from "))
-            .ok_or("expected `; from ORIGIN`")?;
+            .ok_or(TextProblem::Expected("`; from ORIGIN`"))?;
         let mutation = match fields.next() {
             None | Some("original") => None,
             Some(m) => Some(
                 m.strip_prefix("mutation ")
-                    .ok_or("expected `; original` or `; mutation DESCRIPTION`")?
+                    .ok_or(TextProblem::Expected("`; original` or `; mutation DESCRIPTION`"))?
                     .to_string(),
             ),
         };
@@ -347,11 +425,14 @@ impl Reader<'_> {
 }
 
 /// `callee(a, b, c)` into the callee and its arguments.
-fn split_call(expr: &str) -> Result<(&str, Vec<&str>), String> {
+fn split_call(expr: &str) -> Result<(&str, Vec<&str>), TextProblem> {
     let (callee, args) = expr
         .strip_suffix(')')
         .and_then(|e| e.split_once('('))
-        .ok_or_else(|| format!("expected a call `f(...)`, found {expr:?}"))?;
+        .ok_or_else(|| TextProblem::Found {
+            expected: "a call `f(...)`",
+            found: expr.to_string(),
+        })?;
     let args = if args.trim().is_empty() {
         Vec::new()
     } else {
@@ -402,12 +483,18 @@ mod tests {
             &format!("{HEADER}\nn1 = rot90(I)\nn2 = fill(n1, FOUR)\n"),
             &[],
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.starts_with("t.batt:3: fill takes 3 argument(s), 2 given"), "{e}");
         let e = parse("t.batt", &format!("{HEADER}\nn1 = rot90(n7)\n"), &[]).unwrap_err();
-        assert!(e.contains("t.batt:2: unknown name \"n7\""), "{e}");
-        assert!(parse("t.batt", "def solve(I):\n", &[])
-            .unwrap_err()
-            .contains("starts with"));
+        assert!(e.to_string().contains("t.batt:2: unknown name \"n7\""), "{e}");
+        assert_eq!(
+            parse("t.batt", "def solve(I):\n", &[]).unwrap_err(),
+            TextError::Line {
+                file: "t.batt".into(),
+                line: 1,
+                problem: TextProblem::Header
+            }
+        );
     }
 }

@@ -11,9 +11,11 @@ use arcbatch::device::select::{self, Kind};
 use arcbatch::program::{parse_file, Program};
 use arcbatch::run::load_solvers;
 use arcbatch::tasks::TaskSet;
+use arcbatch::Chain;
 
 use super::progress::Progress;
 use super::run::{list, read_tasks, solver_source, write_json};
+use super::Failure;
 
 /// The backends `--backend` offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -33,19 +35,19 @@ pub enum BackendKind {
 
 impl BackendKind {
     /// The backend, with a time limit per step and lane.
-    pub fn build(self, timeout: Duration) -> Result<Box<dyn Backend>, String> {
+    pub fn build(self, timeout: Duration) -> Result<Box<dyn Backend>, Failure> {
         self.build_on(CpuBackend::new(Some(timeout)))
     }
 
     /// The backend over `cpu`, the CPU backend with its limits.
-    pub fn build_on(self, cpu: CpuBackend) -> Result<Box<dyn Backend>, String> {
+    pub fn build_on(self, cpu: CpuBackend) -> Result<Box<dyn Backend>, Failure> {
         let kind = match self {
             BackendKind::Auto => Kind::Auto,
             BackendKind::Cpu => Kind::Cpu,
             BackendKind::Gpu => Kind::Gpu,
             BackendKind::Emu => Kind::Emu,
         };
-        select::backend_on(kind, cpu)
+        Ok(select::backend_on(kind, cpu)?)
     }
 }
 
@@ -64,12 +66,12 @@ pub struct Options {
 }
 
 /// Reads a differ file: each function `differ(S, I, C)` (checked when merging).
-pub fn read_differs(path: &Path) -> Result<Vec<Program>, String> {
+pub fn read_differs(path: &Path) -> Result<Vec<Program>, Failure> {
     let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    parse_file(&path.display().to_string(), &source).map_err(|e| e.to_string())
+    Ok(parse_file(&path.display().to_string(), &source)?)
 }
 
-pub fn run(options: &Options) -> Result<(), String> {
+pub fn run(options: &Options) -> Result<(), Failure> {
     let started = Instant::now();
     let differs = match &options.differs {
         Some(path) => read_differs(path)?,
@@ -118,7 +120,7 @@ pub enum Programs {
 impl Programs {
     /// Reads a solver file (`None`: the embedded library), telling a batt text file by its
     /// first line.
-    pub fn read(path: Option<&Path>) -> Result<Programs, String> {
+    pub fn read(path: Option<&Path>) -> Result<Programs, Failure> {
         let (name, source) = solver_source(path)?;
         Ok(if text::is_batt_text(&source) {
             Programs::BattText(name, source)
@@ -129,24 +131,24 @@ impl Programs {
 }
 
 impl Loaded {
-    pub fn read(solvers: Option<&Path>, tasks: Option<&Path>) -> Result<Loaded, String> {
+    pub fn read(solvers: Option<&Path>, tasks: Option<&Path>) -> Result<Loaded, Failure> {
         let programs = Programs::read(solvers)?;
         let tasks = read_tasks(tasks)?;
         for e in &tasks.errors {
-            eprintln!("arcbatch: skipped: {e}");
+            eprintln!("arcbatch: skipped: {}", Chain(e));
         }
         Ok(Loaded { tasks, programs })
     }
 
     /// The plan: the solvers with `differs`, or the batt text's program (its own differ lines,
     /// then `differs`, on every output).
-    pub fn plan(&self, differs: &[Program], config: Config) -> Result<Plan<'_>, String> {
+    pub fn plan(&self, differs: &[Program], config: Config) -> Result<Plan<'_>, Failure> {
         match &self.programs {
             Programs::BattText(file, source) => {
                 let (merged, _) = text::parse(file, source, differs)?;
-                Plan::from_merged(merged, &self.tasks.tasks, config)
+                Ok(Plan::from_merged(merged, &self.tasks.tasks, config)?)
             }
-            Programs::Solvers(programs) => Plan::new(programs, differs, &self.tasks.tasks, config),
+            Programs::Solvers(programs) => Ok(Plan::new(programs, differs, &self.tasks.tasks, config)?),
         }
     }
 }

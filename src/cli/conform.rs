@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use arcbatch::golden::conform_dir;
 
-pub fn run(dir: &Path, only: &[String], max_failures: usize) -> Result<ExitCode, String> {
+use super::Failure;
+
+pub fn run(dir: &Path, only: &[String], max_failures: usize) -> Result<ExitCode, Failure> {
     let mut reports = conform_dir(dir)?;
     if !only.is_empty() {
         reports.retain(|r| only.contains(&r.prim));

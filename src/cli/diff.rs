@@ -11,6 +11,7 @@ use arcbatch::tools::diff::diff;
 
 use super::batt::{BackendKind, Loaded};
 use super::progress::Progress;
+use super::Failure;
 
 pub struct Options {
     pub solvers: Option<PathBuf>,
@@ -23,7 +24,7 @@ pub struct Options {
     pub timeout: Duration,
 }
 
-pub fn run(options: &Options) -> Result<ExitCode, String> {
+pub fn run(options: &Options) -> Result<ExitCode, Failure> {
     let loaded = Loaded::read(options.solvers.as_deref(), options.tasks.as_deref())?;
     let config = Config {
         cross: options.cross,

@@ -7,6 +7,7 @@ use arcbatch::gen::{self, load_library, python, Options};
 use arcbatch::program::Program;
 
 use super::batt::read_differs;
+use super::Failure;
 
 /// The command-line form of a generation: the library and the generator's options.
 pub struct GenArgs {
@@ -17,7 +18,7 @@ pub struct GenArgs {
 
 impl GenArgs {
     /// The library and differ programs, with the checks that come before reading them.
-    pub fn load(&self) -> Result<(Vec<Program>, Vec<Program>), String> {
+    pub fn load(&self) -> Result<(Vec<Program>, Vec<Program>), Failure> {
         gen::check(&self.options)?;
         let library = load_library(&self.library)?;
         let differs = match &self.differs {
@@ -49,11 +50,11 @@ impl GenArgs {
 }
 
 /// Writes a file, naming it on failure.
-fn write(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+fn write(path: &Path, text: &str) -> Result<(), Failure> {
+    Ok(std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?)
 }
 
-pub fn run(args: &GenArgs, out: &Path, python_out: Option<&Path>) -> Result<(), String> {
+pub fn run(args: &GenArgs, out: &Path, python_out: Option<&Path>) -> Result<(), Failure> {
     let (library, differs) = args.load()?;
     let generated = gen::generate(&library, &differs, &args.options)?;
     if generated.capped > 0 {

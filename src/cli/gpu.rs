@@ -18,9 +18,12 @@ use arcbatch::device::nvrtc::{nvrtc, TARGETS};
 use arcbatch::device::workload::{task_grids, Workload};
 use arcbatch::device::{Device, DeviceBackend, EmuDevice, Entry, ReplayDevice, FAMILIES};
 use arcbatch::dsl::Grid;
+use arcbatch::Chain;
+
+use super::Failure;
 
 /// `gpu-info`: exit status 1 when NVRTC is there but a kernel fails to build.
-pub fn info() -> Result<ExitCode, String> {
+pub fn info() -> Result<ExitCode, Failure> {
     let devices = gpus();
     match devices {
         Ok(list) => {
@@ -37,7 +40,7 @@ pub fn info() -> Result<ExitCode, String> {
                 );
             }
         }
-        Err(why) => println!("GPUs: none ({why})"),
+        Err(why) => println!("GPUs: none ({})", Chain(why)),
     }
     println!(
         "(the CUDA libraries are looked up on the loader path, then in {}; ARCBATCH_NVRTC names NVRTC's file)",
@@ -45,7 +48,10 @@ pub fn info() -> Result<ExitCode, String> {
     );
     let mut failed = false;
     match nvrtc() {
-        Err(why) => println!("NVRTC: none ({why}); the kernels cannot be compiled for a GPU here"),
+        Err(why) => println!(
+            "NVRTC: none ({}); the kernels cannot be compiled for a GPU here",
+            Chain(&why)
+        ),
         Ok(compiler) => {
             println!(
                 "NVRTC: {}.{} from {}",
@@ -75,7 +81,7 @@ pub fn info() -> Result<ExitCode, String> {
                             },
                             Err(e) => {
                                 failed = true;
-                                format!("FAILED: {}", e.lines().last().unwrap_or_default())
+                                format!("FAILED: {}", e.to_string().lines().last().unwrap_or_default())
                             }
                         };
                         cells[entry.index()].push(cell);
@@ -115,9 +121,9 @@ pub struct BenchOptions {
 }
 
 /// `bench-gpu`.
-pub fn bench(options: &BenchOptions) -> Result<ExitCode, String> {
+pub fn bench(options: &BenchOptions) -> Result<ExitCode, Failure> {
     let tasks = match &options.tasks {
-        Some(path) => arcbatch::tasks::load(path).map_err(|e| e.to_string())?,
+        Some(path) => arcbatch::tasks::load(path)?,
         None => arcbatch::embedded::demo_tasks(),
     };
     let grids = task_grids(&tasks.tasks);
@@ -142,7 +148,10 @@ pub fn bench(options: &BenchOptions) -> Result<ExitCode, String> {
         return bench_on(options, &grids, devices, &|_| None);
     }
     let devices = gpus().as_ref().map_err(|why| {
-        format!("no usable GPU ({why}); `arcbatch bench-gpu --emu 1` runs the same benchmark on emulated devices")
+        format!(
+            "no usable GPU ({}); `arcbatch bench-gpu --emu 1` runs the same benchmark on emulated devices",
+            Chain(why)
+        )
     })?;
     for d in devices {
         println!("device: {}", d.name());
@@ -168,7 +177,7 @@ fn bench_on<D: Device + Clone>(
     grids: &[arcbatch::dsl::Grid],
     devices: Vec<D>,
     phases: &dyn Fn(&[D]) -> Option<PhaseTimes>,
-) -> Result<ExitCode, String> {
+) -> Result<ExitCode, Failure> {
     let cpu = CpuBackend::new(None);
     let one = DeviceBackend::new("one", devices[..1].to_vec(), cpu.clone());
     let all = DeviceBackend::new("all", devices.clone(), cpu.clone());
@@ -245,7 +254,7 @@ fn best_of(
 /// `bench-gpu --host-only`: per size and kernel, the CPU backend against the device path on
 /// `devices` replaying devices (the kernels' outputs recorded once on the emulator), whose
 /// time is all host: packing, staging, sharding, copies, unpacking.
-fn bench_host(options: &BenchOptions, grids: &[Grid], devices: usize) -> Result<ExitCode, String> {
+fn bench_host(options: &BenchOptions, grids: &[Grid], devices: usize) -> Result<ExitCode, Failure> {
     if devices == 0 {
         return Err("--host-only needs at least 1 device".into());
     }

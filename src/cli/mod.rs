@@ -335,19 +335,23 @@ impl RunFlags {
     }
 }
 
+/// What a command fails with: a message of the CLI's own, or a library error with its causes
+/// (`main` prints the whole chain).
+pub type Failure = Box<dyn std::error::Error + Send + Sync>;
+
 /// Sizes the global rayon pool: `--threads`, else `ARCBATCH_THREADS`, else all cores.
-fn init_threads(threads: Option<usize>) -> Result<(), String> {
+fn init_threads(threads: Option<usize>) -> Result<(), Failure> {
     let from_env = std::env::var("ARCBATCH_THREADS").ok().and_then(|s| s.parse().ok());
     let Some(n) = threads.or(from_env) else { return Ok(()) };
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .thread_name(|k| format!("arcbatch-{k}"))
         .build_global()
-        .map_err(|e| format!("cannot start {n} threads: {e}"))
+        .map_err(|e| format!("cannot start {n} threads: {e}").into())
 }
 
 /// Runs a parsed command line; `Err` is a usage or input error (exit status 2).
-pub fn run(args: Args) -> Result<ExitCode, String> {
+pub fn run(args: Args) -> Result<ExitCode, Failure> {
     arcbatch::dsl::column::set_vectorised(!args.scalar);
     match args.command {
         Command::Conform {

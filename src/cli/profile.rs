@@ -14,6 +14,7 @@ use arcbatch::tools::profile::{dynamic_json, dynamic_svg, dynamic_table, merged_
 use super::batt::{BackendKind, Loaded, Programs};
 use super::progress::Progress;
 use super::run::write_json;
+use super::Failure;
 
 pub struct Options {
     pub file: PathBuf,
@@ -25,7 +26,7 @@ pub struct Options {
     pub timeout: Duration,
 }
 
-pub fn run(options: &Options) -> Result<(), String> {
+pub fn run(options: &Options) -> Result<(), Failure> {
     let Some(tasks) = &options.tasks else {
         if options.svg.is_some() {
             return Err("--svg draws the dynamic profile: give --tasks too".into());

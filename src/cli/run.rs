@@ -11,8 +11,10 @@ use arcbatch::embedded;
 use arcbatch::program::Program;
 use arcbatch::run::{load_solvers, run_solvers, submission_json, RunReport};
 use arcbatch::tasks::{self, Task, TaskSet};
+use arcbatch::Chain;
 
 use super::progress::Progress;
+use super::Failure;
 
 /// Where the solvers and tasks of a run come from: files, or the embedded demo.
 pub struct Inputs {
@@ -21,7 +23,7 @@ pub struct Inputs {
 }
 
 /// Reads the solvers and tasks of a run; `None` stands for the embedded library and demo tasks.
-pub fn read_inputs(solvers: Option<&Path>, tasks_path: Option<&Path>) -> Result<Inputs, String> {
+pub fn read_inputs(solvers: Option<&Path>, tasks_path: Option<&Path>) -> Result<Inputs, Failure> {
     let (name, source) = solver_source(solvers)?;
     Ok(Inputs {
         programs: load_solvers(&name, &source)?,
@@ -31,7 +33,7 @@ pub fn read_inputs(solvers: Option<&Path>, tasks_path: Option<&Path>) -> Result<
 
 /// The text of a solver file and the name messages give it; `None` stands for the embedded
 /// library.
-pub fn solver_source(path: Option<&Path>) -> Result<(String, String), String> {
+pub fn solver_source(path: Option<&Path>) -> Result<(String, String), Failure> {
     match path {
         Some(path) => {
             let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -42,9 +44,9 @@ pub fn solver_source(path: Option<&Path>) -> Result<(String, String), String> {
 }
 
 /// The tasks of a run; `None` stands for the embedded demo tasks.
-pub fn read_tasks(path: Option<&Path>) -> Result<TaskSet, String> {
+pub fn read_tasks(path: Option<&Path>) -> Result<TaskSet, Failure> {
     match path {
-        Some(path) => tasks::load(path).map_err(|e| e.to_string()),
+        Some(path) => Ok(tasks::load(path)?),
         None => Ok(embedded::demo_tasks()),
     }
 }
@@ -59,10 +61,10 @@ pub struct Options {
     pub repeat: usize,
 }
 
-pub fn run(inputs: Inputs, options: &Options) -> Result<(), String> {
+pub fn run(inputs: Inputs, options: &Options) -> Result<(), Failure> {
     let load_errors = &inputs.tasks.errors;
     for e in load_errors {
-        eprintln!("arcbatch: skipped: {e}");
+        eprintln!("arcbatch: skipped: {}", Chain(e));
     }
     let started = Instant::now();
     let progress = Progress::new(inputs.programs.len().min(inputs.tasks.tasks.len()) as u64, "tasks");
@@ -157,13 +159,13 @@ pub fn list(what: &str, names: &[String]) {
 }
 
 /// Writes a JSON value, pretty-printed.
-pub fn write_json(path: &Path, value: &Json) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
-    std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
+pub fn write_json(path: &Path, value: &Json) -> Result<(), Failure> {
+    let text = serde_json::to_string_pretty(value)?;
+    Ok(std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?)
 }
 
 /// Writes Kaggle's submission file and lists the test inputs given a placeholder.
-fn write_submission(path: &Path, report: &RunReport, tasks: &[Task]) -> Result<(), String> {
+fn write_submission(path: &Path, report: &RunReport, tasks: &[Task]) -> Result<(), Failure> {
     let (submission, placeholders) = submission_json(report, tasks);
     list("test inputs given a placeholder in the submission", &placeholders);
     write_json(path, &submission)

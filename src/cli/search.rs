@@ -9,9 +9,11 @@ use arcbatch::batch::CpuBackend;
 use arcbatch::batt::staged::Staging;
 use arcbatch::gen::search::{round, round_seed, Budgets, Harvest};
 use arcbatch::tasks;
+use arcbatch::Chain;
 
 use super::batt::BackendKind;
 use super::gen::GenArgs;
+use super::Failure;
 
 /// Rounds when neither `--rounds` nor `--minutes` is given.
 const DEFAULT_ROUNDS: usize = 10;
@@ -31,10 +33,10 @@ pub struct Options {
     pub timeout: Duration,
 }
 
-pub fn run(options: &Options) -> Result<(), String> {
+pub fn run(options: &Options) -> Result<(), Failure> {
     let started = Instant::now();
     let deadline = match options.minutes {
-        Some(m) if !(m.is_finite() && m > 0.0) => return Err(format!("--minutes {m} must be above 0")),
+        Some(m) if !(m.is_finite() && m > 0.0) => return Err(format!("--minutes {m} must be above 0").into()),
         Some(m) => Some(started + Duration::from_secs_f64(m * 60.0)),
         None => None,
     };
@@ -48,12 +50,12 @@ pub fn run(options: &Options) -> Result<(), String> {
     if options.gen.differs.is_some() {
         return Err("search scores by exact match; --differs is for gen and batt".into());
     }
-    let set = tasks::load(&options.tasks).map_err(|e| e.to_string())?;
+    let set = tasks::load(&options.tasks)?;
     for e in &set.errors {
-        eprintln!("arcbatch: skipped: {e}");
+        eprintln!("arcbatch: skipped: {}", Chain(e));
     }
     if set.tasks.is_empty() {
-        return Err(format!("{}: no tasks", options.tasks.display()));
+        return Err(format!("{}: no tasks", options.tasks.display()).into());
     }
     if options.gen.options.count > library.len() {
         eprintln!(

@@ -69,9 +69,31 @@ impl Thresholds {
     }
 }
 
+/// Why [`MIN_LANES_ENV`] cannot be read: its text, and what is wrong in it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{MIN_LANES_ENV}={text}: {problem}; expected a lane count, or name=count pairs with names among {}",
+    Entry::ALL.map(Entry::name).join(", ")
+)]
+pub struct OverrideError {
+    pub text: String,
+    pub problem: OverrideProblem,
+}
+
+/// The part of an override that is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OverrideProblem {
+    #[error("{0:?} has no '='")]
+    NoEquals(String),
+    #[error("no kernel {0:?}")]
+    NoKernel(String),
+    #[error("{0:?} is not a lane count")]
+    NotACount(String),
+}
+
 /// The thresholds for these devices against `cpu`: the override, else the cache, else a probe
 /// (then cached).
-pub fn thresholds<D: Device + Clone>(devices: &[D], cpu: &CpuBackend) -> Result<Thresholds, String> {
+pub fn thresholds<D: Device + Clone>(devices: &[D], cpu: &CpuBackend) -> Result<Thresholds, OverrideError> {
     let key = cache_key(devices);
     let overrides = match std::env::var(MIN_LANES_ENV) {
         Ok(text) => parse_override(&text)?,
@@ -113,12 +135,10 @@ enum Override {
 }
 
 /// `N` (every kernel) or `name=N,name=N`.
-fn parse_override(text: &str) -> Result<Override, String> {
-    let bad = |what: &str| {
-        format!(
-            "{MIN_LANES_ENV}={text}: {what}; expected a lane count, or name=count pairs with names among {}",
-            Entry::ALL.map(Entry::name).join(", ")
-        )
+fn parse_override(text: &str) -> Result<Override, OverrideError> {
+    let bad = |problem| OverrideError {
+        text: text.to_string(),
+        problem,
     };
     if let Ok(n) = text.trim().parse::<usize>() {
         return Ok(Override::All(n));
@@ -127,12 +147,12 @@ fn parse_override(text: &str) -> Result<Override, String> {
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (name, n) = part
             .split_once('=')
-            .ok_or_else(|| bad(&format!("{part:?} has no '='")))?;
-        let entry = Entry::of_name(name.trim()).ok_or_else(|| bad(&format!("no kernel {name:?}")))?;
+            .ok_or_else(|| bad(OverrideProblem::NoEquals(part.to_string())))?;
+        let entry = Entry::of_name(name.trim()).ok_or_else(|| bad(OverrideProblem::NoKernel(name.to_string())))?;
         let n = n
             .trim()
             .parse()
-            .map_err(|_| bad(&format!("{n:?} is not a lane count")))?;
+            .map_err(|_| bad(OverrideProblem::NotACount(n.to_string())))?;
         named.push((entry, n));
     }
     Ok(Override::Some(named))
@@ -227,9 +247,12 @@ mod tests {
             parse_override("objects=300, fill=2000"),
             Ok(Override::Some(vec![(Entry::Objects, 300), (Entry::Fill, 2000)]))
         );
-        let e = parse_override("objekts=3").unwrap_err();
+        let e = parse_override("objekts=3").unwrap_err().to_string();
         assert!(e.contains("no kernel \"objekts\"") && e.contains("ofcolor"), "{e}");
-        assert!(parse_override("fill=x").unwrap_err().contains("not a lane count"));
+        assert_eq!(
+            parse_override("fill=x").unwrap_err().problem,
+            OverrideProblem::NotACount("x".into())
+        );
     }
 
     #[test]

@@ -24,7 +24,7 @@ use rayon::prelude::*;
 
 use super::emu::EmuDevice;
 use super::staging::{u32s, Staging};
-use super::{Device, DeviceError, Entry, Job, KernelArg, Launch};
+use super::{Device, DeviceError, Entry, Job, KernelArg, Launch, SetupError};
 use crate::batch::{Arg, Backend, CpuBackend, GridBatch, GridMeta, LaneResult, PatchBatch, Transform};
 use crate::dsl::func::panic_message;
 use crate::dsl::prims::{self, objects_from_labels};
@@ -226,7 +226,7 @@ impl<D: Device> DeviceBackend<D> {
 impl DeviceBackend<EmuDevice> {
     /// The emulated backend (`--backend emu`): `devices` emulated devices, corrupting the
     /// kernel that `ARCBATCH_EMU_FAULT` names, if any (see [`super::emu`]).
-    pub fn emu(devices: usize, cpu: CpuBackend) -> Result<DeviceBackend<EmuDevice>, String> {
+    pub fn emu(devices: usize, cpu: CpuBackend) -> Result<DeviceBackend<EmuDevice>, SetupError> {
         let fault = EmuDevice::fault_from_env()?;
         let devices = (0..devices).map(|d| EmuDevice::new(d).with_fault(fault)).collect();
         Ok(DeviceBackend::new("emu", devices, cpu))

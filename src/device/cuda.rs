@@ -24,8 +24,32 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
-use super::{library, nvrtc, Device, DeviceError, Entry, Job, KernelArg, KernelFamily};
+use super::library::{self, NotFound};
+use super::nvrtc::{self, NvrtcError};
+use super::{Device, DeviceError, Entry, Job, KernelArg, KernelFamily};
 use crate::dsl::func::panic_message;
+use crate::error::Chain;
+
+/// Why the GPUs cannot be used, or a kernel family not loaded on one.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum CudaError {
+    #[error("{0}: no NVIDIA driver is installed")]
+    NoDriver(NotFound),
+    #[error("the CUDA driver is installed but sees no device")]
+    NoDevice,
+    /// A driver call failed; `what` says what it was doing.
+    #[error("{what}")]
+    Driver {
+        what: String,
+        #[source]
+        source: DriverError,
+    },
+    /// The CUDA libraries panicked (cudarc does where a library lacks a function).
+    #[error("{what}: {message}")]
+    Panic { what: &'static str, message: String },
+    #[error(transparent)]
+    Nvrtc(#[from] NvrtcError),
+}
 
 /// What `gpu-info` shows of one GPU.
 #[derive(Clone, Debug)]
@@ -43,7 +67,7 @@ pub struct CudaDevice {
     pub info: GpuInfo,
     ctx: Arc<CudaContext>,
     /// The loaded module of each kernel family (by file name), or why it did not build.
-    modules: Mutex<HashMap<&'static str, Result<Arc<CudaModule>, String>>>,
+    modules: Mutex<HashMap<&'static str, Result<Arc<CudaModule>, CudaError>>>,
     /// Each entry point's function (indexed as [`Entry::ALL`]), looked up once.
     functions: Mutex<[Option<CudaFunction>; Entry::ALL.len()]>,
     /// Idle slots; a job takes one, or makes one when none is idle.
@@ -74,17 +98,26 @@ struct Slot {
 }
 
 /// Runs `f`, a panic inside the CUDA libraries becoming an error.
-fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| Err(format!("{what}: {}", panic_message(&panic))))
+fn guarded<T>(what: &'static str, f: impl FnOnce() -> Result<T, CudaError>) -> Result<T, CudaError> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        Err(CudaError::Panic {
+            what,
+            message: panic_message(&panic),
+        })
+    })
 }
 
-fn driver(what: &str) -> impl Fn(DriverError) -> String + '_ {
-    move |e| format!("{what}: {e}")
+/// For `map_err`: a failed driver call, saying what it was doing.
+fn driver(what: &str) -> impl Fn(DriverError) -> CudaError + '_ {
+    move |source| CudaError::Driver {
+        what: what.to_string(),
+        source,
+    }
 }
 
 /// The GPUs of this machine, opened once per process; `Err` says in words why there are none.
-pub fn gpus() -> &'static Result<Vec<Arc<CudaDevice>>, String> {
-    static GPUS: OnceLock<Result<Vec<Arc<CudaDevice>>, String>> = OnceLock::new();
+pub fn gpus() -> &'static Result<Vec<Arc<CudaDevice>>, CudaError> {
+    static GPUS: OnceLock<Result<Vec<Arc<CudaDevice>>, CudaError>> = OnceLock::new();
     GPUS.get_or_init(|| guarded("opening the CUDA driver", discover))
 }
 
@@ -97,22 +130,21 @@ pub fn driver_origin() -> Option<&'static str> {
 
 static DRIVER_ORIGIN: OnceLock<String> = OnceLock::new();
 
-fn discover() -> Result<Vec<Arc<CudaDevice>>, String> {
+fn discover() -> Result<Vec<Arc<CudaDevice>>, CudaError> {
     // SAFETY: only tries to open the driver library by its usual names.
-    let origin = library::locate("libcuda.so.1", || unsafe { sys::is_culib_present() })
-        .map_err(|why| format!("{why}: no NVIDIA driver is installed"))?;
+    let origin = library::locate("libcuda.so.1", || unsafe { sys::is_culib_present() }).map_err(CudaError::NoDriver)?;
     let _ = DRIVER_ORIGIN.set(origin);
     let count = CudaContext::device_count().map_err(driver("the CUDA driver cannot list devices"))?;
     if count <= 0 {
-        return Err("the CUDA driver is installed but sees no device".into());
+        return Err(CudaError::NoDevice);
     }
     (0..count as usize).map(|k| CudaDevice::open(k).map(Arc::new)).collect()
 }
 
 /// The CUBIN of a kernel family for `sm_<arch>`, compiled once per process: GPUs of one
 /// architecture share it.
-fn cubin(family: &KernelFamily, arch: u32) -> Result<Arc<Vec<u8>>, String> {
-    type Built = HashMap<(&'static str, u32), Result<Arc<Vec<u8>>, String>>;
+fn cubin(family: &KernelFamily, arch: u32) -> Result<Arc<Vec<u8>>, NvrtcError> {
+    type Built = HashMap<(&'static str, u32), Result<Arc<Vec<u8>>, NvrtcError>>;
     static BUILT: OnceLock<Mutex<Built>> = OnceLock::new();
     let mut built = BUILT
         .get_or_init(Default::default)
@@ -130,7 +162,7 @@ fn cubin(family: &KernelFamily, arch: u32) -> Result<Arc<Vec<u8>>, String> {
 }
 
 impl CudaDevice {
-    fn open(ordinal: usize) -> Result<CudaDevice, String> {
+    fn open(ordinal: usize) -> Result<CudaDevice, CudaError> {
         let what = format!("device {ordinal}");
         let ctx = CudaContext::new(ordinal).map_err(driver(&what))?;
         let (major, minor) = ctx.compute_capability().map_err(driver(&what))?;
@@ -207,7 +239,7 @@ impl CudaDevice {
                     .map_err(driver("loading the compiled kernels"))
             })
             .clone()
-            .map_err(DeviceError::Compile)?;
+            .map_err(|e| DeviceError::Compile(Chain(&e).to_string()))?;
         let function = module
             .load_function(entry.symbol())
             .map_err(|e| DeviceError::Compile(format!("{}: {e}", entry.symbol())))?;

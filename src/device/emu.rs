@@ -12,7 +12,7 @@
 //! `fill`, `paint`, `transform`), which only the emulated backend reads
 //! ([`DeviceBackend::emu`](super::DeviceBackend::emu)).
 
-use super::{Device, DeviceError, Entry, Job, KernelArg};
+use super::{Device, DeviceError, Entry, Job, KernelArg, SetupError};
 use crate::rng::Rng;
 
 /// The environment variable naming a kernel whose output the emulated devices corrupt.
@@ -125,11 +125,9 @@ impl EmuDevice {
     }
 
     /// The kernel named by [`FAULT_VAR`], if set (an unknown name is an error).
-    pub fn fault_from_env() -> Result<Option<Entry>, String> {
+    pub fn fault_from_env() -> Result<Option<Entry>, SetupError> {
         match std::env::var(FAULT_VAR) {
-            Ok(name) => Entry::of_name(&name)
-                .map(Some)
-                .ok_or_else(|| format!("{FAULT_VAR}={name} names no kernel")),
+            Ok(name) => Entry::of_name(&name).map(Some).ok_or(SetupError::EmuFault(name)),
             Err(_) => Ok(None),
         }
     }

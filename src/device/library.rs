@@ -4,7 +4,8 @@
 //! with `RTLD_GLOBAL` and kept loaded, so that cudarc's lookup by name then finds the copy
 //! already loaded (the loader matches a loaded library by its soname).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Directories tried after the loader path: Kaggle's driver directory, then CUDA's.
 pub const DIRS: [&str; 2] = ["/usr/local/nvidia/lib64", "/usr/local/cuda/lib64"];
@@ -12,21 +13,41 @@ pub const DIRS: [&str; 2] = ["/usr/local/nvidia/lib64", "/usr/local/cuda/lib64"]
 /// Where a library was found, for `gpu-info`.
 pub const LOADER_PATH: &str = "the loader path";
 
+/// A library file that does not load (the loader's error is shared, so that a cached error
+/// can be cloned).
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{}: cannot load it", path.display())]
+pub struct LoadError {
+    pub path: PathBuf,
+    #[source]
+    source: Arc<libloading::Error>,
+}
+
+/// No copy of a library was found: every place tried.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no {file} on {}", tried.join(" or "))]
+pub struct NotFound {
+    pub file: String,
+    pub tried: Vec<String>,
+}
+
 /// Opens `path` with `RTLD_GLOBAL` for the rest of the process.
-pub fn preload(path: &Path) -> Result<(), String> {
+pub fn preload(path: &Path) -> Result<(), LoadError> {
     let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL;
     // SAFETY: loading a CUDA library runs its initialisers, which have no preconditions; the
     // library is never unloaded (leaked on purpose: cudarc's lookups use it for the life of
     // the process).
-    let library = unsafe { libloading::os::unix::Library::open(Some(path), flags) }
-        .map_err(|e| format!("{}: cannot load it: {e}", path.display()))?;
+    let library = unsafe { libloading::os::unix::Library::open(Some(path), flags) }.map_err(|e| LoadError {
+        path: path.into(),
+        source: Arc::new(e),
+    })?;
     std::mem::forget(library);
     Ok(())
 }
 
 /// Finds a library that `present` (cudarc's lookup by name) reports: on the loader path, else
 /// as `file` in one of [`DIRS`]. Returns where it was found, or every place tried.
-pub fn locate(file: &str, present: impl Fn() -> bool) -> Result<String, String> {
+pub fn locate(file: &str, present: impl Fn() -> bool) -> Result<String, NotFound> {
     if present() {
         return Ok(LOADER_PATH.to_string());
     }
@@ -38,5 +59,8 @@ pub fn locate(file: &str, present: impl Fn() -> bool) -> Result<String, String> 
         }
         tried.push(path.display().to_string());
     }
-    Err(format!("no {file} on {}", tried.join(" or ")))
+    Err(NotFound {
+        file: file.to_string(),
+        tried,
+    })
 }

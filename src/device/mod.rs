@@ -267,6 +267,18 @@ impl DeviceError {
     }
 }
 
+/// A setting read when a device backend is set up that names nothing valid. A machine without
+/// a GPU is never an error: the backends run on the CPU then.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    #[error("{var}={0}: expected a number of devices, at least 1", var = select::EMU_DEVICES_ENV)]
+    EmuDevices(String),
+    #[error("{var}={0} names no kernel", var = emu::FAULT_VAR)]
+    EmuFault(String),
+    #[error(transparent)]
+    MinLanes(#[from] auto::OverrideError),
+}
+
 /// A device that runs jobs: one upload, one launch, one download each.
 pub trait Device: Send + Sync {
     /// A name for messages (`emu0`, `cuda0 (Tesla T4)`).

@@ -7,11 +7,12 @@
 //! 12.x: CUDA 13's NVRTC no longer targets sm_60 (P100).
 
 use std::ffi::{c_char, c_int, CStr, CString};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use cudarc::nvrtc::sys;
 
-use super::library;
+use super::library::{self, LoadError, NotFound};
 
 /// The GPU architectures arcbatch is built for: P100 (sm_60), T4 (sm_75), L4 (sm_89).
 pub const TARGETS: [u32; 3] = [60, 75, 89];
@@ -26,6 +27,36 @@ pub struct Nvrtc {
     pub version: (i32, i32),
     /// Where it was found: a file, or [`library::LOADER_PATH`].
     pub origin: String,
+}
+
+/// Why there is no NVRTC to use, or why it failed.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum NvrtcError {
+    /// The file [`NVRTC_ENV`] names does not load.
+    #[error("cannot use {NVRTC_ENV}")]
+    Env(#[source] LoadError),
+    #[error("{NVRTC_ENV}={}: not an NVRTC 12 library", .0.display())]
+    NotNvrtc12(PathBuf),
+    #[error(
+        "{0}; install CUDA 12 or `pip install nvidia-cuda-nvrtc-cu12` and set {NVRTC_ENV} to its lib/libnvrtc.so.12"
+    )]
+    Missing(NotFound),
+    #[error("NVRTC {major}.{minor} from {origin}: arcbatch needs CUDA 12.x (13 cannot target sm_60)")]
+    Version { major: i32, minor: i32, origin: String },
+    /// An NVRTC call failed: the call, and NVRTC's text for the status it returned.
+    #[error("{call}: {status}")]
+    Call { call: &'static str, status: String },
+    /// A string passed to NVRTC (the source, its name, an option) holds a NUL byte.
+    #[error("{0} contains a NUL byte")]
+    Nul(String),
+    /// The source does not compile: NVRTC's status and the compiler's log.
+    #[error("compiling {name} for sm_{arch}: {status}\n{log}")]
+    Compile {
+        name: String,
+        arch: u32,
+        status: String,
+        log: String,
+    },
 }
 
 /// What `ptxas` reports for one kernel entry point.
@@ -45,37 +76,30 @@ pub struct Cubin {
 }
 
 /// The NVRTC library, loaded once per process; `Err` says why there is none.
-pub fn nvrtc() -> Result<&'static Nvrtc, String> {
-    static NVRTC: OnceLock<Result<Nvrtc, String>> = OnceLock::new();
+pub fn nvrtc() -> Result<&'static Nvrtc, NvrtcError> {
+    static NVRTC: OnceLock<Result<Nvrtc, NvrtcError>> = OnceLock::new();
     NVRTC.get_or_init(load).as_ref().map_err(Clone::clone)
 }
 
-fn load() -> Result<Nvrtc, String> {
+fn load() -> Result<Nvrtc, NvrtcError> {
     // SAFETY (both lookups): only tries to open the library by its usual names.
     let present = || unsafe { sys::is_culib_present() };
     let origin = match std::env::var_os(NVRTC_ENV).filter(|path| !path.is_empty()) {
         Some(path) => {
             let path = std::path::Path::new(&path);
-            library::preload(path).map_err(|e| format!("{NVRTC_ENV}={e}"))?;
+            library::preload(path).map_err(NvrtcError::Env)?;
             if !present() {
-                return Err(format!("{NVRTC_ENV}={}: not an NVRTC 12 library", path.display()));
+                return Err(NvrtcError::NotNvrtc12(path.into()));
             }
             path.display().to_string()
         }
-        None => library::locate("libnvrtc.so.12", present).map_err(|why| {
-            format!(
-                "{why}; install CUDA 12 or `pip install nvidia-cuda-nvrtc-cu12` and set {NVRTC_ENV} \
-                 to its lib/libnvrtc.so.12"
-            )
-        })?,
+        None => library::locate("libnvrtc.so.12", present).map_err(NvrtcError::Missing)?,
     };
     let (mut major, mut minor) = (0, 0);
     // SAFETY: the library is present (checked above); the out-pointers are valid.
     check(unsafe { sys::nvrtcVersion(&mut major, &mut minor) }, "nvrtcVersion")?;
     if major != 12 {
-        return Err(format!(
-            "NVRTC {major}.{minor} from {origin}: arcbatch needs CUDA 12.x (13 cannot target sm_60)"
-        ));
+        return Err(NvrtcError::Version { major, minor, origin });
     }
     Ok(Nvrtc {
         version: (major, minor),
@@ -83,18 +107,26 @@ fn load() -> Result<Nvrtc, String> {
     })
 }
 
-/// An NVRTC status as a `Result`, naming the call that returned it.
-fn check(status: sys::nvrtcResult, call: &str) -> Result<(), String> {
+/// NVRTC's text for a status that is not success; `None` for success.
+fn failure(status: sys::nvrtcResult) -> Option<String> {
     if status == sys::nvrtcResult::NVRTC_SUCCESS {
-        return Ok(());
+        return None;
     }
     // SAFETY: NVRTC returns a static, NUL-terminated string for every status.
     let text = unsafe { CStr::from_ptr(sys::nvrtcGetErrorString(status)) };
-    Err(format!("{call}: {}", text.to_string_lossy()))
+    Some(text.to_string_lossy().into_owned())
 }
 
-fn c_string(what: &str, text: &str) -> Result<CString, String> {
-    CString::new(text).map_err(|_| format!("{what} contains a NUL byte"))
+/// An NVRTC status as a `Result`, naming the call that returned it.
+fn check(status: sys::nvrtcResult, call: &'static str) -> Result<(), NvrtcError> {
+    match failure(status) {
+        None => Ok(()),
+        Some(status) => Err(NvrtcError::Call { call, status }),
+    }
+}
+
+fn c_string(what: &str, text: &str) -> Result<CString, NvrtcError> {
+    CString::new(text).map_err(|_| NvrtcError::Nul(what.to_string()))
 }
 
 /// An NVRTC program, destroyed when dropped.
@@ -111,10 +143,10 @@ impl Program {
     /// Reads a variable-size output of the program through its size and copy functions.
     fn read(
         &self,
-        what: &str,
+        what: &'static str,
         size: unsafe fn(sys::nvrtcProgram, *mut usize) -> sys::nvrtcResult,
         copy: unsafe fn(sys::nvrtcProgram, *mut c_char) -> sys::nvrtcResult,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, NvrtcError> {
         let mut len = 0usize;
         // SAFETY: a live program and a valid out-pointer.
         check(unsafe { size(self.0, &mut len) }, what)?;
@@ -139,7 +171,7 @@ impl Program {
 impl Nvrtc {
     /// Compiles `source` (named `name` in messages; it includes no header) for `sm_<arch>`.
     /// An error carries the compiler's log.
-    pub fn compile(&self, name: &str, source: &str, arch: u32) -> Result<Cubin, String> {
+    pub fn compile(&self, name: &str, source: &str, arch: u32) -> Result<Cubin, NvrtcError> {
         let source_c = c_string(name, source)?;
         let name_c = c_string("the kernel name", name)?;
         let mut raw = std::ptr::null_mut();
@@ -172,7 +204,14 @@ impl Nvrtc {
         // SAFETY: a live program; `option_ptrs` holds `options.len()` valid C strings.
         let status = unsafe { sys::nvrtcCompileProgram(program.0, option_ptrs.len() as c_int, option_ptrs.as_ptr()) };
         let log = program.log();
-        check(status, &format!("compiling {name} for sm_{arch}")).map_err(|e| format!("{e}\n{log}"))?;
+        if let Some(status) = failure(status) {
+            return Err(NvrtcError::Compile {
+                name: name.to_string(),
+                arch,
+                status,
+                log,
+            });
+        }
         let image = program.read("nvrtcGetCUBIN", sys::nvrtcGetCUBINSize, sys::nvrtcGetCUBIN)?;
         Ok(Cubin {
             image,

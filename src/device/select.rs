@@ -9,8 +9,9 @@
 use std::time::Duration;
 
 use super::cuda::gpus;
-use super::{auto, DeviceBackend};
+use super::{auto, DeviceBackend, SetupError};
 use crate::batch::{Backend, CpuBackend};
+use crate::error::Chain;
 
 /// The backends by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,13 +26,13 @@ pub enum Kind {
 pub const EMU_DEVICES_ENV: &str = "ARCBATCH_EMU_DEVICES";
 
 /// The backend of `kind`, with a time limit per step and lane.
-pub fn backend(kind: Kind, timeout: Option<Duration>) -> Result<Box<dyn Backend>, String> {
+pub fn backend(kind: Kind, timeout: Option<Duration>) -> Result<Box<dyn Backend>, SetupError> {
     backend_on(kind, CpuBackend::new(timeout))
 }
 
 /// The backend of `kind` over `cpu`, the CPU backend it runs (and falls back to) with that
 /// backend's limits.
-pub fn backend_on(kind: Kind, cpu: CpuBackend) -> Result<Box<dyn Backend>, String> {
+pub fn backend_on(kind: Kind, cpu: CpuBackend) -> Result<Box<dyn Backend>, SetupError> {
     Ok(match kind {
         Kind::Cpu => Box::new(cpu),
         Kind::Emu => {
@@ -41,7 +42,7 @@ pub fn backend_on(kind: Kind, cpu: CpuBackend) -> Result<Box<dyn Backend>, Strin
                     .parse::<usize>()
                     .ok()
                     .filter(|&n| n >= 1)
-                    .ok_or_else(|| format!("{EMU_DEVICES_ENV}={n}: expected a number of devices, at least 1"))?,
+                    .ok_or(SetupError::EmuDevices(n))?,
                 Err(_) => 1,
             };
             Box::new(DeviceBackend::emu(devices, cpu)?)
@@ -49,7 +50,10 @@ pub fn backend_on(kind: Kind, cpu: CpuBackend) -> Result<Box<dyn Backend>, Strin
         Kind::Gpu => match gpus() {
             Ok(devices) => Box::new(DeviceBackend::new("gpu", devices.clone(), cpu)),
             Err(why) => {
-                eprintln!("arcbatch: warning: --backend gpu: no usable GPU ({why}); running on the CPU");
+                eprintln!(
+                    "arcbatch: warning: --backend gpu: no usable GPU ({}); running on the CPU",
+                    Chain(why)
+                );
                 Box::new(cpu)
             }
         },

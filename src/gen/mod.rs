@@ -12,13 +12,70 @@ pub mod python;
 pub mod rewrite;
 pub mod search;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::batt::merge::{self, Merged};
+use crate::batt::merge::{self, MergeError, Merged};
 use crate::batt::text::{self, Origin};
-use crate::program::Program;
+use crate::batt::PlanError;
+use crate::program::{ParseError, Program};
 use crate::rng::Rng;
-use crate::run::load_solvers;
+use crate::run::{load_solvers, SolverError};
+
+/// Why a library, a generation or a search round failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GenError {
+    #[error("{}: no such file or directory", .0.display())]
+    NoSuchPath(PathBuf),
+    #[error("cannot read {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write {}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{}: no solvers found (a library holds `def solve_<id>(I):` or `def solve(S, I, C):` functions in .py files)",
+        .0.display()
+    )]
+    NoSolvers(PathBuf),
+    /// A library file that cannot be run.
+    #[error(transparent)]
+    Solvers(#[from] SolverError),
+    /// A harvested solver file that does not parse.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    #[error("--mutate {0} is outside 0..1 (the probability of mutating each argument)")]
+    MutateRate(f64),
+    #[error("--count must be at least 1")]
+    Count,
+    #[error(transparent)]
+    Merge(#[from] MergeError),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+}
+
+impl GenError {
+    /// For `map_err`: a failed read of `path`.
+    fn read(path: &Path) -> impl FnOnce(std::io::Error) -> GenError + '_ {
+        move |source| GenError::Read {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// For `map_err`: a failed write of `path`.
+    fn write(path: &Path) -> impl FnOnce(std::io::Error) -> GenError + '_ {
+        move |source| GenError::Write {
+            path: path.into(),
+            source,
+        }
+    }
+}
 
 /// What to generate.
 #[derive(Clone, Debug)]
@@ -60,7 +117,7 @@ impl Generated {
 /// Reads a library: a solver file, or every `*.py` file of a directory and its
 /// subdirectories (in path order). Files in the reference syntax or the search dialect; a
 /// file that does not parse is an error, naming it.
-pub fn load_library(path: &Path) -> Result<Vec<Program>, String> {
+pub fn load_library(path: &Path) -> Result<Vec<Program>, GenError> {
     let files = if path.is_dir() {
         let mut files = Vec::new();
         collect_py(path, &mut files)?;
@@ -69,26 +126,23 @@ pub fn load_library(path: &Path) -> Result<Vec<Program>, String> {
     } else if path.is_file() {
         vec![path.to_path_buf()]
     } else {
-        return Err(format!("{}: no such file or directory", path.display()));
+        return Err(GenError::NoSuchPath(path.into()));
     };
     let mut programs = Vec::new();
     for f in &files {
-        let source = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let source = std::fs::read_to_string(f).map_err(GenError::read(f))?;
         programs.extend(load_solvers(&f.display().to_string(), &source)?);
     }
     if programs.is_empty() {
-        return Err(format!(
-            "{}: no solvers found (a library holds `def solve_<id>(I):` or `def solve(S, I, C):` functions in .py files)",
-            path.display()
-        ));
+        return Err(GenError::NoSolvers(path.into()));
     }
     Ok(programs)
 }
 
-fn collect_py(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+fn collect_py(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), GenError> {
+    let entries = std::fs::read_dir(dir).map_err(GenError::read(dir))?;
     for e in entries {
-        let p = e.map_err(|e| format!("{}: {e}", dir.display()))?.path();
+        let p = e.map_err(GenError::read(dir))?.path();
         if p.is_dir() {
             collect_py(&p, out)?;
         } else if p.extension().is_some_and(|x| x == "py") {
@@ -99,15 +153,12 @@ fn collect_py(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), Strin
 }
 
 /// Checks the options: a rate in 0..=1 and a count of at least one.
-pub fn check(options: &Options) -> Result<(), String> {
+pub fn check(options: &Options) -> Result<(), GenError> {
     if !(0.0..=1.0).contains(&options.mutate) {
-        return Err(format!(
-            "--mutate {} is outside 0..1 (the probability of mutating each argument)",
-            options.mutate
-        ));
+        return Err(GenError::MutateRate(options.mutate));
     }
     if options.count == 0 {
-        return Err("--count must be at least 1".into());
+        return Err(GenError::Count);
     }
     Ok(())
 }
@@ -115,7 +166,7 @@ pub fn check(options: &Options) -> Result<(), String> {
 /// Picks `count` solvers of the library (all of them, noting the cap, when it has fewer),
 /// adds `mutants` distinct mutants of each, and merges them into one DAG with an instance of
 /// each differ per program.
-pub fn generate(library: &[Program], differs: &[Program], options: &Options) -> Result<Generated, String> {
+pub fn generate(library: &[Program], differs: &[Program], options: &Options) -> Result<Generated, GenError> {
     check(options)?;
     let mut rng = Rng::new(options.seed);
     let picked = rng.sample(library.len(), options.count);

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use super::{generate, normalised, Candidate, Options};
+use super::{generate, normalised, Candidate, GenError, Options};
 use crate::batch::Backend;
 use crate::batt::staged::{Seen, Staging};
 use crate::batt::{Config, Plan};
@@ -75,18 +75,18 @@ pub struct Harvest {
 
 impl Harvest {
     /// A harvest writing to `dir` (created if missing), knowing the solvers already there.
-    pub fn open(dir: &Path) -> Result<Harvest, String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    pub fn open(dir: &Path) -> Result<Harvest, GenError> {
+        std::fs::create_dir_all(dir).map_err(GenError::write(dir))?;
         let mut seen: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let entries = std::fs::read_dir(dir).map_err(GenError::read(dir))?;
         let mut files: Vec<PathBuf> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "py"))
             .collect();
         files.sort();
         for f in files {
-            let source = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-            let programs = parse_file(&f.display().to_string(), &source).map_err(|e| e.to_string())?;
+            let source = std::fs::read_to_string(&f).map_err(GenError::read(&f))?;
+            let programs = parse_file(&f.display().to_string(), &source)?;
             for p in programs {
                 if let Some(task) = p.task_id() {
                     seen.entry(task.to_string()).or_default().insert(normalised(&p));
@@ -111,7 +111,7 @@ impl Harvest {
 
     /// Keeps `program` as a solver of `task` unless an equal one is known; the file it went
     /// to when it is new.
-    fn keep(&mut self, program: &Program, task: &str, note: &str) -> Result<Option<PathBuf>, String> {
+    fn keep(&mut self, program: &Program, task: &str, note: &str) -> Result<Option<PathBuf>, GenError> {
         let mut p = program.clone();
         p.name = format!("solve_{task}");
         let text = normalised(&p);
@@ -120,13 +120,13 @@ impl Harvest {
         }
         let path = self.dir.join(format!("{task}.py"));
         let mut content = if path.exists() {
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?
+            std::fs::read_to_string(&path).map_err(GenError::read(&path))?
         } else {
             "from dsl import *\nfrom constants import *\n".to_string()
         };
         let def = text.replacen("def solve(", &format!("def solve_{task}("), 1);
         content += &format!("\n\n# {note}\n{def}");
-        std::fs::write(&path, content).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(&path, content).map_err(GenError::write(&path))?;
         Ok(Some(path))
     }
 }
@@ -168,7 +168,7 @@ pub fn round(
     budgets: &Budgets<'_>,
     harvest: &mut Harvest,
     label: &str,
-) -> Result<Round, String> {
+) -> Result<Round, GenError> {
     let started = Instant::now();
     let generated = generate(library, &[], options)?;
     let gen_seconds = started.elapsed().as_secs_f64();

@@ -3,7 +3,6 @@
 //! Isolation lives here too: [`run_guarded`] gives a program a deadline and turns a panic into
 //! an error, so a caller running thousands of programs never dies because of one.
 
-use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
@@ -14,27 +13,25 @@ use crate::dsl::func::{call, panic_message, Deadline};
 use crate::dsl::{DslError, Value};
 
 /// A primitive's error, with the step that raised it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line} ({target}): {error}")]
 pub struct EvalError {
     pub line: u32,
     pub target: String,
     pub error: DslError,
 }
 
-impl fmt::Display for EvalError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {} ({}): {}", self.line, self.target, self.error)
-    }
-}
-
 /// Why a guarded run produced no value.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RunError {
     /// A primitive raised (the reference would have thrown).
+    #[error(transparent)]
     Raised(EvalError),
     /// The program ran past its time limit.
+    #[error("time limit exceeded (at line {line})")]
     Timeout { line: u32 },
     /// A bug in the port: a primitive panicked. Reported, never fatal.
+    #[error("internal error (panic): {0}")]
     Panic(String),
 }
 
@@ -45,16 +42,6 @@ impl RunError {
             RunError::Raised(e) => e.error.python_name(),
             RunError::Timeout { .. } => "timeout",
             RunError::Panic(_) => "panic",
-        }
-    }
-}
-
-impl fmt::Display for RunError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RunError::Raised(e) => write!(f, "{e}"),
-            RunError::Timeout { line } => write!(f, "time limit exceeded (at line {line})"),
-            RunError::Panic(msg) => write!(f, "internal error (panic): {msg}"),
         }
     }
 }

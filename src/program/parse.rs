@@ -9,28 +9,20 @@
 //! of arguments is an error here, not when the program runs.
 
 use std::collections::HashMap;
-use std::fmt;
 
 use super::ir::{Callee, ConstKey, Operand, Program, Step};
 use crate::dsl::constants::constant;
 use crate::dsl::{registry, PrimId};
 
 /// A syntax or name error, with its place in the source.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{col}: {message}")]
 pub struct ParseError {
     pub file: String,
     pub line: u32,
     pub col: u32,
     pub message: String,
 }
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file, self.line, self.col, self.message)
-    }
-}
-
-impl std::error::Error for ParseError {}
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
