@@ -9,6 +9,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // SAFETY: setting a signal's action to the default at start-up, before any thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let args = cli::Args::parse();
     match cli::run(args) {
         Ok(code) => code,
