@@ -518,3 +518,32 @@ fn bad_input_gives_clear_messages_and_status_2() {
     }
     std::fs::remove_dir_all(&empty).unwrap();
 }
+
+/// `run --solvers DIR` reads every solver file below the directory, as a search writes them.
+#[test]
+fn run_reads_a_directory_of_solver_files() {
+    let dir = std::env::temp_dir().join(format!("arcbatch-run-dir-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let library = std::fs::read_to_string(root().join("dsl/solvers.py")).unwrap();
+    let (first, rest) = library.split_at(
+        library
+            .find("\ndef solve_")
+            .and_then(|k| library[k + 1..].find("\ndef solve_").map(|m| k + 1 + m))
+            .unwrap(),
+    );
+    std::fs::write(dir.join("a.py"), first).unwrap();
+    std::fs::write(dir.join("sub").join("b.py"), rest).unwrap();
+    let summary = |solvers: &str| {
+        let out = cli(&["run", "--solvers", solvers, "--tasks", "dsl/demo"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap()
+            .split(';')
+            .take(2)
+            .collect::<String>()
+    };
+    assert_eq!(summary(dir.to_str().unwrap()), summary("dsl/solvers.py"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

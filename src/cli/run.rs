@@ -23,10 +23,18 @@ pub struct Inputs {
 }
 
 /// Reads the solvers and tasks of a run; `None` stands for the embedded library and demo tasks.
+/// A directory of solver files (a library, or what `arcbatch search` harvested) is read whole,
+/// as `gen --library` reads it.
 pub fn read_inputs(solvers: Option<&Path>, tasks_path: Option<&Path>) -> Result<Inputs, Failure> {
-    let (name, source) = solver_source(solvers)?;
+    let programs = match solvers {
+        Some(dir) if dir.is_dir() => arcbatch::gen::load_library(dir)?,
+        _ => {
+            let (name, source) = solver_source(solvers)?;
+            load_solvers(&name, &source)?
+        }
+    };
     Ok(Inputs {
-        programs: load_solvers(&name, &source)?,
+        programs,
         tasks: read_tasks(tasks_path)?,
     })
 }
