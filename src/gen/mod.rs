@@ -62,6 +62,12 @@ impl Generated {
 /// subdirectories (in path order). Files in the reference syntax or the search dialect; a
 /// file that does not parse is an error, naming it.
 pub fn load_library(path: &Path) -> Result<Vec<Program>, String> {
+    parse_library(path, &library_files(path)?)
+}
+
+/// The files of a library (see [`load_library`]) as (name, source) pairs, in path order: the
+/// library in a form that travels to other processes, read by [`parse_library`].
+pub fn library_files(path: &Path) -> Result<Vec<(String, String)>, String> {
     let files = if path.is_dir() {
         let mut files = Vec::new();
         collect_py(path, &mut files)?;
@@ -72,10 +78,21 @@ pub fn load_library(path: &Path) -> Result<Vec<Program>, String> {
     } else {
         return Err(format!("{}: no such file or directory", path.display()));
     };
+    files
+        .iter()
+        .map(|f| {
+            let source = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+            Ok((f.display().to_string(), source))
+        })
+        .collect()
+}
+
+/// The solvers of a library's files, as [`library_files`] gives them; `path` names the
+/// library when it holds none.
+pub fn parse_library(path: &Path, files: &[(String, String)]) -> Result<Vec<Program>, String> {
     let mut programs = Vec::new();
-    for f in &files {
-        let source = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
-        programs.extend(load_solvers(&f.display().to_string(), &source)?);
+    for (name, source) in files {
+        programs.extend(load_solvers(name, source)?);
     }
     if programs.is_empty() {
         return Err(format!(
