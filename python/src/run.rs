@@ -43,7 +43,7 @@ fn load_programs(
 }
 
 /// Tasks from a path (any layout the CLI reads) or the text of one task file.
-fn load_tasks(py: Python<'_>, path: Option<PathBuf>, json: Option<&str>) -> PyResult<TaskSet> {
+pub fn load_tasks(py: Python<'_>, path: Option<PathBuf>, json: Option<&str>) -> PyResult<TaskSet> {
     let input_error = |message: String| error(py, Kind::Input, message);
     match (path, json) {
         (Some(path), None) => detached(py, || tasks::load(&path))?.map_err(|e| input_error(e.to_string())),
@@ -133,7 +133,7 @@ fn run_plan(
 }
 
 /// The problems met loading the tasks, as messages (those tasks are skipped).
-fn skipped(set: &TaskSet) -> Vec<String> {
+pub fn skipped(set: &TaskSet) -> Vec<String> {
     set.errors.iter().map(|e| e.to_string()).collect()
 }
 
