@@ -162,7 +162,7 @@ class SearchRounds:
         """The number of programs of round ``round`` (from 0)."""
     def evaluate(self, round: int, programs: Tuple[int, int], threads: Optional[int] = None) -> str:
         """Programs ``programs`` of the round on every task, under the search's budgets (JSON text)."""
-    def open(self, out: Union[str, os.PathLike[str]]) -> int:
-        """Opens the output folder; the solutions already there."""
+    def open(self, out: Union[str, os.PathLike[str]]) -> Tuple[int, int]:
+        """Opens the output folder; the solutions already there, and the tasks they solve."""
     def harvest(self, round: int, parts: List[str]) -> Dict[str, Any]:
         """Joins the round's parts, in order, and harvests them; the round's counts."""

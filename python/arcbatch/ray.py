@@ -169,7 +169,7 @@ def search(
             "all are used each round",
             stacklevel=2,
         )
-    known = driver.open(os.fspath(out))
+    known, solved = driver.open(os.fspath(out))
     _connect(address)
     n_chunks = _chunks(chunks, SEARCH_CHUNKS_PER_CPU, cpus_per_task)
     shared = ray.put(work)
@@ -193,9 +193,8 @@ def search(
                 file=sys.stderr,
                 flush=True,
             )
-    last = report["rounds"][-1] if report["rounds"] else None
-    report["solutions"] = last["solutions"] if last else known
-    report["tasks"] = last["tasks"] if last else None
+    last = report["rounds"][-1] if report["rounds"] else {"solutions": known, "tasks": solved}
+    report["solutions"], report["tasks"] = last["solutions"], last["tasks"]
     report["seconds"] = time.perf_counter() - started
     return report
 

@@ -311,10 +311,10 @@ impl SearchRounds {
     }
 
     /// Opens the folder harvested solvers go to (created if missing); the solutions already
-    /// there, which are not harvested again.
-    fn open(&self, py: Python<'_>, out: PathBuf) -> PyResult<usize> {
+    /// there (which are not harvested again) and the tasks they solve.
+    fn open(&self, py: Python<'_>, out: PathBuf) -> PyResult<(usize, usize)> {
         let harvest = Harvest::open(&out).map_err(|e| input(py, e))?;
-        let known = harvest.solutions();
+        let known = (harvest.solutions(), harvest.tasks());
         *lock(&self.harvest) = Some(harvest);
         Ok(known)
     }

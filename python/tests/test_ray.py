@@ -119,6 +119,8 @@ def test_search_harvests_what_the_cli_harvests(tmp_path, cli_search):
     again = ray_search(tmp_path / "found")
     assert again["known"] == report["solutions"] and all(not r["new"] for r in again["rounds"])
     assert files(tmp_path / "found") == cli_search
+    none = arcbatch.ray.search(library=REPO / "dsl" / "solvers.py", tasks=training_subset(1), out=tmp_path / "found", rounds=0)
+    assert (none["rounds"], none["solutions"], none["tasks"]) == ([], report["solutions"], report["tasks"])
 
 
 def test_a_chunk_whose_worker_dies_is_run_again(tmp_path, monkeypatch, cli_search):
