@@ -80,6 +80,9 @@ pub enum TaskError {
         task: String,
         problem: TaskProblem,
     },
+    /// A task list that other processes were sent ([`from_list`]).
+    #[error(transparent)]
+    List(#[from] TaskListError),
 }
 
 /// What is wrong inside one task object.
@@ -224,6 +227,54 @@ pub fn from_json(path: &Path, json: &Json) -> Result<TaskSet, TaskError> {
     Ok(set)
 }
 
+/// Tasks as one JSON array of `{"id", "train", "test"}` objects, in order: the form in which
+/// a loaded set travels to other processes, read back by [`from_list`].
+pub fn to_list(tasks: &[Task]) -> Json {
+    let examples = |list: &[Example]| -> Json {
+        list.iter()
+            .map(|ex| {
+                let mut pair = serde_json::Map::new();
+                pair.insert("input".into(), grid_json(&ex.input));
+                if let Some(o) = &ex.output {
+                    pair.insert("output".into(), grid_json(o));
+                }
+                Json::Object(pair)
+            })
+            .collect()
+    };
+    tasks
+        .iter()
+        .map(|t| serde_json::json!({"id": t.id, "train": examples(&t.train), "test": examples(&t.test)}))
+        .collect()
+}
+
+/// The tasks of [`to_list`]'s array, in order.
+pub fn from_list(json: &Json) -> Result<Vec<Task>, TaskError> {
+    let list = json.as_array().ok_or(TaskListError::NotAList)?;
+    list.iter()
+        .enumerate()
+        .map(|(k, task)| {
+            let id = task.get("id").and_then(Json::as_str).ok_or(TaskListError::NoId(k))?;
+            parse_task(id, task, None).map_err(|problem| TaskListError::Task {
+                task: id.to_string(),
+                problem,
+            })
+        })
+        .collect::<Result<_, _>>()
+        .map_err(TaskError::List)
+}
+
+/// Why a task list ([`from_list`]) does not read back.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskListError {
+    #[error("a task list must be a JSON array")]
+    NotAList,
+    #[error("task list item {0}: missing or non-string field \"id\"")]
+    NoId(usize),
+    #[error("task {task}: {problem}")]
+    Task { task: String, problem: TaskProblem },
+}
+
 /// For `…_challenges.json`, the `…_solutions.json` beside it, if there is one.
 fn solutions_beside(path: &Path) -> Option<PathBuf> {
     let name = path.file_name()?.to_str()?;
@@ -334,6 +385,26 @@ mod tests {
                 .cells,
             vec![1, 2, 3, 4]
         );
+    }
+
+    /// A set travels as a list and comes back the same, in order: duplicate ids and a test
+    /// without its output included.
+    #[test]
+    fn task_lists_read_back_what_they_wrote() {
+        let text = r#"{"train":[{"input":[[1,2]],"output":[[2,1]]}],"test":[{"input":[[3]]}]}"#;
+        let one = from_json(Path::new("b.json"), &serde_json::from_str(text).unwrap()).unwrap();
+        let mut tasks = one.tasks.clone();
+        tasks.extend(one.tasks.iter().cloned().map(|t| Task { id: "a".into(), ..t }));
+        tasks.extend(one.tasks);
+        let back = from_list(&to_list(&tasks)).unwrap();
+        assert_eq!(to_list(&back), to_list(&tasks));
+        assert_eq!(back.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["b", "a", "b"]);
+        assert_eq!(back[0].test[0].output, None);
+        assert!(from_list(&serde_json::json!([{"train": []}]))
+            .unwrap_err()
+            .to_string()
+            .contains("\"id\""));
+        assert!(from_list(&serde_json::json!({})).is_err());
     }
 
     #[test]

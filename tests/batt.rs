@@ -131,6 +131,34 @@ fn chunks_change_no_result() {
     }
 }
 
+/// Parts of a plan (runs of its solvers on runs of its tasks, as a distributed run cuts it)
+/// give, put in their places, the matches of the whole plan; in plain mode too, where each
+/// solver has its own task.
+#[test]
+fn parts_of_a_plan_give_the_whole_plans_matches() {
+    let Some(all) = training() else { return };
+    let solvers = library();
+    let tasks: Vec<Task> = all.into_iter().step_by(10).collect();
+    let cpu = CpuBackend::new(Some(LIMIT));
+    for cross in [true, false] {
+        let config = Config { cross, no_merge: false };
+        let whole = Plan::new(&solvers, &[], &tasks, config).unwrap();
+        let (n, t) = (whole.solvers(), whole.tasks());
+        let expected = whole.run(&cpu, &|| {}).matches;
+        let mut keyed = Vec::new();
+        for (s0, s1) in [(0, n / 3), (n / 3, 2 * n / 3), (2 * n / 3, n + 3)] {
+            for (t0, t1) in [(0, 1), (1, t / 3), (t / 3, t)] {
+                let part = Plan::new(&solvers, &[], &tasks, config).unwrap().part(s0..s1, t0..t1);
+                let keys = part.pairs().into_iter().map(|(t, k)| (t, s0 + k));
+                keyed.extend(keys.zip(part.run(&cpu, &|| {}).matches));
+            }
+        }
+        keyed.sort_by_key(|(key, _)| *key);
+        let matches: Vec<Match> = keyed.into_iter().map(|(_, m)| m).collect();
+        assert_eq!(matches, expected, "cross {cross}");
+    }
+}
+
 #[test]
 fn cross_mode_gives_what_run_gives_and_merging_changes_nothing() {
     let Some(all) = training() else { return };

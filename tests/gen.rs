@@ -18,6 +18,7 @@ use arcbatch::batch::LaneResult;
 use arcbatch::batt::merge::NodeOp;
 use arcbatch::batt::staged::{Staged, Staging};
 use arcbatch::batt::{text, Config, Match, Plan};
+use arcbatch::gen::search::{evaluate, round_plan, Budgets, Evaluated, Harvest};
 use arcbatch::gen::{generate, load_library, Generated, Options};
 use arcbatch::program::{parse_file, Program};
 use arcbatch::run::run_on_task;
@@ -159,6 +160,68 @@ fn staged_evaluation_finds_what_full_evaluation_finds_on_evaluation_tasks() {
     let tasks = every(tasks, 3);
     staged_is_full(&tasks, 4, None);
     staged_is_full(&tasks, 5, Some(500));
+}
+
+/// A round evaluated in parts (runs of its programs, as `arcbatch.ray` cuts it) and joined
+/// harvests exactly what the round evaluated at once harvests.
+#[test]
+fn a_round_evaluated_in_parts_harvests_what_the_whole_round_harvests() {
+    let Some(tasks) = training() else { return };
+    let tasks = every(tasks, 4);
+    let generated = generate(&library(), &[], &options(7, true)).unwrap();
+    let n = generated.candidates.len();
+    let cpu = CpuBackend::new(Some(LIMIT)).with_max_members(Some(50_000));
+    let budgets = Budgets {
+        staging: Staging {
+            chunk: 1,
+            early_exit: true,
+            max_size: Some(50_000),
+        },
+        memory: Some(64 << 20),
+        stop: &|| false,
+    };
+    let plan = || round_plan(generated.merged.clone(), &tasks).unwrap();
+    let whole = evaluate(&plan(), &cpu, &budgets);
+    let cuts = [0, 1, n / 3, n / 3, n - 2, n];
+    let parts = cuts
+        .windows(2)
+        .map(|w| evaluate(&plan().part(w[0]..w[1], 0..tasks.len()), &cpu, &budgets));
+    let joined = Evaluated::join(parts);
+    assert!(!whole.staged.solved.is_empty(), "the test should see some solutions");
+    assert_eq!(joined.signatures, whole.signatures);
+    let same = |e: &Evaluated| Staged {
+        chunks: 0,
+        seconds: 0.0,
+        ..e.staged.clone()
+    };
+    assert_eq!(same(&joined), same(&whole));
+    let base = std::env::temp_dir().join(format!("arcbatch-parts-{}", std::process::id()));
+    let mut files = Vec::new();
+    for (name, evaluated) in [("whole", &whole), ("parts", &joined)] {
+        let mut harvest = Harvest::open(&base.join(name)).unwrap();
+        let r = harvest
+            .round(&generated.candidates, evaluated, &tasks, "round 1 of seed 7")
+            .unwrap();
+        assert_eq!(r.new.len(), harvest.solutions());
+        let mut written: Vec<(String, String)> = r
+            .new
+            .iter()
+            .map(|(t, path)| (t.clone(), std::fs::read_to_string(path).unwrap()))
+            .collect();
+        written.sort();
+        files.push(written);
+    }
+    std::fs::remove_dir_all(&base).unwrap();
+    assert!(!files[0].is_empty());
+    assert_eq!(files[0], files[1]);
+    // An evaluation of other programs is refused, not harvested.
+    let mut harvest = Harvest::open(&base.join("other")).unwrap();
+    let err = harvest
+        .round(&generated.candidates[1..], &whole, &tasks, "r")
+        .unwrap_err();
+    assert!(matches!(err, arcbatch::gen::GenError::RoundMismatch { .. }), "{err}");
+    assert!(err.to_string().contains("does not fit"), "{err}");
+    std::fs::remove_dir_all(&base).unwrap();
 }
 
 fn batt_text(g: &Generated, tasks: &[Task]) -> Vec<Match> {

@@ -9,6 +9,8 @@
 - :mod:`arcbatch.batch`: one DSL function over many grids, in parallel.
 - :func:`arcbatch.jit`: a Python solver compiled once, then run entirely in Rust;
   :func:`arcbatch.jit_module` does it for every ``solve_*`` of a module.
+- :mod:`arcbatch.ray` (``pip install 'arcbatch[ray]'``, imported on its own): ``batt`` and
+  ``arcbatch search`` spread over a Ray cluster.
 
 Every exception raised derives from :class:`ArcbatchError`; what a primitive raises is a
 :class:`DslError` that also derives from the builtin the reference raises

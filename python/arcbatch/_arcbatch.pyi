@@ -114,3 +114,55 @@ def map(
 
 def set_time_limit(seconds: Optional[float]) -> Optional[float]:
     """Sets the time limit of each later DSL call of this thread; returns the one replaced."""
+
+def tasks_wire(
+    tasks_path: Optional[Union[str, os.PathLike[str]]] = None, tasks_json: Optional[str] = None
+) -> Tuple[str, List[str]]:
+    """Tasks loaded here as a JSON task list to ship to other processes: (text, tasks skipped)."""
+
+def library_files(path: Union[str, os.PathLike[str]]) -> List[Tuple[str, str]]:
+    """A library's solver files as ``[(name, source)]``, as ``arcbatch search --library`` reads them."""
+
+class BattParts:
+    """A batt run evaluated part by part (a range of its solvers on a range of its tasks)."""
+    def __init__(
+        self, solvers: Tuple[str, str], tasks: str, differs: Optional[Tuple[str, str]] = None, cross: bool = False
+    ) -> None: ...
+    def shape(self) -> Dict[str, int]:
+        """``solvers``, ``tasks``, ``steps_total``, ``steps_merged`` and ``lanes`` of the whole run."""
+    def run(
+        self, solvers: Tuple[int, int], tasks: Tuple[int, int], timeout_ms: int = 2000, threads: Optional[int] = None
+    ) -> Tuple[List[Tuple[int, int]], str]:
+        """The part's matches: their (task, solver) places in the whole report, and the JSON list."""
+
+class SearchRounds:
+    """The rounds of ``arcbatch search``: generated here, evaluated in parts, harvested here."""
+    def __init__(
+        self,
+        library: List[Tuple[str, str]],
+        name: Union[str, os.PathLike[str]],
+        tasks: str,
+        count: int = 32,
+        seed: int = 0,
+        mutate: float = 0.0,
+        mutants: int = 1,
+        rewrite: bool = True,
+        timeout_ms: int = 5,
+        max_size: int = 50000,
+        memory_mb: int = 512,
+        early_exit: bool = True,
+    ) -> None: ...
+    @property
+    def library_size(self) -> int: ...
+    @property
+    def task_count(self) -> int: ...
+    def label(self, round: int) -> str:
+        """The round's label in progress lines and harvested notes."""
+    def programs(self, round: int) -> int:
+        """The number of programs of round ``round`` (from 0)."""
+    def evaluate(self, round: int, programs: Tuple[int, int], threads: Optional[int] = None) -> str:
+        """Programs ``programs`` of the round on every task, under the search's budgets (JSON text)."""
+    def open(self, out: Union[str, os.PathLike[str]]) -> Tuple[int, int]:
+        """Opens the output folder; the solutions already there, and the tasks they solve."""
+    def harvest(self, round: int, parts: List[str]) -> Dict[str, Any]:
+        """Joins the round's parts, in order, and harvests them; the round's counts."""

@@ -2,8 +2,9 @@
 //!
 //! A thin layer over the Rust crate: conversions between Python objects and DSL values
 //! ([`convert`]), the function-value class ([`function`]), the registry as Python sees it
-//! ([`dsl`]), `run` ([`run`]), batched calls ([`batch`]), interruption and time limits
-//! ([`interrupt`]) and the exception hierarchy ([`exceptions`]). Argument handling and documentation live in the Python package
+//! ([`dsl`]), `run` ([`run`]), batched calls ([`batch`]), runs cut into parts for other
+//! processes ([`parts`], for `arcbatch.ray`), interruption and time limits ([`interrupt`]) and
+//! the exception hierarchy ([`exceptions`]). Argument handling and documentation live in the Python package
 //! (`python/arcbatch/`); the core crate knows nothing of Python.
 
 mod batch;
@@ -15,6 +16,7 @@ mod function;
 mod intern;
 mod interrupt;
 mod jit;
+mod parts;
 mod pool;
 mod run;
 
@@ -34,5 +36,9 @@ fn _arcbatch(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::profile, m)?)?;
     m.add_function(wrap_pyfunction!(batch::map, m)?)?;
     m.add_function(wrap_pyfunction!(interrupt::set_time_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(parts::tasks_wire, m)?)?;
+    m.add_function(wrap_pyfunction!(parts::library_files, m)?)?;
+    m.add_class::<parts::BattParts>()?;
+    m.add_class::<parts::SearchRounds>()?;
     Ok(())
 }

@@ -45,7 +45,7 @@ fn load_programs<E: Into<arcbatch::Error>>(
 
 /// Tasks from a path (any layout the CLI reads) or the text of one task file (named `<tasks>`
 /// in messages).
-fn load_tasks(py: Python<'_>, path: Option<PathBuf>, json: Option<&str>) -> PyResult<TaskSet> {
+pub fn load_tasks(py: Python<'_>, path: Option<PathBuf>, json: Option<&str>) -> PyResult<TaskSet> {
     match (path, json) {
         (Some(path), None) => detached(py, || tasks::load(&path))?,
         (None, Some(text)) => tasks::from_text(Path::new("<tasks>"), text),
@@ -139,7 +139,7 @@ fn run_plan(
 }
 
 /// The problems met loading the tasks, as messages (those tasks are skipped).
-fn skipped(set: &TaskSet) -> Vec<String> {
+pub fn skipped(set: &TaskSet) -> Vec<String> {
     set.errors.iter().map(|e| Chain(e).to_string()).collect()
 }
 

@@ -25,6 +25,7 @@ pub mod staged;
 pub mod text;
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -292,6 +293,38 @@ impl<'t> Plan<'t> {
         let mut merged = merged;
         merged.solvers = a.solvers.iter().map(|&k| merged.solvers[k].clone()).collect();
         Ok(a.plan(merged, start))
+    }
+
+    /// The part of the plan that evaluates its solvers `solvers` on its tasks `tasks` (index
+    /// ranges, clamped to the plan's): what one worker of a distributed run evaluates. Solver
+    /// `k` of the part is solver `solvers.start + k` of the plan; task indices are the plan's.
+    /// Each lane is evaluated on its own, so the part's matches and outputs are the whole
+    /// plan's for those (solver, task) pairs.
+    pub fn part(mut self, solvers: Range<usize>, tasks: Range<usize>) -> Plan<'t> {
+        let end = solvers.end.min(self.solver_tasks.len());
+        let start = solvers.start.min(end);
+        self.merged.solvers = self.merged.solvers.drain(start..end).collect();
+        self.names = self.names.drain(start..end).collect();
+        self.solver_tasks = self.solver_tasks.drain(start..end).collect();
+        for ts in &mut self.solver_tasks {
+            ts.retain(|&t| tasks.contains(&(t as usize)));
+        }
+        self
+    }
+
+    /// The (task, solver) pairs of the plan, in the order of [`run`](Self::run)'s matches.
+    pub fn pairs(&self) -> Vec<(u32, usize)> {
+        score::jobs(&self.solver_tasks)
+    }
+
+    /// Number of solvers evaluated (those that have a task).
+    pub fn solvers(&self) -> usize {
+        self.solver_tasks.len()
+    }
+
+    /// Number of tasks (those that have a solver).
+    pub fn tasks(&self) -> usize {
+        self.lanes.tasks.len()
     }
 
     /// Number of lanes (samples of the tasks that have a solver).

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use arcbatch::batch::CpuBackend;
 use arcbatch::batt::staged::Staging;
-use arcbatch::gen::search::{round, round_seed, Budgets, Harvest};
+use arcbatch::gen::search::{round, round_label, round_seed, Budgets, Harvest};
 use arcbatch::tasks;
 use arcbatch::Chain;
 
@@ -100,7 +100,7 @@ pub fn run(options: &Options) -> Result<(), Failure> {
         }
         let mut gen = options.gen.options.clone();
         gen.seed = round_seed(options.gen.options.seed, r);
-        let label = format!("round {} of seed {}", r + 1, options.gen.options.seed);
+        let label = round_label(options.gen.options.seed, r);
         let done = round(
             &library,
             &gen,

@@ -57,6 +57,16 @@ pub enum GenError {
     Merge(#[from] MergeError),
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// An evaluation (say, joined from parts run elsewhere) that is not of this round.
+    #[error(
+        "an evaluation of {signatures} programs ({evaluated} evaluated) does not fit a round of {programs} programs on {tasks} tasks"
+    )]
+    RoundMismatch {
+        signatures: usize,
+        evaluated: usize,
+        programs: usize,
+        tasks: usize,
+    },
 }
 
 impl GenError {
@@ -118,6 +128,12 @@ impl Generated {
 /// subdirectories (in path order). Files in the reference syntax or the search dialect; a
 /// file that does not parse is an error, naming it.
 pub fn load_library(path: &Path) -> Result<Vec<Program>, GenError> {
+    parse_library(path, &library_files(path)?)
+}
+
+/// The files of a library (see [`load_library`]) as (name, source) pairs, in path order: the
+/// library in a form that travels to other processes, read by [`parse_library`].
+pub fn library_files(path: &Path) -> Result<Vec<(String, String)>, GenError> {
     let files = if path.is_dir() {
         let mut files = Vec::new();
         collect_py(path, &mut files)?;
@@ -128,10 +144,21 @@ pub fn load_library(path: &Path) -> Result<Vec<Program>, GenError> {
     } else {
         return Err(GenError::NoSuchPath(path.into()));
     };
+    files
+        .iter()
+        .map(|f| {
+            let source = std::fs::read_to_string(f).map_err(GenError::read(f))?;
+            Ok((f.display().to_string(), source))
+        })
+        .collect()
+}
+
+/// The solvers of a library's files, as [`library_files`] gives them; `path` names the
+/// library when it holds none.
+pub fn parse_library(path: &Path, files: &[(String, String)]) -> Result<Vec<Program>, GenError> {
     let mut programs = Vec::new();
-    for f in &files {
-        let source = std::fs::read_to_string(f).map_err(GenError::read(f))?;
-        programs.extend(load_solvers(&f.display().to_string(), &source)?);
+    for (name, source) in files {
+        programs.extend(load_solvers(name, source)?);
     }
     if programs.is_empty() {
         return Err(GenError::NoSolvers(path.into()));

@@ -10,6 +10,12 @@
 //! output on the first train pair was right. Candidates whose outputs are identical on every
 //! sample evaluated are observationally equivalent: the search keeps the shortest of each
 //! such class (fewest steps, then the first) and counts the others.
+//!
+//! A round's evaluation splits: [`evaluate`] takes a part of the round's plan (a run of its
+//! programs, [`Plan::part`]) as well as the whole, and the parts' results join
+//! ([`Evaluated::join`]) into the whole round's, which [`Harvest::round`] harvests. That is
+//! how the Python module's `arcbatch.ray` spreads a round over a cluster, and harvests
+//! exactly what `arcbatch search` harvests.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -20,8 +26,8 @@ use std::time::Instant;
 
 use super::{generate, normalised, Candidate, GenError, Options};
 use crate::batch::Backend;
-use crate::batt::staged::{Seen, Staging};
-use crate::batt::{Config, Plan};
+use crate::batt::staged::{Seen, Staged, Staging};
+use crate::batt::{Config, Merged, Plan, PlanError};
 use crate::dsl::Value;
 use crate::program::{parse_file, Operand, Program};
 use crate::rng::Rng;
@@ -149,6 +155,12 @@ pub fn round_seed(seed: u64, round: usize) -> u64 {
     rng.next_u64()
 }
 
+/// The label of round `round` (from 0) of a search seeded `seed`, in progress lines and in the
+/// notes of the solvers it harvests.
+pub fn round_label(seed: u64, round: usize) -> String {
+    format!("round {} of seed {seed}", round + 1)
+}
+
 /// How a round evaluates: its staging, and when to stop.
 pub struct Budgets<'a> {
     pub staging: Staging,
@@ -156,6 +168,72 @@ pub struct Budgets<'a> {
     pub memory: Option<u64>,
     /// Asked before each chunk: once it says so, the round ends with what it has.
     pub stop: &'a (dyn Fn() -> bool + Sync),
+}
+
+/// What evaluating a round's programs, or a run of them, found: all the harvest needs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Evaluated {
+    pub staged: Staged,
+    /// Each program's signature: the (wrapping) sum of [`output_hash`] over the samples it was
+    /// evaluated on, so that programs with identical outputs share it.
+    pub signatures: Vec<u64>,
+}
+
+impl Evaluated {
+    /// The evaluation of a plan's programs from those of its parts, in order, each a run of
+    /// the next programs on every task ([`Plan::part`]): what evaluating them together gives,
+    /// but for the chunks and seconds, which are summed. A part the deadline stopped ends the
+    /// join: the programs after it count as not evaluated.
+    pub fn join(parts: impl IntoIterator<Item = Evaluated>) -> Evaluated {
+        let mut out = Evaluated::default();
+        for part in parts {
+            if out.staged.stopped {
+                break;
+            }
+            let (offset, s) = (out.signatures.len(), part.staged);
+            out.staged.solved.extend(s.solved.iter().map(|&(k, t)| (offset + k, t)));
+            out.staged.solvers = offset + s.solvers;
+            out.staged.program_samples += s.program_samples;
+            out.staged.alive += s.alive;
+            out.staged.timed_out += s.timed_out;
+            out.staged.too_large += s.too_large;
+            out.staged.chunks += s.chunks;
+            out.staged.stopped = s.stopped;
+            out.staged.seconds += s.seconds;
+            out.signatures.extend(part.signatures);
+        }
+        out
+    }
+}
+
+/// The plan of a round: every program generated on every task.
+pub fn round_plan(merged: Merged, tasks: &[Task]) -> Result<Plan<'_>, PlanError> {
+    Plan::from_merged(
+        merged,
+        tasks,
+        Config {
+            cross: true,
+            no_merge: false,
+        },
+    )
+}
+
+/// Evaluates every program of `plan` (a round's, [`round_plan`], or a part of one,
+/// [`Plan::part`]) on its tasks within `budgets`.
+pub fn evaluate(plan: &Plan<'_>, backend: &dyn Backend, budgets: &Budgets<'_>) -> Evaluated {
+    let mut staging = budgets.staging;
+    if let Some(bytes) = budgets.memory {
+        staging.chunk = plan.chunk_for(bytes, staging.early_exit);
+    }
+    let signatures: Vec<AtomicU64> = (0..plan.solvers()).map(|_| AtomicU64::new(0)).collect();
+    let sink = |seen: Seen<'_>| {
+        signatures[seen.solver].fetch_add(output_hash(&seen), Ordering::Relaxed);
+    };
+    let staged = plan.run_staged(backend, &staging, budgets.stop, &sink);
+    Evaluated {
+        staged,
+        signatures: signatures.into_iter().map(AtomicU64::into_inner).collect(),
+    }
 }
 
 /// One round: generates with `options` (its seed already the round's), evaluates every
@@ -173,62 +251,79 @@ pub fn round(
     let generated = generate(library, &[], options)?;
     let gen_seconds = started.elapsed().as_secs_f64();
     let steps = generated.merged.steps_merged();
-    let plan = Plan::from_merged(
-        generated.merged,
-        tasks,
-        Config {
-            cross: true,
-            no_merge: false,
-        },
-    )?;
-    let mut staging = budgets.staging;
-    if let Some(bytes) = budgets.memory {
-        staging.chunk = plan.chunk_for(bytes, staging.early_exit);
-    }
-    let signatures: Vec<AtomicU64> = (0..generated.candidates.len()).map(|_| AtomicU64::new(0)).collect();
-    let sink = |seen: Seen<'_>| {
-        signatures[seen.solver].fetch_add(output_hash(&seen), Ordering::Relaxed);
-    };
-    let staged = plan.run_staged(backend, &staging, budgets.stop, &sink);
-    let signatures: Vec<u64> = signatures.into_iter().map(AtomicU64::into_inner).collect();
-    let kept = representatives(&generated.candidates[..staged.solvers], &signatures);
-    let mut r = Round {
-        programs: generated.candidates.len(),
+    let plan = round_plan(generated.merged, tasks)?;
+    let evaluated = evaluate(&plan, backend, budgets);
+    Ok(Round {
         lanes: plan.lanes(),
         steps,
         gen_seconds,
-        eval_seconds: staged.seconds,
-        evaluated: staged.solvers,
-        program_samples: staged.program_samples,
-        alive: staged.alive,
-        chunks: staged.chunks,
-        timed_out: staged.timed_out,
-        too_large: staged.too_large,
-        equivalent: (0..staged.solvers)
-            .filter(|&k| !kept[k] && !reads_expected(&generated.candidates[k].program))
-            .count(),
-        stopped: staged.stopped,
-        ..Round::default()
-    };
-    for &(k, t) in &staged.solved {
-        let c: &Candidate = &generated.candidates[k];
-        if !kept[k] {
-            continue;
+        ..harvest.round(&generated.candidates, &evaluated, tasks, label)?
+    })
+}
+
+impl Harvest {
+    /// Harvests what evaluating a round's programs `candidates` on `tasks` found (`evaluated`,
+    /// whole or joined from parts, [`Evaluated::join`]): the round's counts and new solutions.
+    /// Of each class of observationally equivalent programs only the shortest is kept. The
+    /// round's lanes, steps and generation time are left for the caller.
+    pub fn round(
+        &mut self,
+        candidates: &[Candidate],
+        evaluated: &Evaluated,
+        tasks: &[Task],
+        label: &str,
+    ) -> Result<Round, GenError> {
+        let staged = &evaluated.staged;
+        let fits = evaluated.signatures.len() == candidates.len()
+            && staged.solvers <= candidates.len()
+            && staged
+                .solved
+                .iter()
+                .all(|&(k, t)| k < staged.solvers && t < tasks.len());
+        if !fits {
+            return Err(GenError::RoundMismatch {
+                signatures: evaluated.signatures.len(),
+                evaluated: staged.solvers,
+                programs: candidates.len(),
+                tasks: tasks.len(),
+            });
         }
-        r.solving += 1;
-        let what = match &c.origin.mutation {
-            Some(m) => format!("mutation {m}"),
-            None => "as written".to_string(),
+        let kept = representatives(&candidates[..staged.solvers], &evaluated.signatures);
+        let mut r = Round {
+            programs: candidates.len(),
+            eval_seconds: staged.seconds,
+            evaluated: staged.solvers,
+            program_samples: staged.program_samples,
+            alive: staged.alive,
+            chunks: staged.chunks,
+            timed_out: staged.timed_out,
+            too_large: staged.too_large,
+            equivalent: (0..staged.solvers)
+                .filter(|&k| !kept[k] && !reads_expected(&candidates[k].program))
+                .count(),
+            stopped: staged.stopped,
+            ..Round::default()
         };
-        let note = format!("arcbatch search {label}: from {}; {what}", c.origin.from);
-        let task = &tasks[t].id;
-        if let Some(path) = harvest.keep(&c.program, task, &note)? {
-            let own = c.origin.mutation.is_none() && c.program.task_id() == Some(task.as_str());
-            r.novel += !own as usize;
-            r.new.push((task.clone(), path));
+        for &(k, t) in &staged.solved {
+            let c = &candidates[k];
+            if !kept[k] {
+                continue;
+            }
+            r.solving += 1;
+            let what = match &c.origin.mutation {
+                Some(m) => format!("mutation {m}"),
+                None => "as written".to_string(),
+            };
+            let note = format!("arcbatch search {label}: from {}; {what}", c.origin.from);
+            let task = &tasks[t].id;
+            if let Some(path) = self.keep(&c.program, task, &note)? {
+                let own = c.origin.mutation.is_none() && c.program.task_id() == Some(task.as_str());
+                r.novel += !own as usize;
+                r.new.push((task.clone(), path));
+            }
         }
+        Ok(r)
     }
-    Ok(r)
 }
 
 /// A hash of one output on one sample: a candidate's signature is the sum of these over the
