@@ -18,7 +18,7 @@ use pyo3::types::PyDict;
 use serde_json::{json, Value as Json};
 
 use arcbatch::batch::CpuBackend;
-use arcbatch::batt::staged::{Staged, Staging};
+use arcbatch::batt::staged::Staged;
 use arcbatch::batt::{Config, Plan};
 use arcbatch::gen::search::{evaluate, round_label, round_plan, round_seed, Budgets, Evaluated, Harvest};
 use arcbatch::gen::{self, generate, library_files as files_of, parse_library, Generated, Options};
@@ -299,15 +299,7 @@ impl SearchRounds {
             .part(programs.0..programs.1, 0..self.tasks.len());
         let b = &self.budgets;
         let backend = cpu(b.timeout_ms).with_max_members(Some(b.max_size));
-        let budgets = Budgets {
-            staging: Staging {
-                chunk: 1,
-                early_exit: b.early_exit,
-                max_size: Some(b.max_size),
-            },
-            memory: Some(b.memory_mb << 20),
-            stop: &|| false,
-        };
+        let budgets = Budgets::search(b.early_exit, b.max_size, b.memory_mb, &|| false);
         let evaluated = on_pool(py, &pool, || evaluate(&plan, &backend, &budgets))?;
         Ok(evaluated_json(&evaluated).to_string())
     }

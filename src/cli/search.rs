@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use arcbatch::batch::CpuBackend;
-use arcbatch::batt::staged::Staging;
 use arcbatch::gen::search::{round, round_label, round_seed, Budgets, Harvest};
 use arcbatch::tasks;
 use arcbatch::Chain;
@@ -69,15 +68,7 @@ pub fn run(options: &Options) -> Result<(), Failure> {
     let cpu = CpuBackend::new(Some(options.timeout)).with_max_members(Some(options.max_size));
     let backend = options.backend.build_on(cpu)?;
     let stop = || deadline.is_some_and(|d| Instant::now() >= d);
-    let budgets = Budgets {
-        staging: Staging {
-            chunk: 1,
-            early_exit: options.early_exit,
-            max_size: Some(options.max_size),
-        },
-        memory: Some(options.memory_mb << 20),
-        stop: &stop,
-    };
+    let budgets = Budgets::search(options.early_exit, options.max_size, options.memory_mb, &stop);
     let limit = match (options.rounds, options.minutes) {
         (None, Some(m)) => format!("{m} minutes"),
         (Some(r), Some(m)) => format!("{r} rounds or {m} minutes"),

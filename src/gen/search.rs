@@ -170,6 +170,27 @@ pub struct Budgets<'a> {
     pub stop: &'a (dyn Fn() -> bool + Sync),
 }
 
+impl<'a> Budgets<'a> {
+    /// A search's budgets: every step capped at `max_size` members, chunks sized to
+    /// `memory_mb`, the first train pairs first unless `early_exit` is off.
+    pub fn search(
+        early_exit: bool,
+        max_size: usize,
+        memory_mb: u64,
+        stop: &'a (dyn Fn() -> bool + Sync),
+    ) -> Budgets<'a> {
+        Budgets {
+            staging: Staging {
+                chunk: 1,
+                early_exit,
+                max_size: Some(max_size),
+            },
+            memory: Some(memory_mb << 20),
+            stop,
+        }
+    }
+}
+
 /// What evaluating a round's programs, or a run of them, found: all the harvest needs.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Evaluated {
