@@ -317,14 +317,22 @@ struct Packed {
     output: Range<usize>,
 }
 
-/// One batched op with a kernel.
+/// One batched op with a kernel. Most take one grid per lane ([`Offload::grids`]); their
+/// lane count and which lanes the kernel takes follow from it.
 trait Offload: Sync {
     /// The kernel.
     fn entry(&self) -> Entry;
+    /// The grid of each lane, for the ops that take one.
+    fn grids(&self) -> Option<&GridBatch>;
     /// Number of lanes.
-    fn lanes(&self) -> usize;
-    /// Whether lane `k` goes to the device (else it is odd and goes to the CPU).
-    fn takes(&self, k: usize) -> bool;
+    fn lanes(&self) -> usize {
+        self.grids().map_or(0, GridBatch::len)
+    }
+    /// Whether lane `k` goes to the device (else it is odd and goes to the CPU): by default,
+    /// a grid the kernels can hold ([`kernel_grid`]).
+    fn takes(&self, k: usize) -> bool {
+        self.grids().is_some_and(|g| kernel_grid(g, k))
+    }
     /// Stages the given lanes (all taken) for one launch.
     fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed;
     /// The results of the given lanes from the output bytes.
@@ -340,6 +348,18 @@ struct StagedGrids {
     cells: usize,
     total: usize,
     blocks: u32,
+}
+
+impl StagedGrids {
+    /// The launch over these grids: one block per grid, the arguments `(metas, cells, rest...)`.
+    fn packed(&self, rest: &[KernelArg], output: Range<usize>) -> Packed {
+        let grids = [KernelArg::Ptr(self.metas), KernelArg::Ptr(self.cells)];
+        Packed {
+            blocks: self.blocks,
+            args: grids.iter().chain(rest).copied().collect(),
+            output,
+        }
+    }
 }
 
 fn stage_grids(grids: &GridBatch, lanes: &[usize], staging: &mut Staging) -> StagedGrids {
@@ -464,25 +484,16 @@ impl Offload for Objects<'_> {
     fn entry(&self) -> Entry {
         Entry::Objects
     }
-    fn lanes(&self) -> usize {
-        self.grids.len()
-    }
-    fn takes(&self, k: usize) -> bool {
-        kernel_grid(self.grids, k)
+    fn grids(&self) -> Option<&GridBatch> {
+        Some(self.grids)
     }
     fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
         let g = stage_grids(self.grids, lanes, staging);
         let labels = staging.reserve(4 * g.total);
-        Packed {
-            blocks: g.blocks,
-            args: vec![
-                KernelArg::Ptr(g.metas),
-                KernelArg::Ptr(g.cells),
-                KernelArg::Ptr(labels),
-                KernelArg::U32(self.mode.into()),
-            ],
-            output: labels..labels + 4 * g.total,
-        }
+        g.packed(
+            &[KernelArg::Ptr(labels), KernelArg::U32(self.mode.into())],
+            labels..labels + 4 * g.total,
+        )
     }
     fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
         thread_local! {
@@ -520,27 +531,15 @@ impl Offload for ColorQuery<'_> {
             Entry::Ofcolor
         }
     }
-    fn lanes(&self) -> usize {
-        self.grids.len()
-    }
-    fn takes(&self, k: usize) -> bool {
-        kernel_grid(self.grids, k)
+    fn grids(&self) -> Option<&GridBatch> {
+        Some(self.grids)
     }
     fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
         let g = stage_grids(self.grids, lanes, staging);
         let colors = staging.put(lanes.iter().map(|&k| self.colors[k]));
         let bytes = if self.count { 4 * lanes.len() } else { g.total };
         let out = staging.reserve(bytes);
-        Packed {
-            blocks: g.blocks,
-            args: vec![
-                KernelArg::Ptr(g.metas),
-                KernelArg::Ptr(g.cells),
-                KernelArg::Ptr(colors),
-                KernelArg::Ptr(out),
-            ],
-            output: out..out + bytes,
-        }
+        g.packed(&[KernelArg::Ptr(colors), KernelArg::Ptr(out)], out..out + bytes)
     }
     fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
         if self.count {
@@ -580,11 +579,8 @@ impl Offload for Palette<'_> {
     fn entry(&self) -> Entry {
         Entry::Palette
     }
-    fn lanes(&self) -> usize {
-        self.grids.len()
-    }
-    fn takes(&self, k: usize) -> bool {
-        kernel_grid(self.grids, k)
+    fn grids(&self) -> Option<&GridBatch> {
+        Some(self.grids)
     }
     fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
         let g = stage_grids(self.grids, lanes, staging);
@@ -647,6 +643,10 @@ impl Offload for Colorfilter<'_> {
     fn entry(&self) -> Entry {
         Entry::Colorfilter
     }
+    /// Its lanes are sets of objects.
+    fn grids(&self) -> Option<&GridBatch> {
+        None
+    }
     fn lanes(&self) -> usize {
         self.objects.len()
     }
@@ -706,8 +706,8 @@ impl Offload for Fill<'_> {
     fn entry(&self) -> Entry {
         Entry::Fill
     }
-    fn lanes(&self) -> usize {
-        self.grids.len()
+    fn grids(&self) -> Option<&GridBatch> {
+        Some(self.grids)
     }
     fn takes(&self, k: usize) -> bool {
         kernel_grid(self.grids, k) && kernel_color(self.colors[k])
@@ -722,18 +722,15 @@ impl Offload for Fill<'_> {
             |k| self.patches.patch(k).iter().flat_map(|l| [l.i, l.j]),
         );
         let out = staging.reserve(g.total);
-        Packed {
-            blocks: g.blocks,
-            args: vec![
-                KernelArg::Ptr(g.metas),
-                KernelArg::Ptr(g.cells),
+        g.packed(
+            &[
                 KernelArg::Ptr(colors),
                 KernelArg::Ptr(starts),
                 KernelArg::Ptr(locs),
                 KernelArg::Ptr(out),
             ],
-            output: out..out + g.total,
-        }
+            out..out + g.total,
+        )
     }
     fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
         same_shape_grids(self.grids, lanes, out)
@@ -753,8 +750,8 @@ impl Offload for Paint<'_> {
     fn entry(&self) -> Entry {
         Entry::Paint
     }
-    fn lanes(&self) -> usize {
-        self.grids.len()
+    fn grids(&self) -> Option<&GridBatch> {
+        Some(self.grids)
     }
     /// A colour beyond `i8` is the CPU's to paint.
     fn takes(&self, k: usize) -> bool {
@@ -770,18 +767,15 @@ impl Offload for Paint<'_> {
         );
         let winner = staging.reserve(4 * g.total);
         let out = staging.reserve(g.total);
-        Packed {
-            blocks: g.blocks,
-            args: vec![
-                KernelArg::Ptr(g.metas),
-                KernelArg::Ptr(g.cells),
+        g.packed(
+            &[
                 KernelArg::Ptr(starts),
                 KernelArg::Ptr(items),
                 KernelArg::Ptr(winner),
                 KernelArg::Ptr(out),
             ],
-            output: out..out + g.total,
-        }
+            out..out + g.total,
+        )
     }
     fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
         same_shape_grids(self.grids, lanes, out)
@@ -810,26 +804,14 @@ impl Offload for Transformed<'_> {
     fn entry(&self) -> Entry {
         Entry::Transform
     }
-    fn lanes(&self) -> usize {
-        self.grids.len()
-    }
-    fn takes(&self, k: usize) -> bool {
-        kernel_grid(self.grids, k)
+    fn grids(&self) -> Option<&GridBatch> {
+        Some(self.grids)
     }
     fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
         let g = stage_grids(self.grids, lanes, staging);
         let out = staging.reserve(g.total);
         let t = Transform::ALL.iter().position(|&t| t == self.t).expect("a transform") as u32;
-        Packed {
-            blocks: g.blocks,
-            args: vec![
-                KernelArg::Ptr(g.metas),
-                KernelArg::Ptr(g.cells),
-                KernelArg::Ptr(out),
-                KernelArg::U32(t),
-            ],
-            output: out..out + g.total,
-        }
+        g.packed(&[KernelArg::Ptr(out), KernelArg::U32(t)], out..out + g.total)
     }
     fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
         par_unpack(self.grids, lanes, |v, range| {
