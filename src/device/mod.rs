@@ -212,13 +212,14 @@ impl Launch {
     /// Whether the arguments are of the kinds, in the number, that the entry point takes: a
     /// launch that passes a scalar where a pointer goes would read any memory.
     pub fn check_args(&self) -> Result<(), DeviceError> {
-        let kinds: Vec<Param> = self.args.iter().map(|a| a.kind()).collect();
-        if kinds == self.entry.params() {
+        let kinds = self.args.iter().map(|a| a.kind());
+        if kinds.clone().eq(self.entry.params().iter().copied()) {
             return Ok(());
         }
         Err(DeviceError::Launch(format!(
-            "{}: arguments {kinds:?} where the kernel takes {:?}",
+            "{}: arguments {:?} where the kernel takes {:?}",
             self.entry.symbol(),
+            kinds.collect::<Vec<_>>(),
             self.entry.params()
         )))
     }
