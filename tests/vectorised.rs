@@ -268,3 +268,28 @@ fn deep_powers_are_bounded_and_exact() {
     });
     assert_eq!(scalar, vectorised);
 }
+
+/// A container larger than one block of the column engine (`column::BLOCK`, 16,384 elements):
+/// the values across blocks, and an error met in a later block, are the scalar path's.
+#[test]
+fn containers_of_several_blocks_agree() {
+    let bind = |b: &str, f: &str, x: i64| call(&p(b), &[p(f), Value::Int(x)]).unwrap();
+    let compose = |outer: Value, inner: Value| call(&p("compose"), &[outer, inner]).unwrap();
+    let xs: Vec<Value> = (-20_000..20_000).map(Value::Int).collect();
+    // 100 // x for x = -20000..: the element 0, in the second block, raises.
+    let raising = compose(p("increment"), bind("lbind", "divide", 100));
+    let (scalar, vectorised) = both(|| {
+        let m = map(&raising, &[&xs]);
+        (m.values, m.error)
+    });
+    assert_eq!(scalar.0.len(), 20_000, "the elements before 0 have values");
+    assert!(scalar.1.is_some(), "divide(100, 0) raises");
+    assert_eq!(scalar, vectorised);
+    let total = call(&p("fork"), &[p("add"), p("identity"), bind("rbind", "multiply", 3)]).unwrap();
+    let (scalar, vectorised) = both(|| {
+        let m = map(&total, &[&xs]);
+        (m.values, m.error)
+    });
+    assert_eq!(scalar.0.len(), xs.len());
+    assert_eq!(scalar, vectorised);
+}

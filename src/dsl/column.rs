@@ -106,6 +106,11 @@ impl Mapped {
     }
 }
 
+/// How many elements one evaluation of a kernel takes at most ([`map`], and the members of a
+/// [`Node::Nested`]), so that its columns stay small however large the container: a column of
+/// `Value`s costs 24 bytes an element per node.
+const BLOCK: usize = 1 << 14;
+
 /// Whether [`map`] evaluates column-wise (the default) or one element at a time.
 static VECTORISED: AtomicBool = AtomicBool::new(true);
 
@@ -128,7 +133,27 @@ pub fn map(f: &Value, columns: &[&[Value]]) -> Mapped {
     if !VECTORISED.load(Ordering::Relaxed) {
         return map_scalar(f, columns, n);
     }
-    with_kernel(f, columns.len(), |kernel| kernel.eval(columns, n, None))
+    with_kernel(f, columns.len(), |kernel| {
+        if n <= BLOCK {
+            return kernel.eval(columns, n, None);
+        }
+        // Block by block, so that the kernel's columns stay small over a large container; the
+        // first block that raises holds the first failing element.
+        let mut values = Vec::with_capacity(n);
+        for start in (0..n).step_by(BLOCK) {
+            let end = (start + BLOCK).min(n);
+            let block: SmallVec<[&[Value]; 4]> = columns.iter().map(|c| &c[start..end]).collect();
+            let mapped = kernel.eval(&block, end - start, None);
+            values.extend(mapped.values);
+            if mapped.error.is_some() {
+                return Mapped {
+                    values,
+                    error: mapped.error,
+                };
+            }
+        }
+        Mapped { values, error: None }
+    })
 }
 
 /// [`map`] one element at a time through [`call`]: the definition the kernels are tested
@@ -329,10 +354,6 @@ fn per_element(
     (out, None)
 }
 
-/// How many members one inner evaluation of a [`Node::Nested`] takes at most, so that the
-/// columns of a large nesting stay small.
-const NESTED_CHUNK: usize = 1 << 14;
-
 impl Nested {
     /// The mapping primitive for elements `0..live`: the values, and the first element that
     /// raised (its container not iterable, a member's function call, or the combination).
@@ -348,7 +369,7 @@ impl Nested {
             let mut captured: Vec<Vec<Value>> = vec![Vec::new(); self.captures.len()];
             let mut stop: Option<(usize, DslError)> = None;
             let mut end = start;
-            while end < live && (end == start || flat.len() < NESTED_CHUNK) {
+            while end < live && (end == start || flat.len() < BLOCK) {
                 let before = flat.len();
                 if let Err(e) = (self.mapping.members)(container.get(columns, end), &mut flat) {
                     flat.truncate(before);
