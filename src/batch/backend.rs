@@ -58,8 +58,9 @@ pub trait Backend: Sync {
     fn name(&self) -> &'static str;
 
     /// Into how many independent shards to cut `lanes` lanes, each evaluated on its own: the
-    /// CPU backend several per thread (parallel over shards, as the interpreter is over
-    /// lanes); a GPU backend one per device, so that each launch is as large as it can be.
+    /// CPU backend shards of a few lanes (parallel over shards, as the interpreter is over
+    /// lanes, and few values alive at once); a GPU backend one per device, so that each launch
+    /// is as large as it can be.
     fn shards(&self, lanes: usize) -> usize;
 
     /// Any primitive, lane by lane (the scalar version on each lane): the fallback.

@@ -10,9 +10,10 @@
 //! solvers to tasks and merges; [`Plan::run`] evaluates on a backend and scores.
 //!
 //! `run` cuts the lanes into shards, contiguous runs of whole tasks, as many as the backend
-//! asks for ([`Backend::shards`]): the CPU backend several per thread, so shards run in
-//! parallel as the interpreter's lanes do and a slow lane holds up only its shard; a GPU
-//! backend one per device, so launches stay as large as they can be. Each shard is evaluated
+//! asks for ([`Backend::shards`]): the CPU backend shards of a few lanes, so shards run in
+//! parallel as the interpreter's lanes do, a slow lane holds up only its shard, and the
+//! columns alive at once stay small; a GPU backend one per device, so launches stay as large
+//! as they can be. Each shard is evaluated
 //! on its own, which computes a constant-only node once per shard rather than once overall
 //! (such nodes build function values and cost next to nothing). Measured on the team library
 //! (32 solvers, 942 lanes), shards and one big batch cost the same within noise; the choice
