@@ -374,3 +374,28 @@ proptest! {
         check("apply", &[vec![Value::prim(PrimId::of("rot90").unwrap()), grids]], &[true, false])?;
     }
 }
+
+/// A samples group whose argument is not a tuple of pairs on some lanes: those lanes fail,
+/// the others get their palettes (the palettes were once asked of every lane with the values
+/// of the good ones only, which indexed past them).
+#[test]
+fn a_samples_group_keeps_each_lanes_error_in_its_lane() {
+    use arcbatch::batch::{call_group, Group};
+    let grid = |c: Color| Value::grid(Grid::filled(2, 2, c));
+    let samples = Value::tuple(vec![Value::tuple(vec![grid(1), grid(2)])]);
+    let not_samples = Value::Int(3);
+    let lanes = [&not_samples, &samples, &not_samples];
+    let group = Group::Samples {
+        in_palettes: true,
+        out_palettes: true,
+    };
+    let results = call_group(&CpuBackend::default(), &group, &Arg::Each(lanes.to_vec()), lanes.len());
+    assert_eq!(results.len(), 3);
+    assert!(results[0].is_err() && results[2].is_err(), "{results:?}");
+    let palette = |c: i64| Value::tuple(vec![Value::Int(c)]);
+    let Ok(Value::Tuple(parts)) = &results[1] else {
+        panic!("the good lane's group: {:?}", results[1])
+    };
+    assert_eq!(parts[2], palette(1), "the inputs' palettes");
+    assert_eq!(parts[3], palette(2), "the outputs' palettes");
+}

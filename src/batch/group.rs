@@ -5,8 +5,8 @@
 
 use super::grids::GridBatch;
 use super::ops::{batchable_grid, call_prim};
-use super::{Arg, Backend, LaneResult};
-use crate::dsl::{DslError, Grid, PrimId, Value};
+use super::{Arg, Backend, LaneResult, Selection};
+use crate::dsl::{DslError, PrimId, Value};
 
 /// What a batt group step computes from its one argument.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -86,24 +86,12 @@ pub enum GroupError {
 pub fn call_group<B: Backend + ?Sized>(b: &B, group: &Group, arg: &Arg<'_>, lanes: usize) -> Vec<LaneResult> {
     let columns: Vec<Vec<LaneResult>> = match group {
         Group::Objects(modes) => {
-            let grids: Vec<Option<&Grid>> = (0..lanes).map(|k| batchable_grid(arg.get(k))).collect();
             let mut batch = GridBatch::with_capacity(lanes, 0);
-            let taken: Vec<usize> = (0..lanes)
-                .filter(|&k| grids[k].is_some_and(|g| batch.push(g)))
-                .collect();
+            let taken = Selection::new(lanes, |&k| batchable_grid(arg.get(k)).is_some_and(|g| batch.push(g)));
             let per_mode = b.objects_modes(&batch, modes);
             per_mode
                 .into_iter()
-                .map(|column| {
-                    let mut column = column.into_iter();
-                    let mut next = taken.iter().peekable();
-                    (0..lanes)
-                        .map(|k| match next.next_if(|&&t| t == k) {
-                            Some(_) => column.next().unwrap_or(Ok(Value::None)),
-                            None => Err(DslError::type_error("a grid", arg.get(k))),
-                        })
-                        .collect()
-                })
+                .map(|column| taken.merge(column, |k| Err(DslError::type_error("a grid", arg.get(k)))))
                 .collect()
         }
         Group::Samples {
@@ -119,14 +107,10 @@ pub fn call_group<B: Backend + ?Sized>(b: &B, group: &Group, arg: &Arg<'_>, lane
                 if !on {
                     return vec![Ok(Value::None); lanes];
                 }
-                let ok: Vec<&Value> = of.iter().filter_map(|r| r.as_ref().ok()).collect();
-                let mut done = call_prim(b, prim("mapply"), &[Arg::Same(&p_g), Arg::Each(ok)], of.len()).into_iter();
-                of.iter()
-                    .map(|r| match r {
-                        Ok(_) => done.next().unwrap_or(Ok(Value::None)),
-                        Err(e) => Err(e.clone()),
-                    })
-                    .collect()
+                let ok = Selection::new(of.len(), |&k| of[k].is_ok());
+                let values = ok.taken().iter().filter_map(|&k| of[k].as_ref().ok()).collect();
+                let done = call_prim(b, prim("mapply"), &[Arg::Same(&p_g), Arg::Each(values)], ok.len());
+                ok.merge(done, |k| of[k].clone())
             };
             let in_p = palettes(*in_palettes, &inputs);
             let out_p = palettes(*out_palettes, &outputs);

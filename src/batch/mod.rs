@@ -8,13 +8,16 @@
 //! backend's lane-by-lane fallback, and stitches the results back in lane order.
 //!
 //! Files: `grids.rs` (flat buffers), `backend.rs` (the trait), `ops.rs` (dispatch),
-//! `group.rs` (several calls as one step), `cpu.rs` (the rayon backend).
+//! `group.rs` (several calls as one step), `cpu.rs` (the rayon backend), `selection.rs`
+//! ([`Selection`]: some lanes taken out and their results put back in lane order, the one way
+//! every layer splits a batch).
 
 pub mod backend;
 pub mod cpu;
 pub mod grids;
 pub mod group;
 pub mod ops;
+pub mod selection;
 
 use rayon::prelude::*;
 
@@ -23,6 +26,7 @@ pub use cpu::CpuBackend;
 pub use grids::{GridBatch, GridMeta, PatchBatch};
 pub use group::{call_group, Group, GroupError};
 pub use ops::{call_prim, call_value};
+pub use selection::Selection;
 
 use crate::dsl::{DslResult, Value};
 

@@ -13,6 +13,7 @@ use std::sync::LazyLock;
 
 use super::backend::{Backend, Transform};
 use super::grids::{GridBatch, PatchBatch};
+use super::selection::Selection;
 use super::{Arg, LaneResult};
 use crate::dsl::prims::{merge_values, same_kind};
 use crate::dsl::{registry, Cell, Color, DslError, Func, Grid, Loc, PrimId, Value};
@@ -264,28 +265,19 @@ impl<B: Backend + ?Sized> Call<'_, '_, B> {
     /// The lanes `accept` takes through `fast` (given their indices), the others through the
     /// scalar fallback; results merged back in lane order.
     fn split(&self, accept: impl Fn(usize) -> bool, fast: impl FnOnce(&[usize]) -> Vec<LaneResult>) -> Vec<LaneResult> {
-        let (taken, left): (Vec<usize>, Vec<usize>) = (0..self.lanes).partition(|&k| accept(k));
-        if left.is_empty() {
-            return fast(&taken);
+        let taken = Selection::new(self.lanes, |&k| accept(k));
+        if taken.is_all() {
+            return fast(taken.taken());
         }
-        let left_args: Vec<Arg<'_>> = self.args.iter().map(|a| a.select(&left)).collect();
-        let slow = self.b.map_scalar(self.prim, &left_args, left.len());
+        let rest = taken.rest();
+        let slow = self.b.map_scalar(self.prim, &rest.args(self.args), rest.len());
         if taken.is_empty() {
             return slow;
         }
-        let mut fast = fast(&taken).into_iter();
         let mut slow = slow.into_iter();
-        let mut next_fast = taken.iter().peekable();
-        let mut out = Vec::with_capacity(self.lanes);
-        for k in 0..self.lanes {
-            let r = if next_fast.next_if(|&&t| t == k).is_some() {
-                fast.next()
-            } else {
-                slow.next()
-            };
-            out.extend(r);
-        }
-        out
+        taken.merge(fast(taken.taken()), |_| {
+            slow.next().expect("the fallback gives one result per lane")
+        })
     }
 
     /// Like [`split`](Self::split) for ops whose first argument is a grid: a lane goes to

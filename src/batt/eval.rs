@@ -24,7 +24,7 @@ use std::time::Instant;
 use smallvec::SmallVec;
 
 use super::merge::{Input, Level, Merged, Node, NodeId, NodeOp, Outcome};
-use crate::batch::{call_group, call_prim, call_value, Arg, Backend, LaneResult};
+use crate::batch::{call_group, call_prim, call_value, Arg, Backend, LaneResult, Selection};
 use crate::dsl::{DslError, PrimId, Value};
 use crate::tasks::Task;
 
@@ -650,31 +650,24 @@ fn call_units(
             None => max_size.and_then(|cap| over_budget(op, args, u, cap)),
         }
     };
-    let failures: Vec<Option<DslError>> = (0..units).map(failure).collect();
-    let ok: Vec<usize> = (0..units).filter(|&u| failures[u].is_none()).collect();
+    let mut failures: Vec<Option<DslError>> = (0..units).map(failure).collect();
+    let ok = Selection::new(units, |&u| failures[u].is_none());
     let batched: Vec<Arg<'_>> = args
         .iter()
         .map(|a| match a {
             Gathered::One(Ok(v)) => Arg::Same(v),
-            _ => Arg::Each(ok.iter().filter_map(|&u| a.get(u).as_ref().ok()).collect()),
+            _ => Arg::Each(ok.taken().iter().filter_map(|&u| a.get(u).as_ref().ok()).collect()),
         })
         .collect();
-    let mut results = match op {
+    let results = match op {
         NodeOp::Prim(id) => call_prim(backend, *id, &batched, ok.len()),
         NodeOp::Group(g) => call_group(backend, g, &batched[0], ok.len()),
         _ => call_value(backend, &batched[0], &batched[1..], ok.len()),
+    };
+    if ok.is_all() {
+        return results;
     }
-    .into_iter();
-    if ok.len() == units {
-        return results.collect();
-    }
-    failures
-        .into_iter()
-        .map(|f| match f {
-            Some(e) => Err(e),
-            None => results.next().unwrap_or(Ok(Value::None)),
-        })
-        .collect()
+    ok.merge(results, |u| Err(failures[u].take().expect("a unit not taken failed")))
 }
 
 /// The work budget of a call on unit `u`: `prapply(f, a, b)` calls `f` on every pair of `a`
@@ -701,7 +694,7 @@ fn pick_units(
     backend: &dyn Backend,
 ) -> Vec<LaneResult> {
     let call_args = &args[1..];
-    let mut out: Vec<Option<LaneResult>> = (0..units)
+    let mut known: Vec<Option<LaneResult>> = (0..units)
         .map(|u| {
             if let Some(e) = call_args.iter().map(|a| a.get(u)).find_map(|r| r.as_ref().err()) {
                 return Some(Err(e.clone()));
@@ -712,20 +705,19 @@ fn pick_units(
             }
         })
         .collect();
-    let missing: Vec<usize> = (0..units).filter(|&u| out[u].is_none()).collect();
-    if !missing.is_empty() {
-        let batched: Vec<Arg<'_>> = call_args
-            .iter()
-            .map(|a| match a {
-                Gathered::One(Ok(v)) => Arg::Same(v),
-                _ => Arg::Each(missing.iter().filter_map(|&u| a.get(u).as_ref().ok()).collect()),
-            })
-            .collect();
-        for (u, r) in missing.iter().zip(call_prim(backend, prim, &batched, missing.len())) {
-            out[*u] = Some(r);
-        }
+    let missing = Selection::new(units, |&u| known[u].is_none());
+    if missing.is_empty() {
+        return known.into_iter().flatten().collect();
     }
-    out.into_iter().map(|r| r.unwrap_or(Ok(Value::None))).collect()
+    let batched: Vec<Arg<'_>> = call_args
+        .iter()
+        .map(|a| match a {
+            Gathered::One(Ok(v)) => Arg::Same(v),
+            _ => Arg::Each(missing.taken().iter().filter_map(|&u| a.get(u).as_ref().ok()).collect()),
+        })
+        .collect();
+    let computed = call_prim(backend, prim, &batched, missing.len());
+    missing.merge(computed, |u| known[u].take().expect("a unit not missing is known"))
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use super::emu::EmuDevice;
 use super::staging::{u32s, Staging};
 use super::{Device, DeviceError, Entry, Job, KernelArg, Launch, SetupError};
-use crate::batch::{Arg, Backend, CpuBackend, GridBatch, GridMeta, LaneResult, PatchBatch, Transform};
+use crate::batch::{Arg, Backend, CpuBackend, GridBatch, GridMeta, LaneResult, PatchBatch, Selection, Transform};
 use crate::dsl::func::panic_message;
 use crate::dsl::prims::{self, objects_from_labels};
 use crate::dsl::{Cell, Color, Grid, GridView, Loc, PrimId, Value};
@@ -123,17 +123,17 @@ impl<D: Device> DeviceBackend<D> {
     /// Runs an op: its lanes on the devices (sharded when there are many), its odd lanes and
     /// any failed shard on the CPU; results in lane order.
     fn offload(&self, op: &dyn Offload) -> Vec<LaneResult> {
-        let (mut taken, mut odd): (Vec<usize>, Vec<usize>) = (0..op.lanes()).partition(|&k| op.takes(k));
+        let mut taken = Selection::new(op.lanes(), |&k| op.takes(k));
         if taken.len() < self.min_lanes[op.entry().index()] {
-            odd = (0..op.lanes()).collect();
-            taken.clear();
+            taken = Selection::new(op.lanes(), |_| false);
         }
-        let shards: Vec<&[usize]> = if taken.is_empty() {
+        let lanes = taken.taken();
+        let shards: Vec<&[usize]> = if lanes.is_empty() {
             Vec::new()
-        } else if taken.len() > self.shard_above && self.devices.len() > 1 {
-            taken.chunks(taken.len().div_ceil(self.devices.len())).collect()
+        } else if lanes.len() > self.shard_above && self.devices.len() > 1 {
+            lanes.chunks(lanes.len().div_ceil(self.devices.len())).collect()
         } else {
-            vec![&taken[..]]
+            vec![lanes]
         };
         let on_devices: Vec<Vec<LaneResult>> = if shards.len() > 1 {
             // A thread of its own per shard, so the devices work at the same time even when
@@ -150,19 +150,11 @@ impl<D: Device> DeviceBackend<D> {
         } else {
             shards.iter().map(|lanes| self.on_device(0, op, lanes)).collect()
         };
-        let mut slots: Vec<Option<LaneResult>> = Vec::with_capacity(op.lanes());
-        slots.resize_with(op.lanes(), || None);
-        let odd_results = op.cpu(&self.cpu, &odd);
-        let done = shards.iter().copied().zip(on_devices).chain([(&odd[..], odd_results)]);
-        for (lanes, results) in done {
-            for (&k, r) in lanes.iter().zip(results) {
-                slots[k] = Some(r);
-            }
-        }
-        slots
-            .into_iter()
-            .map(|r| r.expect("every lane is in a shard or odd"))
-            .collect()
+        // The shards are consecutive runs of the taken lanes.
+        let mut odd = op.cpu(&self.cpu, taken.rest().taken()).into_iter();
+        taken.merge(on_devices.into_iter().flatten(), |_| {
+            odd.next().expect("the CPU gives one result per odd lane")
+        })
     }
 
     /// One shard on device `d`, or on the CPU if that fails.
