@@ -88,6 +88,7 @@ def batt(
     no_merge: bool = False,
     timeout_ms: int = 2000,
     threads: Optional[int] = None,
+    backend: str = "auto",
 ) -> Tuple[str, List[str]]:
     """Merges solvers and evaluates them over all samples: (JSON report, tasks skipped)."""
 
@@ -99,6 +100,7 @@ def profile(
     cross: bool = False,
     timeout_ms: int = 2000,
     threads: Optional[int] = None,
+    backend: str = "auto",
 ) -> Tuple[str, List[str]]:
     """The static (no tasks) or dynamic profile of a solver file: (JSON, tasks skipped)."""
 

@@ -73,6 +73,7 @@ def batt(
     no_merge: bool = False,
     timeout_ms: int = 2000,
     threads: Optional[int] = None,
+    backend: str = "auto",
 ) -> Dict[str, Any]:
     """Merge the solvers into one program and evaluate it over every sample of the tasks at once.
 
@@ -84,7 +85,11 @@ def batt(
     own (the baseline). ``differs`` is a file of ``def NAME(S, I, C)`` programs returning an
     int, run on each candidate output (as ``I``) against the expected output (as ``C``).
     ``solvers``, ``tasks``, ``timeout_ms`` (per step and sample) and ``threads`` are as for
-    :func:`run`. The GIL is released while it runs.
+    :func:`run`. ``backend`` is where the batched operations run, as the command line's
+    ``--backend``: ``"auto"`` (the GPUs where they win, else the CPU), ``"cpu"``, ``"gpu"``
+    (every op with a kernel on the GPUs; the CPU, with a warning, if there are none) or
+    ``"emu"`` (the GPU kernels emulated on the CPU, through the whole device path); the
+    results are the same on each. The GIL is released while it runs.
 
     >>> import arcbatch
     >>> task = {"train": [{"input": [[1, 0]], "output": [[0, 1]]}], "test": [{"input": [[2, 0]]}]}
@@ -102,6 +107,7 @@ def batt(
         no_merge=bool(no_merge),
         timeout_ms=timeout_ms,
         threads=threads,
+        backend=_backend(backend),
     )
     for problem in skipped:
         warnings.warn(f"arcbatch: skipped: {problem}", stacklevel=2)
@@ -114,14 +120,16 @@ def profile(
     cross: bool = False,
     timeout_ms: int = 2000,
     threads: Optional[int] = None,
+    backend: str = "auto",
 ) -> Dict[str, Any]:
     """Which primitives a solver file calls, or where a batt run of it spends its time.
 
     As ``arcbatch profile`` on the command line. Without ``tasks``, the static profile:
     ``{"counts": {primitive: steps calling it}, "refs": {primitive: times passed as an
-    argument}}``. With ``tasks``, the dynamic profile of a batt run (``cross`` as for
-    :func:`batt`): ``{"backend", "lanes", "seconds", "profile": [{"primitive", "calls",
-    "lanes", "seconds", "mean_seconds", "share", "backend"}, ...]}``, most expensive first.
+    argument}}``. With ``tasks``, the dynamic profile of a batt run (``cross`` and
+    ``backend`` as for :func:`batt`): ``{"backend", "lanes", "seconds", "profile":
+    [{"primitive", "calls", "lanes", "seconds", "mean_seconds", "share", "backend"}, ...]}``,
+    most expensive first.
 
     >>> import arcbatch
     >>> arcbatch.profile("def solve_a(I):\\n    x1 = objects(I, T, F, T)\\n    O = apply(size, x1)\\n    return O\\n")
@@ -130,7 +138,11 @@ def profile(
     _check_counts(timeout_ms=timeout_ms, threads=threads)
     task_args = {} if tasks is None else _task_args(tasks)
     report, skipped = _arcbatch.profile(
-        **_program_args(solvers, "solvers"), **task_args, cross=bool(cross), timeout_ms=timeout_ms, threads=threads
+        **_program_args(solvers, "solvers"), **task_args,
+        cross=bool(cross),
+        timeout_ms=timeout_ms,
+        threads=threads,
+        backend=_backend(backend),
     )
     for problem in skipped:
         warnings.warn(f"arcbatch: skipped: {problem}", stacklevel=2)
@@ -164,6 +176,13 @@ def _task_args(tasks: Union[PathLike, Dict[str, Any]]) -> Dict[str, str]:
         except (TypeError, ValueError) as e:
             raise InputError(f"tasks: {e}") from None
     raise InputError(f"tasks must be a path or a dict, got {type(tasks).__name__}")
+
+
+def _backend(name: Any) -> str:
+    """A backend name as the native call takes it (the native side says which names exist)."""
+    if not isinstance(name, str):
+        raise InputError(f"backend must be a str (auto, cpu, gpu, emu), got {type(name).__name__}")
+    return name
 
 
 def _check_counts(**counts: Optional[int]) -> None:

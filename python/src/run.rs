@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 
-use arcbatch::batch::CpuBackend;
 use arcbatch::batt::{Config, Plan, Report};
+use arcbatch::device::{select, SetupError};
 use arcbatch::program::{parse_file, Program};
 use arcbatch::run::{load_solvers, run_solvers, submission_json};
 use arcbatch::tasks::{self, TaskSet};
@@ -89,7 +89,7 @@ pub fn run(
 /// with `cross`. Differ programs (`differs_path` or `differs_source`) score each candidate
 /// output. Returns the JSON report and the problems met loading the tasks.
 #[pyfunction]
-#[pyo3(signature = (solvers_path=None, solvers_source=None, tasks_path=None, tasks_json=None, differs_path=None, differs_source=None, cross=false, no_merge=false, timeout_ms=2000, threads=None))]
+#[pyo3(signature = (solvers_path=None, solvers_source=None, tasks_path=None, tasks_json=None, differs_path=None, differs_source=None, cross=false, no_merge=false, timeout_ms=2000, threads=None, backend="auto"))]
 #[allow(clippy::too_many_arguments)]
 pub fn batt(
     py: Python<'_>,
@@ -103,6 +103,7 @@ pub fn batt(
     no_merge: bool,
     timeout_ms: u64,
     threads: Option<usize>,
+    backend: &str,
 ) -> PyResult<(String, Vec<String>)> {
     let programs = load_programs(py, solvers_path, solvers_source, "solvers", load_solvers)?;
     let differs = match (&differs_path, differs_source) {
@@ -116,26 +117,41 @@ pub fn batt(
         &differs,
         &set,
         Config { cross, no_merge },
-        timeout_ms,
-        threads,
+        Engine {
+            backend,
+            timeout_ms,
+            threads,
+        },
     )?;
-    Ok((report.to_json().to_string(), skipped(&set)))
+    Ok((report.0.to_json().to_string(), skipped(&set)))
 }
 
-/// Merges and evaluates programs on tasks with the CPU backend, the GIL released.
+/// Where and how a plan runs: the backend by name (`auto`, `cpu`, `gpu`, `emu`, as the
+/// command line's `--backend`), the time limit per step and sample, the worker threads.
+struct Engine<'a> {
+    backend: &'a str,
+    timeout_ms: u64,
+    threads: Option<usize>,
+}
+
+/// Merges and evaluates programs on tasks, the GIL released. Returns the report and the name
+/// of the backend it ran on.
 fn run_plan(
     py: Python<'_>,
     programs: &[Program],
     differs: &[Program],
     set: &TaskSet,
     config: Config,
-    timeout_ms: u64,
-    threads: Option<usize>,
-) -> PyResult<Report> {
-    let pool = pool(threads).map_err(|e| pool_error(py, &e))?;
+    engine: Engine<'_>,
+) -> PyResult<(Report, &'static str)> {
+    let kind: select::Kind = engine.backend.parse().map_err(|e: SetupError| core_error(py, e))?;
+    let pool = pool(engine.threads).map_err(|e| pool_error(py, &e))?;
     let plan = Plan::new(programs, differs, &set.tasks, config).map_err(|e| core_error(py, e))?;
-    let backend = CpuBackend::new(Some(Duration::from_millis(timeout_ms)));
-    on_pool(py, &pool, || plan.run(&backend, &|| {}))
+    on_pool(py, &pool, || {
+        let backend = select::backend(kind, Some(Duration::from_millis(engine.timeout_ms)))?;
+        Ok((plan.run(backend.as_ref(), &|| {}), backend.name()))
+    })?
+    .map_err(|e: SetupError| core_error(py, e))
 }
 
 /// The problems met loading the tasks, as messages (those tasks are skipped).
@@ -147,7 +163,7 @@ pub fn skipped(set: &TaskSet) -> Vec<String> {
 /// (`{"counts": ..., "refs": ...}`), with tasks the dynamic one of a batt run (per primitive:
 /// calls, lanes, seconds, share, backend). Returns the JSON and the problems met loading tasks.
 #[pyfunction]
-#[pyo3(signature = (solvers_path=None, solvers_source=None, tasks_path=None, tasks_json=None, cross=false, timeout_ms=2000, threads=None))]
+#[pyo3(signature = (solvers_path=None, solvers_source=None, tasks_path=None, tasks_json=None, cross=false, timeout_ms=2000, threads=None, backend="auto"))]
 #[allow(clippy::too_many_arguments)]
 pub fn profile(
     py: Python<'_>,
@@ -158,26 +174,30 @@ pub fn profile(
     cross: bool,
     timeout_ms: u64,
     threads: Option<usize>,
+    backend: &str,
 ) -> PyResult<(String, Vec<String>)> {
     let programs = load_programs(py, solvers_path, solvers_source, "solvers", load_solvers)?;
     if tasks_path.is_none() && tasks_json.is_none() {
         return Ok((static_profile(&programs).to_json().to_string(), Vec::new()));
     }
     let set = load_tasks(py, tasks_path, tasks_json)?;
-    let report = run_plan(
+    let (report, backend) = run_plan(
         py,
         &programs,
         &[],
         &set,
         Config { cross, no_merge: false },
-        timeout_ms,
-        threads,
+        Engine {
+            backend,
+            timeout_ms,
+            threads,
+        },
     )?;
     let value = serde_json::json!({
-        "backend": "cpu",
+        "backend": backend,
         "lanes": report.lanes,
         "seconds": report.seconds,
-        "profile": dynamic_json(&report.profile, "cpu"),
+        "profile": dynamic_json(&report.profile, backend),
     });
     Ok((value.to_string(), skipped(&set)))
 }

@@ -109,3 +109,26 @@ def test_runs_from_several_python_threads():
     for t in threads:
         t.join()
     assert results == [1, 1, 1, 1]
+
+
+def test_batt_runs_on_every_backend_with_the_same_report():
+    """batt and profile take the command line's backends; the emulated GPU kernels, through the
+    whole device path, give the CPU's matches on the published solvers' own tasks."""
+    from conftest import shared
+
+    solvers, training = shared("ref/arc-dsl/solvers.py"), shared("arc/training")
+    tasks = {p.stem: json.loads(p.read_text()) for p in sorted(training.glob("*.json"))[:40]}
+    reports = {b: arcbatch.batt(solvers, tasks, backend=b, threads=2) for b in ("cpu", "emu", "auto")}
+    matches = {b: r["matches"] for b, r in reports.items()}
+    assert len(matches["cpu"]) == 40 and sum(m["correct"] for m in matches["cpu"]) > 100
+    assert matches["emu"] == matches["cpu"] and matches["auto"] == matches["cpu"]
+    profile = arcbatch.profile(solvers, tasks, backend="emu")
+    assert profile["backend"] == "emu" and profile["profile"]
+    assert arcbatch.profile(solvers, tasks, backend="cpu")["backend"] == "cpu"
+
+
+def test_an_unknown_backend_is_an_input_error_naming_the_backends():
+    with pytest.raises(arcbatch.InputError, match='unknown backend "tpu" .auto, cpu, gpu, emu.'):
+        arcbatch.batt(MIRROR, TASK, backend="tpu")
+    with pytest.raises(arcbatch.InputError, match="backend must be a str"):
+        arcbatch.profile(MIRROR, TASK, backend=3)

@@ -272,6 +272,8 @@ impl DeviceError {
 /// a GPU is never an error: the backends run on the CPU then.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SetupError {
+    #[error("unknown backend {0:?} (auto, cpu, gpu, emu)")]
+    UnknownKind(String),
     #[error("{var}={0}: expected a number of devices, at least 1", var = select::EMU_DEVICES_ENV)]
     EmuDevices(String),
     #[error("{var}={0} names no kernel", var = emu::FAULT_VAR)]

@@ -22,6 +22,21 @@ pub enum Kind {
     Auto,
 }
 
+impl std::str::FromStr for Kind {
+    type Err = SetupError;
+
+    /// A backend by its command-line name: `auto`, `cpu`, `gpu` or `emu`.
+    fn from_str(name: &str) -> Result<Kind, SetupError> {
+        Ok(match name {
+            "auto" => Kind::Auto,
+            "cpu" => Kind::Cpu,
+            "gpu" => Kind::Gpu,
+            "emu" => Kind::Emu,
+            _ => return Err(SetupError::UnknownKind(name.to_string())),
+        })
+    }
+}
+
 /// The environment variable giving the number of emulated devices.
 pub const EMU_DEVICES_ENV: &str = "ARCBATCH_EMU_DEVICES";
 
