@@ -3,7 +3,7 @@
 //!
 //! Each layer has its own error type: [`DslError`] (what a primitive raises),
 //! [`ParseError`](crate::program::ParseError), [`TaskError`](crate::tasks::TaskError),
-//! [`SolverError`](crate::run::SolverError), [`GroupError`](crate::batch::GroupError), the batt
+//! [`SolverError`](crate::run::SolverError), [`GroupError`](crate::batt::text::GroupError), the batt
 //! layer's [`MergeError`](crate::batt::MergeError), [`TextError`](crate::batt::text::TextError)
 //! and [`PlanError`](crate::batt::PlanError), [`GenError`](crate::gen::GenError),
 //! [`GoldenError`](crate::golden::GoldenError), and the device layer's
@@ -19,8 +19,7 @@
 
 use std::fmt;
 
-use crate::batch::GroupError;
-use crate::batt::text::TextError;
+use crate::batt::text::{GroupError, TextError};
 use crate::batt::{MergeError, PlanError};
 use crate::device::cuda::CudaError;
 use crate::device::nvrtc::NvrtcError;

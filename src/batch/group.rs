@@ -19,65 +19,14 @@ pub enum Group {
 }
 
 impl Group {
-    /// The kind's name in the batt text format (`@objects`, `@samples`).
+    /// The kind's name (`@objects`, `@samples` in the batt text format, [`crate::batt::text`],
+    /// which also writes and reads its parts).
     pub fn kind(&self) -> &'static str {
         match self {
             Group::Objects(_) => "objects",
             Group::Samples { .. } => "samples",
         }
     }
-
-    /// The parts in the batt text format: the modes, or which palettes.
-    pub fn parts_text(&self) -> String {
-        match self {
-            Group::Objects(modes) => modes.iter().map(u8::to_string).collect::<Vec<_>>().join(", "),
-            Group::Samples {
-                in_palettes,
-                out_palettes,
-            } => [(*in_palettes, "in"), (*out_palettes, "out")]
-                .iter()
-                .filter(|(on, _)| *on)
-                .map(|(_, n)| *n)
-                .collect::<Vec<_>>()
-                .join(", "),
-        }
-    }
-
-    /// Reads [`kind`](Self::kind) and [`parts_text`](Self::parts_text) back.
-    pub fn parse(kind: &str, parts: &str) -> Result<Group, GroupError> {
-        let parts: Vec<&str> = parts.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
-        match kind {
-            "objects" => parts
-                .iter()
-                .map(|p| match p.parse::<u8>() {
-                    Ok(m) if m < 8 => Ok(m),
-                    _ => Err(GroupError::ObjectsMode(p.to_string())),
-                })
-                .collect::<Result<_, _>>()
-                .map(Group::Objects),
-            "samples" => {
-                if let Some(bad) = parts.iter().find(|p| !["in", "out"].contains(p)) {
-                    return Err(GroupError::SamplesPart(bad.to_string()));
-                }
-                Ok(Group::Samples {
-                    in_palettes: parts.contains(&"in"),
-                    out_palettes: parts.contains(&"out"),
-                })
-            }
-            other => Err(GroupError::Kind(other.to_string())),
-        }
-    }
-}
-
-/// Why a group's text ([`Group::parse`]) names no group.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum GroupError {
-    #[error("bad objects mode {0:?} (0 to 7)")]
-    ObjectsMode(String),
-    #[error("bad samples part {0:?} (in, out)")]
-    SamplesPart(String),
-    #[error("unknown group @{0} (@objects, @samples)")]
-    Kind(String),
 }
 
 /// A group of calls on one argument (a batt rewrite, [`Group`]) on `lanes` lanes: per lane,

@@ -24,7 +24,7 @@ use rayon::prelude::*;
 pub use backend::{Backend, Transform};
 pub use cpu::CpuBackend;
 pub use grids::{GridBatch, GridMeta, PatchBatch};
-pub use group::{call_group, Group, GroupError};
+pub use group::{call_group, Group};
 pub use ops::{call_prim, call_value};
 pub use selection::Selection;
 

@@ -42,7 +42,6 @@ use std::fmt::Write;
 use smallvec::SmallVec;
 
 use super::merge::{Builder, Group, Input, MergeError, Merged, NodeId, NodeOp, Outcome};
-use crate::batch::GroupError;
 use crate::dsl::constants::constant;
 use crate::dsl::PrimId;
 use crate::program::{ConstKey, Program};
@@ -186,10 +185,62 @@ pub fn step_line(merged: &Merged, names: &[String], k: usize) -> Option<String> 
     Some(match &node.op {
         NodeOp::Prim(id) => format!("{name} = {}({})", id.spec().name, args(0)),
         NodeOp::Call => format!("{name} = {}({})", arg(0), args(1)),
-        NodeOp::Group(g) => format!("{name} = @{}({}; {})", g.kind(), arg(0), g.parts_text()),
+        NodeOp::Group(g) => format!("{name} = @{}({}; {})", g.kind(), arg(0), group_parts(g)),
         NodeOp::Pick { part, prim } => format!("{name} = {}[{part}] else {}({})", arg(0), prim.spec().name, args(1)),
         NodeOp::Input(_) | NodeOp::Const(_) => return None,
     })
+}
+
+/// A group step's parts (after the `;`): the objects modes, or which palettes.
+fn group_parts(group: &Group) -> String {
+    match group {
+        Group::Objects(modes) => modes.iter().map(u8::to_string).collect::<Vec<_>>().join(", "),
+        Group::Samples {
+            in_palettes,
+            out_palettes,
+        } => [(*in_palettes, "in"), (*out_palettes, "out")]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, n)| *n)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// Reads a group step's kind ([`Group::kind`]) and parts ([`group_parts`]) back.
+fn parse_group(kind: &str, parts: &str) -> Result<Group, GroupError> {
+    let parts: Vec<&str> = parts.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+    match kind {
+        "objects" => parts
+            .iter()
+            .map(|p| match p.parse::<u8>() {
+                Ok(m) if m < 8 => Ok(m),
+                _ => Err(GroupError::ObjectsMode(p.to_string())),
+            })
+            .collect::<Result<_, _>>()
+            .map(Group::Objects),
+        "samples" => {
+            if let Some(bad) = parts.iter().find(|p| !["in", "out"].contains(p)) {
+                return Err(GroupError::SamplesPart(bad.to_string()));
+            }
+            Ok(Group::Samples {
+                in_palettes: parts.contains(&"in"),
+                out_palettes: parts.contains(&"out"),
+            })
+        }
+        other => Err(GroupError::Kind(other.to_string())),
+    }
+}
+
+/// Why a group step's text names no group.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GroupError {
+    #[error("bad objects mode {0:?} (0 to 7)")]
+    ObjectsMode(String),
+    #[error("bad samples part {0:?} (in, out)")]
+    SamplesPart(String),
+    #[error("unknown group @{0} (@objects, @samples)")]
+    Kind(String),
 }
 
 /// Reads a batt text file into a merged DAG (identical steps merged again, so a file written
@@ -316,7 +367,7 @@ impl Reader<'_> {
             let (arg, parts) = args
                 .split_once(';')
                 .ok_or(TextProblem::Expected("`;` between the argument and the parts"))?;
-            let group = Group::parse(kind, parts.trim())?;
+            let group = parse_group(kind, parts.trim())?;
             let arg = self.operand(arg.trim())?;
             return Ok(self.b.node(NodeOp::Group(group), SmallVec::from_slice(&[arg])));
         }
