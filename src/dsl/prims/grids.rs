@@ -356,15 +356,15 @@ pub fn cmirror_of(g: GridView<'_>) -> Value {
 }
 
 fn rot90(a: &[Value]) -> DslResult<Value> {
-    Ok(rot90_of(a[0].as_grid()?.view()))
+    rows::on_grid(&a[0], |g| Ok(rot90_of(g.view())), |r| Ok(rows::rot90(r)))
 }
 
 fn rot180(a: &[Value]) -> DslResult<Value> {
-    Ok(rot180_of(a[0].as_grid()?.view()))
+    rows::on_grid(&a[0], |g| Ok(rot180_of(g.view())), |r| Ok(rows::rot180(r)))
 }
 
 fn rot270(a: &[Value]) -> DslResult<Value> {
-    Ok(rot270_of(a[0].as_grid()?.view()))
+    rows::on_grid(&a[0], |g| Ok(rot270_of(g.view())), |r| Ok(rows::rot270(r)))
 }
 
 /// `t[::-1]` for any tuple: a grid's rows, a pair's members.
@@ -411,7 +411,7 @@ fn vmirror(a: &[Value]) -> DslResult<Value> {
 
 fn dmirror(a: &[Value]) -> DslResult<Value> {
     if a[0].is_tuple() {
-        return Ok(dmirror_of(a[0].as_grid()?.view()));
+        return rows::on_grid(&a[0], |g| Ok(dmirror_of(g.view())), |r| Ok(rows::dmirror(r)));
     }
     let p = Patch::of(&a[0])?;
     let b = p
@@ -422,7 +422,7 @@ fn dmirror(a: &[Value]) -> DslResult<Value> {
 
 fn cmirror(a: &[Value]) -> DslResult<Value> {
     if a[0].is_tuple() {
-        return Ok(cmirror_of(a[0].as_grid()?.view()));
+        return rows::on_grid(&a[0], |g| Ok(cmirror_of(g.view())), |r| Ok(rows::cmirror(r)));
     }
     // The reference's vmirror(dmirror(vmirror(piece))), composed.
     let p = Patch::of(&a[0])?;
@@ -764,13 +764,15 @@ fn half_columns(g: &Grid, cols: Range<usize>) -> Value {
 }
 
 fn lefthalf(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    Ok(half_columns(&g, 0..g.w / 2))
+    rows::on_grid(&a[0], |g| Ok(half_columns(g, 0..g.w / 2)), |r| Ok(rows::half(r, false)))
 }
 
 fn righthalf(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    Ok(half_columns(&g, g.w / 2 + g.w % 2..g.w))
+    rows::on_grid(
+        &a[0],
+        |g| Ok(half_columns(g, g.w / 2 + g.w % 2..g.w)),
+        |r| Ok(rows::half(r, true)),
+    )
 }
 
 // ----- colours -------------------------------------------------------------------------------
@@ -835,9 +837,14 @@ fn switch(a: &[Value]) -> DslResult<Value> {
 /// `index(grid, loc)`: the colour, or `None` outside the grid.
 fn index(a: &[Value]) -> DslResult<Value> {
     let (i, j) = a[1].unpack_pair()?;
-    let g = a[0].as_grid()?;
-    first_row_width(&g)?;
-    Ok(g.at(i, j).map_or(Value::None, |c| Value::Int(c.into())))
+    rows::on_grid(
+        &a[0],
+        |g| {
+            first_row_width(g)?;
+            Ok(g.at(i, j).map_or(Value::None, |c| Value::Int(c.into())))
+        },
+        |r| rows::index(r, i, j),
+    )
 }
 
 /// `canvas(value, (h, w))`; a value no grid cell holds gives a plain tuple of tuples.

@@ -119,6 +119,78 @@ pub fn crop(rows: &Rows, start: (i64, i64), dims: (i64, i64)) -> Value {
     )
 }
 
+/// `zip(*rows)`: the columns, as many as the shortest row is long.
+fn zip<'r>(rows: impl Iterator<Item = &'r [i64]> + Clone) -> Vec<Vec<i64>> {
+    let w = rows.clone().map(<[i64]>::len).min().unwrap_or(0);
+    (0..w).map(|j| rows.clone().map(|r| r[j]).collect()).collect()
+}
+
+fn reversed(rows: Vec<Vec<i64>>) -> impl DoubleEndedIterator<Item = Vec<i64>> {
+    rows.into_iter().map(|mut r| {
+        r.reverse();
+        r
+    })
+}
+
+/// `rot90`: `tuple(row for row in zip(*grid[::-1]))`.
+fn rot90_rows(rows: &Rows) -> Vec<Vec<i64>> {
+    zip(rows.iter().rev().map(Vec::as_slice))
+}
+
+/// `rot270`: `tuple(tuple(row[::-1]) for row in zip(*grid[::-1]))[::-1]`.
+fn rot270_rows(rows: &Rows) -> Vec<Vec<i64>> {
+    reversed(rot90_rows(rows)).rev().collect()
+}
+
+pub fn rot90(rows: &Rows) -> Value {
+    value(rot90_rows(rows))
+}
+
+/// `rot180`: `tuple(tuple(row[::-1]) for row in grid[::-1])`.
+pub fn rot180(rows: &Rows) -> Value {
+    value(reversed(rows.to_vec()).rev())
+}
+
+pub fn rot270(rows: &Rows) -> Value {
+    value(rot270_rows(rows))
+}
+
+/// `dmirror` of a tuple: `tuple(zip(*piece))`.
+pub fn dmirror(rows: &Rows) -> Value {
+    value(zip(rows.iter().map(Vec::as_slice)))
+}
+
+/// `cmirror` of a tuple: `tuple(zip(*(r[::-1] for r in piece[::-1])))`.
+pub fn cmirror(rows: &Rows) -> Value {
+    let flipped: Vec<Vec<i64>> = reversed(rows.to_vec()).rev().collect();
+    value(zip(flipped.iter().map(Vec::as_slice)))
+}
+
+/// `lefthalf`: `rot270(tophalf(rot90(grid)))`; with `right`, `righthalf`:
+/// `rot270(bottomhalf(rot90(grid)))`.
+pub fn half(rows: &Rows, right: bool) -> Value {
+    let turned = rot90_rows(rows);
+    let n = turned.len();
+    let kept = if right {
+        &turned[n / 2 + n % 2..]
+    } else {
+        &turned[..n / 2]
+    };
+    value(rot270_rows(kept))
+}
+
+/// `index`: `h, w = len(grid), len(grid[0])`, `None` outside `h` by `w`, else `grid[i][j]`,
+/// Python's `IndexError` where row `i` is shorter than the first.
+pub fn index(rows: &Rows, i: i64, j: i64) -> DslResult<Value> {
+    let out_of_range = || DslError::Index("tuple index out of range".into());
+    let (h, w) = (rows.len() as i64, rows.first().ok_or_else(out_of_range)?.len() as i64);
+    if !((0..h).contains(&i) && (0..w).contains(&j)) {
+        return Ok(Value::None);
+    }
+    let cell = rows[i as usize].get(j as usize).ok_or_else(out_of_range)?;
+    Ok(Value::Int(*cell))
+}
+
 /// `cellwise`: for `i` in `range(len(a))` and `j` in `range(len(a[0]))`, `a[i][j]` where it
 /// equals `b[i][j]`, else `fallback`; a cell either lacks is Python's `IndexError`.
 pub fn cellwise(a: &Rows, b: &Rows, fallback: i64) -> DslResult<Value> {
@@ -260,6 +332,19 @@ mod tests {
             prop_assert_eq!(fast, cellwise(&rows, &b_rows, x));
             let (s, d) = (Value::Pair(start.0, start.1), Value::Pair(dims.0, dims.1));
             prop_assert_eq!(p("crop", vec![v.clone(), s, d]).unwrap(), crop(&rows, start, dims));
+            for (name, simple) in [
+                ("rot90", rot90 as fn(&Rows) -> Value),
+                ("rot180", rot180),
+                ("rot270", rot270),
+                ("dmirror", dmirror),
+                ("cmirror", cmirror),
+            ] {
+                prop_assert_eq!(p(name, vec![v.clone()]).unwrap(), simple(&rows), "{}", name);
+            }
+            prop_assert_eq!(p("lefthalf", vec![v.clone()]).unwrap(), half(&rows, false));
+            prop_assert_eq!(p("righthalf", vec![v.clone()]).unwrap(), half(&rows, true));
+            let at = Value::Pair(start.0, start.1);
+            prop_assert_eq!(p("index", vec![v.clone(), at]), index(&rows, start.0, start.1));
             let palette = Value::set(color_counts(&rows).iter().map(|&(c, _)| Value::Int(c)).collect());
             prop_assert_eq!(p("palette", vec![v]).unwrap(), palette);
         }
@@ -295,6 +380,21 @@ mod tests {
         );
         let corner = vec![r.clone(), Value::Pair(0, 1), Value::Pair(2, 2)];
         assert_eq!(p("crop", corner).unwrap(), t(&[&[2, 3], &[5]]));
+        // zip stops at the shortest row; the halves turn the grid twice.
+        let one = |name: &str| p(name, vec![r.clone()]).unwrap();
+        assert_eq!(one("rot90"), t(&[&[6, 4, 1], &[7, 5, 2]]));
+        assert_eq!(one("rot180"), t(&[&[9, 8, 7, 6], &[5, 4], &[3, 2, 1]]));
+        assert_eq!(one("rot270"), t(&[&[2, 5, 7], &[1, 4, 6]]));
+        assert_eq!(one("dmirror"), t(&[&[1, 4, 6], &[2, 5, 7]]));
+        assert_eq!(one("cmirror"), t(&[&[9, 5, 3], &[8, 4, 2]]));
+        assert_eq!(one("lefthalf"), t(&[&[1], &[4], &[6]]));
+        assert_eq!(one("righthalf"), t(&[&[2], &[5], &[7]]));
+        assert_eq!(p("index", vec![r.clone(), Value::Pair(1, 1)]).unwrap(), Value::Int(5));
+        // Inside the first row's width, past the end of the second row.
+        assert!(matches!(
+            p("index", vec![r.clone(), Value::Pair(1, 2)]),
+            Err(DslError::Index(_))
+        ));
         // Every row as wide as the first.
         assert_eq!(p("asindices", vec![r.clone()]).unwrap().len(), Some(9));
         assert_eq!(p("asobject", vec![r]).unwrap().len(), Some(9));
