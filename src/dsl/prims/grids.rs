@@ -565,6 +565,9 @@ fn covered(grid: &Value, patch: &Value) -> DslResult<(Grid, Arc<Vec<Loc>>)> {
 }
 
 fn cover(a: &[Value]) -> DslResult<Value> {
+    if a[0].as_grid().is_err() {
+        return rows::cover(&rows::of(&a[0])?, || common::locs(&a[1]));
+    }
     Ok(Value::grid(covered(&a[0], &a[1])?.0))
 }
 
@@ -593,19 +596,32 @@ fn scaled(g: &Grid, fy: usize, fx: usize) -> DslResult<Value> {
     Ok(build(h, w, |r, c| g.get(r / fy, c / fx)))
 }
 
+/// [`scaled`] of a grid, or of the rows of any tuple of integer tuples.
+fn scaled_value(v: &Value, fy: usize, fx: usize) -> DslResult<Value> {
+    rows::on_grid(
+        v,
+        |g| scaled(g, fy, fx),
+        |r| {
+            let cells: i128 = r.iter().map(|r| r.len() as i128).sum();
+            capped_cells(cells * fy as i128 * fx as i128)?;
+            Ok(rows::scaled(r, fy, fx))
+        },
+    )
+}
+
 fn hupscale(a: &[Value]) -> DslResult<Value> {
-    scaled(&*a[0].as_grid()?, 1, factor(&a[1])?)
+    scaled_value(&a[0], 1, factor(&a[1])?)
 }
 
 fn vupscale(a: &[Value]) -> DslResult<Value> {
-    scaled(&*a[0].as_grid()?, factor(&a[1])?, 1)
+    scaled_value(&a[0], factor(&a[1])?, 1)
 }
 
 /// `upscale` of a grid, or of an object about its upper left corner.
 fn upscale(a: &[Value]) -> DslResult<Value> {
     if a[0].is_tuple() {
         let f = factor(&a[1])?;
-        return scaled(&*a[0].as_grid()?, f, f);
+        return scaled_value(&a[0], f, f);
     }
     let cells = common::cells(&a[0])?;
     let Some(b) = Bounds::of_cells(&cells) else {
@@ -637,7 +653,10 @@ fn upscale(a: &[Value]) -> DslResult<Value> {
 /// `downscale`: the rows and columns whose index is a multiple of the factor (Python's `%`, so
 /// a negative factor acts as its absolute value).
 fn downscale(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
+    let g = match a[0].as_grid() {
+        Ok(g) => g,
+        Err(_) => return rows::downscale(&rows::of(&a[0])?, a[1].as_int()?),
+    };
     let w = first_row_width(&g)?;
     let f = a[1].as_int()?;
     if f == 0 {
@@ -702,7 +721,10 @@ fn split_ranges(len: usize, n: i64) -> DslResult<Vec<Range<usize>>> {
 }
 
 fn hsplit(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
+    let g = match a[0].as_grid() {
+        Ok(g) => g,
+        Err(_) => return rows::split(&rows::of(&a[0])?, a[1].as_int()?, false),
+    };
     let ranges = split_ranges(first_row_width(&g)?, a[1].as_int()?)?;
     Ok(Value::tuple(
         ranges.into_iter().map(|cols| crop(&g, 0..g.h, cols)).collect(),
@@ -710,7 +732,10 @@ fn hsplit(a: &[Value]) -> DslResult<Value> {
 }
 
 fn vsplit(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
+    let g = match a[0].as_grid() {
+        Ok(g) => g,
+        Err(_) => return rows::split(&rows::of(&a[0])?, a[1].as_int()?, true),
+    };
     first_row_width(&g)?;
     let ranges = split_ranges(g.h, a[1].as_int()?)?;
     Ok(Value::tuple(
@@ -723,15 +748,24 @@ fn vsplit(a: &[Value]) -> DslResult<Value> {
 /// `subgrid(patch, grid)`: `crop` to the bounding box, with Python's slicing.
 fn subgrid(a: &[Value]) -> DslResult<Value> {
     let b = Patch::of(&a[0])?.bounds().ok_or_else(corner_of_empty)?;
-    let g = a[1].as_grid()?;
+    let g = match a[1].as_grid() {
+        Ok(g) => g,
+        Err(_) => {
+            let (start, dims) = ((b.top, b.left), (b.height(), b.width()));
+            return Ok(rows::crop(&rows::of(&a[1])?, start, dims));
+        }
+    };
     let rows = common::py_slice(g.h, b.top, b.top + b.height());
     let cols = common::py_slice(g.w, b.left, b.left + b.width());
     Ok(crop(&g, rows, cols))
 }
 
 fn trim(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    Ok(crop(&g, common::py_slice(g.h, 1, -1), common::py_slice(g.w, 1, -1)))
+    rows::on_grid(
+        &a[0],
+        |g| Ok(crop(g, common::py_slice(g.h, 1, -1), common::py_slice(g.w, 1, -1))),
+        |r| Ok(rows::trim(r)),
+    )
 }
 
 /// `t[range(len(t))]` for any tuple: rows of a grid, members of another tuple.

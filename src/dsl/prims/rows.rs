@@ -191,6 +191,92 @@ pub fn index(rows: &Rows, i: i64, j: i64) -> DslResult<Value> {
     Ok(Value::Int(*cell))
 }
 
+/// `hupscale`, `vupscale` and `upscale` of a tuple: each value repeated `fx` times across,
+/// each row `fy` times down (`range` of a factor below one is empty).
+pub fn scaled(rows: &Rows, fy: usize, fx: usize) -> Value {
+    value(rows.iter().flat_map(|r| {
+        let wide: Vec<i64> = r.iter().flat_map(|&v| std::iter::repeat(v).take(fx)).collect();
+        std::iter::repeat(wide).take(fy)
+    }))
+}
+
+/// `downscale`: `h, w = len(grid), len(grid[0])`, of each row the items `j < w` with
+/// `j % factor == 0`, then the rows `i % factor == 0`; Python's `IndexError` where a row is
+/// shorter than the first, `ZeroDivisionError` for a zero factor.
+pub fn downscale(rows: &Rows, factor: i64) -> DslResult<Value> {
+    let out_of_range = || DslError::Index("tuple index out of range".into());
+    let w = rows.first().ok_or_else(out_of_range)?.len();
+    if factor == 0 {
+        crate::bail!(ZeroDivision, "integer division or modulo by zero");
+    }
+    let step = usize::try_from(factor.unsigned_abs()).unwrap_or(usize::MAX);
+    let mut out = Vec::with_capacity(rows.len().div_ceil(step));
+    for (i, r) in rows.iter().enumerate() {
+        let kept = (0..w)
+            .step_by(step)
+            .map(|j| r.get(j).copied().ok_or_else(out_of_range))
+            .collect::<DslResult<Vec<i64>>>()?;
+        if i % step == 0 {
+            out.push(kept);
+        }
+    }
+    Ok(value(out))
+}
+
+/// `hsplit` (`vertical` false) and `vsplit`: `n` crops of `len // n` columns (rows), one
+/// skipped between parts where `n` does not divide the first row's width (the row count).
+pub fn split(rows: &Rows, n: i64, vertical: bool) -> DslResult<Value> {
+    let out_of_range = || DslError::Index("tuple index out of range".into());
+    let zero = || DslError::ZeroDivision("integer division or modulo by zero".into());
+    // `h, w = len(grid), len(grid[0]) // n` (hsplit); `h, w = len(grid) // n, len(grid[0])`.
+    let (len, w) = if vertical {
+        let len = rows.len() as i64;
+        if n == 0 {
+            return Err(zero());
+        }
+        (len, rows.first().ok_or_else(out_of_range)?.len() as i64)
+    } else {
+        let w = rows.first().ok_or_else(out_of_range)?.len() as i64;
+        if n == 0 {
+            return Err(zero());
+        }
+        (w, w)
+    };
+    let (part, gap) = (len.div_euclid(n), i64::from(len.rem_euclid(n) != 0));
+    let parts = usize::try_from(n).unwrap_or(0).min(MAX_MEMBERS);
+    let h = rows.len() as i64;
+    Ok(Value::tuple(
+        (0..parts as i64)
+            .map(|k| {
+                let at = part * k + k * gap;
+                match vertical {
+                    true => crop(rows, (at, 0), (part, w)),
+                    false => crop(rows, (0, at), (h, part)),
+                }
+            })
+            .collect(),
+    ))
+}
+
+/// `trim`: `tuple(r[1:-1] for r in grid[1:-1])`.
+pub fn trim(rows: &Rows) -> Value {
+    value(
+        rows[py_slice(rows.len(), 1, -1)]
+            .iter()
+            .map(|r| r[py_slice(r.len(), 1, -1)].to_vec()),
+    )
+}
+
+/// `cover`: `fill(grid, mostcolor(grid), toindices(patch))`, the patch's locations read after
+/// the background.
+pub fn cover(rows: &Rows, locs: impl FnOnce() -> DslResult<Arc<Vec<Loc>>>) -> DslResult<Value> {
+    let Some(bg) = extreme_color(&color_counts(rows), true) else {
+        crate::bail!(Value, "max() arg is an empty sequence");
+    };
+    let locs = locs()?;
+    write(rows, locs.iter().map(|l| (i64::from(l.i), i64::from(l.j), bg)), false)
+}
+
 /// `cellwise`: for `i` in `range(len(a))` and `j` in `range(len(a[0]))`, `a[i][j]` where it
 /// equals `b[i][j]`, else `fallback`; a cell either lacks is Python's `IndexError`.
 pub fn cellwise(a: &Rows, b: &Rows, fallback: i64) -> DslResult<Value> {
@@ -341,6 +427,17 @@ mod tests {
             ] {
                 prop_assert_eq!(p(name, vec![v.clone()]).unwrap(), simple(&rows), "{}", name);
             }
+            let n = dims.0;
+            prop_assert_eq!(p("hsplit", vec![v.clone(), Value::Int(n)]), split(&rows, n, false));
+            prop_assert_eq!(p("vsplit", vec![v.clone(), Value::Int(n)]), split(&rows, n, true));
+            prop_assert_eq!(p("downscale", vec![v.clone(), Value::Int(n)]), downscale(&rows, n));
+            let f = usize::try_from(dims.1.max(0)).unwrap();
+            prop_assert_eq!(p("hupscale", vec![v.clone(), Value::Int(dims.1)]).unwrap(), scaled(&rows, 1, f));
+            prop_assert_eq!(p("upscale", vec![v.clone(), Value::Int(dims.1)]).unwrap(), scaled(&rows, f, f));
+            prop_assert_eq!(p("trim", vec![v.clone()]).unwrap(), trim(&rows));
+            let locs = || Ok(Arc::new(spots.iter().map(|&(i, j)| Loc { i: i as i32, j: j as i32 }).collect::<Vec<_>>()));
+            let covered = p("cover", vec![v.clone(), Value::indices(locs().unwrap().to_vec())]);
+            prop_assert_eq!(covered, cover(&rows, locs));
             prop_assert_eq!(p("lefthalf", vec![v.clone()]).unwrap(), half(&rows, false));
             prop_assert_eq!(p("righthalf", vec![v.clone()]).unwrap(), half(&rows, true));
             let at = Value::Pair(start.0, start.1);
@@ -395,6 +492,34 @@ mod tests {
             p("index", vec![r.clone(), Value::Pair(1, 2)]),
             Err(DslError::Index(_))
         ));
+        let by = |name: &str, n: i64| p(name, vec![r.clone(), Value::Int(n)]);
+        assert_eq!(
+            by("hupscale", 2).unwrap(),
+            t(&[&[1, 1, 2, 2, 3, 3], &[4, 4, 5, 5], &[6, 6, 7, 7, 8, 8, 9, 9]])
+        );
+        assert_eq!(by("vupscale", 2).unwrap().len(), Some(6));
+        assert_eq!(by("upscale", 1).unwrap(), r);
+        // Widths from the first row: the last row's ninth cell is never reached.
+        assert_eq!(
+            by("hsplit", 1).unwrap(),
+            Value::tuple(vec![t(&[&[1, 2, 3], &[4, 5], &[6, 7, 8]])])
+        );
+        assert_eq!(
+            by("vsplit", 1).unwrap(),
+            Value::tuple(vec![t(&[&[1, 2, 3], &[4, 5], &[6, 7, 8]])])
+        );
+        assert!(matches!(by("downscale", 1), Err(DslError::Index(_))));
+        assert!(matches!(by("hsplit", 0), Err(DslError::ZeroDivision(_))));
+        assert_eq!(one("trim"), t(&[&[]]));
+        let patch = Value::indices(vec![Loc { i: 0, j: 0 }, Loc { i: 1, j: 1 }]);
+        assert_eq!(
+            p("subgrid", vec![patch.clone(), r.clone()]).unwrap(),
+            t(&[&[1, 2], &[4, 5]])
+        );
+        assert_eq!(
+            p("cover", vec![r.clone(), patch]).unwrap(),
+            t(&[&[1, 2, 3], &[4, 1], &[6, 7, 8, 9]])
+        );
         // Every row as wide as the first.
         assert_eq!(p("asindices", vec![r.clone()]).unwrap().len(), Some(9));
         assert_eq!(p("asobject", vec![r]).unwrap().len(), Some(9));
