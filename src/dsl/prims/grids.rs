@@ -574,6 +574,15 @@ fn cover(a: &[Value]) -> DslResult<Value> {
 /// `move(grid, obj, offset)`: cover the object, then paint it shifted (in the shifted set's
 /// order, which is the object's own).
 fn move_object(a: &[Value]) -> DslResult<Value> {
+    if a[0].as_grid().is_err() {
+        let covered = rows::cover(&rows::of(&a[0])?, || common::locs(&a[1]))?;
+        let cells = common::cells(&a[1])?;
+        if cells.is_empty() {
+            return Ok(covered);
+        }
+        let (di, dj) = a[2].unpack_pair()?;
+        return rows::write(&rows::of(&covered)?, shifted_cells(&cells, di, dj), false);
+    }
     let (mut out, locs) = covered(&a[0], &a[1])?;
     // `shift` returns an empty patch before reading the offset.
     if !locs.is_empty() {
@@ -923,7 +932,10 @@ fn uniform_columns(g: &Grid) -> Vec<bool> {
 
 /// `frontiers(grid)`: each single-coloured row and column as an object.
 fn frontiers(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
+    let g = match a[0].as_grid() {
+        Ok(g) => g,
+        Err(_) => return rows::frontiers(&rows::of(&a[0])?),
+    };
     first_row_width(&g)?;
     let cell = |i: usize, j: usize| Cell {
         color: g.get(i, j),
@@ -943,7 +955,10 @@ fn frontiers(a: &[Value]) -> DslResult<Value> {
 
 /// `compress(grid)`: the grid without its single-coloured rows and columns.
 fn compress(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
+    let g = match a[0].as_grid() {
+        Ok(g) => g,
+        Err(_) => return Ok(rows::compress(&rows::of(&a[0])?)),
+    };
     let keep = |uniform: Vec<bool>| -> Vec<usize> { (0..uniform.len()).filter(|&k| !uniform[k]).collect() };
     let (rows, cols) = (keep(uniform_rows(&g)), keep(uniform_columns(&g)));
     Ok(build(rows.len(), cols.len(), |r, c| g.get(rows[r], cols[c])))

@@ -24,6 +24,7 @@ use crate::dsl::value::{Cell, Color, Grid, GridView, Value};
 use crate::{bail, prim};
 
 use super::common::{self, slot, Histogram};
+use super::rows;
 
 pub const PRIMS: &[PrimSpec] = &[
     prim!(objects, [Grid, Boolean, Boolean, Boolean] -> Objects, "connected components (univalued, diagonal, without_bg)"),
@@ -457,14 +458,15 @@ fn color_classes(g: &Grid, skip: Option<Color>) -> Value {
 }
 
 fn partition(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    Ok(color_classes(&g, None))
+    rows::on_grid(&a[0], |g| Ok(color_classes(g, None)), |r| rows::partition(r, false))
 }
 
 fn fgpartition(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    let bg = common::background(&g.cells)?;
-    Ok(color_classes(&g, Some(bg)))
+    rows::on_grid(
+        &a[0],
+        |g| Ok(color_classes(g, Some(common::background(&g.cells)?))),
+        |r| rows::partition(r, true),
+    )
 }
 
 fn p_g(a: &[Value]) -> DslResult<Value> {

@@ -355,7 +355,10 @@ fn asobject(a: &[Value]) -> DslResult<Value> {
 }
 
 fn toobject(a: &[Value]) -> DslResult<Value> {
-    let g = a[1].as_grid()?;
+    let g = match a[1].as_grid() {
+        Ok(g) => g,
+        Err(_) => return rows::toobject(&rows::of(&a[1])?, || common::locs(&a[0])),
+    };
     first_row_len(&a[1])?;
     let cells = common::locs(&a[0])?
         .iter()

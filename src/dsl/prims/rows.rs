@@ -277,6 +277,97 @@ pub fn cover(rows: &Rows, locs: impl FnOnce() -> DslResult<Arc<Vec<Loc>>>) -> Ds
     write(rows, locs.iter().map(|l| (i64::from(l.i), i64::from(l.j), bg)), false)
 }
 
+/// The cell tuple `(v, (i, j))`.
+fn cell(v: i64, i: usize, j: usize) -> DslResult<Value> {
+    Ok(Value::tuple(vec![Value::Int(v), Value::loc(loc(i, j)?)]))
+}
+
+/// The rows holding one value only (`len(set(r)) == 1`), and the columns of `zip(*grid)` that
+/// do: `compress`'s and `frontiers`' `ri`/`ci`.
+fn uniform(rows: &Rows) -> (Vec<usize>, Vec<usize>) {
+    let one_value = |cells: &[i64]| !cells.is_empty() && cells.iter().all(|&v| v == cells[0]);
+    let columns = zip(rows.iter().map(Vec::as_slice));
+    (
+        (0..rows.len()).filter(|&i| one_value(&rows[i])).collect(),
+        (0..columns.len()).filter(|&j| one_value(&columns[j])).collect(),
+    )
+}
+
+/// `partition` (and with `foreground`, `fgpartition`, which leaves out `mostcolor(grid)`): one
+/// object per value, of every cell holding it.
+pub fn partition(rows: &Rows, foreground: bool) -> DslResult<Value> {
+    let counts = color_counts(rows);
+    let skip = match foreground {
+        true => match extreme_color(&counts, true) {
+            Some(bg) => Some(bg),
+            None => crate::bail!(Value, "max() arg is an empty sequence"),
+        },
+        false => None,
+    };
+    let classes = counts
+        .iter()
+        .filter(|&&(v, _)| Some(v) != skip)
+        .map(|&(value, _)| {
+            let members = cells(rows)
+                .filter(|&(_, _, v)| v == value)
+                .map(|(i, j, v)| cell(v, i, j))
+                .collect::<DslResult<_>>()?;
+            Ok(Value::set(members))
+        })
+        .collect::<DslResult<_>>()?;
+    Ok(Value::set(classes))
+}
+
+/// `toobject`: `h, w = len(grid), len(grid[0])`, then `(grid[i][j], (i, j))` for each location
+/// of the patch inside `h` by `w`; Python's `IndexError` where row `i` is shorter than the first.
+pub fn toobject(rows: &Rows, locs: impl FnOnce() -> DslResult<Arc<Vec<Loc>>>) -> DslResult<Value> {
+    let out_of_range = || DslError::Index("tuple index out of range".into());
+    let (h, w) = (rows.len() as i64, rows.first().ok_or_else(out_of_range)?.len() as i64);
+    let mut members = Vec::new();
+    for l in locs()?.iter() {
+        let (i, j) = (i64::from(l.i), i64::from(l.j));
+        if (0..h).contains(&i) && (0..w).contains(&j) {
+            let v = *rows[i as usize].get(j as usize).ok_or_else(out_of_range)?;
+            members.push(cell(v, i as usize, j as usize)?);
+        }
+    }
+    Ok(Value::set(members))
+}
+
+/// `compress`: the grid without the rows, and the cells of the columns, that hold one value.
+pub fn compress(rows: &Rows) -> Value {
+    let (ri, ci) = uniform(rows);
+    value((0..rows.len()).filter(|i| !ri.contains(i)).map(|i| {
+        (0..rows[i].len())
+            .filter(|j| !ci.contains(j))
+            .map(|j| rows[i][j])
+            .collect()
+    }))
+}
+
+/// `frontiers`: `h, w = len(grid), len(grid[0])`, each one-valued row as an object over
+/// `range(w)`, each one-valued column over `range(h)`; Python's `IndexError` where such a row
+/// is shorter than the first.
+pub fn frontiers(rows: &Rows) -> DslResult<Value> {
+    let out_of_range = || DslError::Index("tuple index out of range".into());
+    let (h, w) = (rows.len(), rows.first().ok_or_else(out_of_range)?.len());
+    let (ri, ci) = uniform(rows);
+    let mut found = Vec::new();
+    for &i in &ri {
+        let line = (0..w)
+            .map(|j| cell(*rows[i].get(j).ok_or_else(out_of_range)?, i, j))
+            .collect::<DslResult<_>>()?;
+        found.push(Value::set(line));
+    }
+    for &j in &ci {
+        // A uniform column lies within the shortest row.
+        found.push(Value::set(
+            (0..h).map(|i| cell(rows[i][j], i, j)).collect::<DslResult<_>>()?,
+        ));
+    }
+    Ok(Value::set(found))
+}
+
 /// `cellwise`: for `i` in `range(len(a))` and `j` in `range(len(a[0]))`, `a[i][j]` where it
 /// equals `b[i][j]`, else `fallback`; a cell either lacks is Python's `IndexError`.
 pub fn cellwise(a: &Rows, b: &Rows, fallback: i64) -> DslResult<Value> {
@@ -438,6 +529,12 @@ mod tests {
             let locs = || Ok(Arc::new(spots.iter().map(|&(i, j)| Loc { i: i as i32, j: j as i32 }).collect::<Vec<_>>()));
             let covered = p("cover", vec![v.clone(), Value::indices(locs().unwrap().to_vec())]);
             prop_assert_eq!(covered, cover(&rows, locs));
+            prop_assert_eq!(p("partition", vec![v.clone()]), partition(&rows, false));
+            prop_assert_eq!(p("fgpartition", vec![v.clone()]), partition(&rows, true));
+            prop_assert_eq!(p("compress", vec![v.clone()]).unwrap(), compress(&rows));
+            prop_assert_eq!(p("frontiers", vec![v.clone()]), frontiers(&rows));
+            let patch = Value::indices(locs().unwrap().to_vec());
+            prop_assert_eq!(p("toobject", vec![patch, v.clone()]), toobject(&rows, locs));
             prop_assert_eq!(p("lefthalf", vec![v.clone()]).unwrap(), half(&rows, false));
             prop_assert_eq!(p("righthalf", vec![v.clone()]).unwrap(), half(&rows, true));
             let at = Value::Pair(start.0, start.1);
@@ -520,6 +617,22 @@ mod tests {
             p("cover", vec![r.clone(), patch]).unwrap(),
             t(&[&[1, 2, 3], &[4, 1], &[6, 7, 8, 9]])
         );
+        assert_eq!(one("partition").len(), Some(9));
+        assert_eq!(one("compress"), r);
+        let uniform = t(&[&[1, 1, 1], &[2, 2], &[3, 1, 1, 3]]);
+        // The second row holds one value but is shorter than the first.
+        assert!(matches!(p("frontiers", vec![uniform.clone()]), Err(DslError::Index(_))));
+        assert_eq!(p("compress", vec![uniform]).unwrap(), t(&[&[3, 1, 1, 3]]));
+        let inside = Value::indices(vec![Loc { i: 2, j: 2 }]);
+        assert_eq!(
+            p("toobject", vec![inside, r.clone()]).unwrap().to_string(),
+            "frozenset({(8, (2, 2))})"
+        );
+        let past_short_row = Value::indices(vec![Loc { i: 1, j: 2 }]);
+        assert!(matches!(
+            p("toobject", vec![past_short_row, r.clone()]),
+            Err(DslError::Index(_))
+        ));
         // Every row as wide as the first.
         assert_eq!(p("asindices", vec![r.clone()]).unwrap().len(), Some(9));
         assert_eq!(p("asobject", vec![r]).unwrap().len(), Some(9));
