@@ -397,7 +397,47 @@ fn objects_value(comps: Vec<Vec<Cell>>) -> Value {
 
 /// The reference's `objects(grid, univalued, diagonal, without_bg)`.
 fn find_objects(grid: &Value, univalued: bool, diagonal: bool, without_bg: bool) -> DslResult<Value> {
-    objects_of(grid.as_grid()?.view(), univalued, diagonal, without_bg)
+    match grid.as_grid() {
+        Ok(g) => objects_of(g.view(), univalued, diagonal, without_bg),
+        Err(refused) => ragged_objects(grid, refused, univalued, diagonal, without_bg),
+    }
+}
+
+/// `objects` of a tuple of integer tuples that is no grid. The reference takes `mostcolor` over
+/// every cell, then `h, w = len(grid), len(grid[0])`, and reads every location of `h` by `w`:
+/// a row shorter than the first is an `IndexError`, and the cells of longer rows past `w` are
+/// never reached, so the objects are those of the grid cut to the first row's width.
+fn ragged_objects(
+    grid: &Value,
+    refused: crate::dsl::DslError,
+    univalued: bool,
+    diagonal: bool,
+    without_bg: bool,
+) -> DslResult<Value> {
+    let rows = rows::of(grid)?;
+    let bg = match without_bg {
+        true => match common::extreme_color(&rows::color_counts(&rows), true) {
+            Some(bg) => Some(bg),
+            None => bail!(Value, "max() arg is an empty sequence"),
+        },
+        false => None,
+    };
+    let Some(w) = rows.first().map(Vec::len) else {
+        bail!(Index, "tuple index out of range");
+    };
+    if rows.iter().any(|r| r.len() < w) {
+        bail!(Index, "tuple index out of range");
+    }
+    let cells: Option<Vec<Color>> = rows
+        .iter()
+        .flat_map(|r| &r[..w])
+        .map(|&c| Color::try_from(c).ok())
+        .collect();
+    let (Some(cells), Ok(bg)) = (cells, bg.map(Color::try_from).transpose()) else {
+        return Err(refused);
+    };
+    let cut = Grid::new(rows.len(), w, cells);
+    objects_with(cut.view(), univalued, diagonal, bg)
 }
 
 /// `objects` of a borrowed grid: the primitive's core, and the lane function of the batched
@@ -408,6 +448,11 @@ pub fn objects_of(g: GridView<'_>, univalued: bool, diagonal: bool, without_bg: 
     } else {
         None
     };
+    objects_with(g, univalued, diagonal, bg)
+}
+
+/// `objects` with the background colour given (`None`: every cell belongs to an object).
+fn objects_with(g: GridView<'_>, univalued: bool, diagonal: bool, bg: Option<Color>) -> DslResult<Value> {
     if g.h == 0 {
         bail!(Index, "tuple index out of range (objects of an empty grid)");
     }

@@ -633,6 +633,27 @@ mod tests {
             p("toobject", vec![past_short_row, r.clone()]),
             Err(DslError::Index(_))
         ));
+        // objects reads h by w cells: a shorter row fails, a longer row's extra cells are unseen
+        // (but count for the background).
+        let objects = |g: &Value, without_bg: bool| {
+            p(
+                "objects",
+                vec![
+                    g.clone(),
+                    Value::Bool(true),
+                    Value::Bool(false),
+                    Value::Bool(without_bg),
+                ],
+            )
+        };
+        assert!(matches!(objects(&r, false), Err(DslError::Index(_))));
+        let long_last = t(&[&[1, 1], &[0, 1, 0, 0, 0]]);
+        let cut = t(&[&[1, 1], &[0, 1]]);
+        assert_eq!(objects(&long_last, false), objects(&cut, false));
+        assert_eq!(
+            objects(&long_last, true).unwrap().to_string(),
+            "frozenset({frozenset({(1, (0, 0)), (1, (0, 1)), (1, (1, 1))})})"
+        );
         // Every row as wide as the first.
         assert_eq!(p("asindices", vec![r.clone()]).unwrap().len(), Some(9));
         assert_eq!(p("asobject", vec![r]).unwrap().len(), Some(9));
