@@ -20,3 +20,6 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
