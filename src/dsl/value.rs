@@ -34,7 +34,7 @@
 
 use std::cmp::Ordering;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use super::error::{DslError, DslResult};
 use super::func::Func;
@@ -266,9 +266,30 @@ impl Value {
     /// as an index set or an object when every member is a location or a cell. Of equal
     /// members (`0` and `False`) the first one given stays, as in a Python set.
     pub fn set(mut items: Vec<Value>) -> Value {
-        items.sort();
+        // Equal members are interchangeable unless one may hold a bool where the other holds
+        // an int (`True == 1`): only then must the sort keep the order given.
+        if items.iter().all(Value::holds_no_bool) {
+            items.sort_unstable();
+        } else {
+            items.sort();
+        }
         items.dedup();
         Value::set_sorted(items)
+    }
+
+    /// True for values whose members are all plain integers (or that have none), so that two
+    /// equal such values print alike (no `True` where the other has `1`).
+    fn holds_no_bool(&self) -> bool {
+        match self {
+            Value::Int(_)
+            | Value::Pair(..)
+            | Value::Cell(_)
+            | Value::Grid(_)
+            | Value::Indices(_)
+            | Value::Object(_) => true,
+            Value::Tuple(v) | Value::Set(v) => v.is_empty(),
+            _ => false,
+        }
     }
 
     /// Like [`Value::set`] for members already sorted and unique.
@@ -285,12 +306,16 @@ impl Value {
         Value::Set(Arc::new(items))
     }
 
+    /// The empty frozenset, shared (as the empty tuple): `connect` of unaligned points and
+    /// filters that keep nothing return it by the million in search, one allocation each before.
     pub fn empty_set() -> Value {
-        Value::Set(Arc::new(Vec::new()))
+        static EMPTY: LazyLock<Arc<Vec<Value>>> = LazyLock::new(|| Arc::new(Vec::new()));
+        Value::Set(EMPTY.clone())
     }
 
     pub fn empty_tuple() -> Value {
-        Value::Tuple(Arc::new(Vec::new()))
+        static EMPTY: LazyLock<Arc<Vec<Value>>> = LazyLock::new(|| Arc::new(Vec::new()));
+        Value::Tuple(EMPTY.clone())
     }
 
     // ----- kind tests ---------------------------------------------------------------------
@@ -568,11 +593,18 @@ impl Ord for Value {
                 };
                 a.cmp(b)
             }
-            // Mixed representations of tuples or of sets: compare member by member.
+            // Mixed representations of tuples or of sets: compare member by member, one member
+            // at a time (an empty set against an index set is common: no allocation for it).
             Rank::Tuple | Rank::Set => {
-                let a = self.members().expect("containers have members");
-                let b = other.members().expect("containers have members");
-                a.cmp(&b)
+                let (na, nb) = (self.len().unwrap_or(0), other.len().unwrap_or(0));
+                for k in 0..na.min(nb) {
+                    let (a, b) = (self.member(k), other.member(k));
+                    match a.cmp(&b) {
+                        Ordering::Equal => {}
+                        o => return o,
+                    }
+                }
+                na.cmp(&nb)
             }
         }
     }
