@@ -148,10 +148,13 @@ fn mpapply(a: &[Value]) -> DslResult<Value> {
 fn prapply(a: &[Value]) -> DslResult<Value> {
     let (xs, ys) = (members_of(&a[1])?, members_of(&a[2])?);
     // The reference loops over `b` outside and `a` inside.
-    let (left, right): (Vec<Value>, Vec<Value>) = ys
-        .iter()
-        .flat_map(|y| xs.iter().map(move |x| (x.clone(), y.clone())))
-        .unzip();
+    // Reserved up front (the time limit, not the memory, ends a call over too many pairs).
+    let pairs = xs.len().saturating_mul(ys.len()).min(1 << 20);
+    let (mut left, mut right) = (Vec::with_capacity(pairs), Vec::with_capacity(pairs));
+    for y in &ys {
+        left.extend(xs.iter().cloned());
+        right.resize(right.len() + xs.len(), y.clone());
+    }
     Ok(Value::set(
         map(&a[0], &[&left, &right]).all().map_err(DslError::in_generator)?,
     ))
