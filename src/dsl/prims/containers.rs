@@ -174,8 +174,32 @@ pub(super) enum SetOp {
     Difference,
 }
 
-/// `op` on two sorted, duplicate-free slices, as one merge.
+/// How many times larger one side must be for [`merge_sorted`] to search it member by member
+/// instead of walking it.
+const SKEW: usize = 16;
+
+/// `op` on two sorted, duplicate-free slices. A difference or intersection of a few members
+/// with many (`difference(shift(pattern, offset), grid_cells)` over every offset) searches the
+/// large side for each member of the small one; anything else is one merge ([`merge_walk`]).
 fn merge_sorted<T: Ord + Clone>(op: SetOp, a: &[T], b: &[T]) -> Vec<T> {
+    match op {
+        SetOp::Difference if a.len().saturating_mul(SKEW) < b.len() => {
+            a.iter().filter(|x| b.binary_search(x).is_err()).cloned().collect()
+        }
+        SetOp::Intersection if a.len().saturating_mul(SKEW) < b.len() => {
+            a.iter().filter(|x| b.binary_search(x).is_ok()).cloned().collect()
+        }
+        // The members kept are `a`'s, as in the merge.
+        SetOp::Intersection if b.len().saturating_mul(SKEW) < a.len() => b
+            .iter()
+            .filter_map(|y| a.binary_search(y).ok().map(|k| a[k].clone()))
+            .collect(),
+        _ => merge_walk(op, a, b),
+    }
+}
+
+/// `op` on two sorted, duplicate-free slices, as one merge.
+fn merge_walk<T: Ord + Clone>(op: SetOp, a: &[T], b: &[T]) -> Vec<T> {
     let mut out = Vec::with_capacity(match op {
         SetOp::Union => a.len() + b.len(),
         SetOp::Intersection => a.len().min(b.len()),
@@ -849,5 +873,21 @@ mod tests {
             repeat(&[Value::Int(0), Value::Int(i64::MAX)]),
             Err(DslError::TooLarge(_))
         ));
+    }
+
+    proptest::proptest! {
+        /// The searched fast path of [`merge_sorted`] against the plain merge, on sides of very
+        /// different sizes and on equal ones.
+        #[test]
+        fn set_operations_search_as_they_merge(
+            a in proptest::collection::btree_set(0..400i32, 0..40),
+            b in proptest::collection::btree_set(0..400i32, 0..400),
+        ) {
+            let (a, b): (Vec<i32>, Vec<i32>) = (a.into_iter().collect(), b.into_iter().collect());
+            for op in [SetOp::Union, SetOp::Intersection, SetOp::Difference] {
+                proptest::prop_assert_eq!(merge_sorted(op, &a, &b), merge_walk(op, &a, &b));
+                proptest::prop_assert_eq!(merge_sorted(op, &b, &a), merge_walk(op, &b, &a));
+            }
+        }
     }
 }
