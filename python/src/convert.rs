@@ -301,6 +301,11 @@ fn py_at<'py>(py: Python<'py>, v: &Value, depth: usize) -> PyResult<Bound<'py, P
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
         Value::Int(n) => n.into_pyobject(py)?.into_any(),
         Value::Pair(a, b) => PyTuple::new(py, [a, b])?.into_any(),
+        Value::Ints(v) => PyTuple::new(py, v.iter())?.into_any(),
+        Value::LocPair(..) | Value::CellPair(..) => {
+            let members = v.members().unwrap_or_default();
+            PyTuple::new(py, items_py(py, &members, depth)?)?.into_any()
+        }
         Value::Cell(c) => interned(py)?.cell(py, *c)?,
         Value::Grid(g) => PyTuple::new(py, cache::grid_rows(py, g)?)?.into_any(),
         Value::Indices(locs) => {

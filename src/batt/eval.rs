@@ -253,6 +253,10 @@ pub fn size(v: &Value, cap: usize) -> usize {
         Value::Object(c) => c.len(),
         // A tuple `(colour, (i, j))`: its two members, as when it was a boxed tuple.
         Value::Cell(_) => 2,
+        Value::Ints(v) => v.len(),
+        // Two members, and each cell's two, as when they were boxed tuples.
+        Value::LocPair(..) => 2,
+        Value::CellPair(..) => 6,
         Value::Tuple(vs) | Value::Set(vs) => {
             let mut n = vs.len();
             for m in vs.iter() {

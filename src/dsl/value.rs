@@ -7,6 +7,12 @@
 //!
 //! * [`Value::Pair`] for a tuple of two integers (locations, directions, shapes) — no allocation;
 //! * [`Value::Cell`] for a tuple `(colour, (i, j))`, one cell of an object — no allocation;
+//! * [`Value::LocPair`] and [`Value::CellPair`] for a tuple of two locations or of two cells (the
+//!   members of `product` of index sets or of objects, which search builds by the million) —
+//!   no allocation;
+//! * [`Value::Ints`] for any other tuple of integers that fit an `i32` (a grid row handed out as
+//!   a member, an `interval`, the rows of a ragged tuple of tuples): one allocation, 4 bytes an
+//!   integer instead of a boxed value each;
 //! * [`Value::Grid`] for a grid: one flat buffer of [`Color`]s, row-major (ARC grids have at most
 //!   30x30 cells, though `upscale` or `hconcat` can build larger ones; ARC colours are 0..9, but
 //!   a program may paint with a negative constant or a count past 127, which the reference
@@ -64,6 +70,33 @@ pub struct Cell {
 impl Cell {
     pub fn loc(self) -> Loc {
         Loc { i: self.i, j: self.j }
+    }
+}
+
+/// A cell whose colour and coordinates fit an `i16` each, packed so that two fit in a
+/// [`Value::CellPair`]. Field order is the canonical order, as in [`Cell`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SmallCell {
+    color: i16,
+    i: i16,
+    j: i16,
+}
+
+impl SmallCell {
+    pub fn pack(c: Cell) -> Option<SmallCell> {
+        Some(SmallCell {
+            color: c.color.try_into().ok()?,
+            i: c.i.try_into().ok()?,
+            j: c.j.try_into().ok()?,
+        })
+    }
+
+    pub fn cell(self) -> Cell {
+        Cell {
+            color: self.color.into(),
+            i: self.i.into(),
+            j: self.j.into(),
+        }
     }
 }
 
@@ -179,6 +212,13 @@ pub enum Value {
     Pair(i64, i64),
     /// A tuple `(colour, (i, j))` of integers that fit an `i32` each: a cell of an object.
     Cell(Cell),
+    /// A tuple of two locations `((i, j), (k, l))` whose coordinates fit an `i32` each.
+    LocPair(Loc, Loc),
+    /// A tuple of two cells that pack into [`SmallCell`]s.
+    CellPair(SmallCell, SmallCell),
+    /// A tuple of integers that fit an `i32` each, of any length but 0 and 2 (the empty tuple
+    /// is a `Tuple`, two integers a `Pair`).
+    Ints(Arc<[Color]>),
     Grid(Arc<Grid>),
     /// A frozenset of locations, sorted and without duplicates.
     Indices(Arc<Vec<Loc>>),
@@ -206,7 +246,13 @@ impl Value {
         match self {
             Value::None => Rank::None,
             Value::Bool(_) | Value::Int(_) => Rank::Number,
-            Value::Pair(..) | Value::Cell(_) | Value::Grid(_) | Value::Tuple(_) => Rank::Tuple,
+            Value::Pair(..)
+            | Value::Cell(_)
+            | Value::LocPair(..)
+            | Value::CellPair(..)
+            | Value::Ints(_)
+            | Value::Grid(_)
+            | Value::Tuple(_) => Rank::Tuple,
             Value::Indices(_) | Value::Object(_) | Value::Set(_) => Rank::Set,
             Value::Func(_) => Rank::Func,
         }
@@ -248,18 +294,57 @@ impl Value {
         Value::Object(Arc::new(cells))
     }
 
-    /// A tuple, in the most compact representation its shape allows.
-    pub fn tuple(items: Vec<Value>) -> Value {
-        match items[..] {
-            [Value::Int(a), Value::Int(b)] => Value::Pair(a, b),
-            [Value::Int(color), Value::Pair(i, j)] => {
-                match (i32::try_from(color), i32::try_from(i), i32::try_from(j)) {
-                    (Ok(color), Ok(i), Ok(j)) => Value::Cell(Cell { color, i, j }),
-                    _ => Value::Tuple(Arc::new(items)),
+    /// A tuple of integers, in the most compact representation its length allows.
+    pub fn ints(items: &[Color]) -> Value {
+        match *items {
+            [] => Value::empty_tuple(),
+            [a, b] => Value::Pair(a.into(), b.into()),
+            _ => Value::Ints(items.into()),
+        }
+    }
+
+    /// The tuple `(a, b)`, in the most compact representation its members allow.
+    pub fn duo(a: Value, b: Value) -> Value {
+        let fits = |n: i64| i32::try_from(n).ok();
+        match (&a, &b) {
+            (Value::Int(x), Value::Int(y)) => return Value::Pair(*x, *y),
+            (Value::Int(color), Value::Pair(i, j)) => {
+                if let (Some(color), Some(i), Some(j)) = (fits(*color), fits(*i), fits(*j)) {
+                    return Value::Cell(Cell { color, i, j });
                 }
             }
-            _ => Value::Tuple(Arc::new(items)),
+            (Value::Pair(..), Value::Pair(..)) => {
+                if let (Some(x), Some(y)) = (a.as_loc_exact(), b.as_loc_exact()) {
+                    return Value::LocPair(x, y);
+                }
+            }
+            (Value::Cell(x), Value::Cell(y)) => {
+                if let (Some(x), Some(y)) = (SmallCell::pack(*x), SmallCell::pack(*y)) {
+                    return Value::CellPair(x, y);
+                }
+            }
+            _ => {}
         }
+        Value::Tuple(Arc::new(vec![a, b]))
+    }
+
+    /// A tuple, in the most compact representation its shape allows.
+    pub fn tuple(mut items: Vec<Value>) -> Value {
+        if items.len() == 2 {
+            let b = items.pop().expect("two items");
+            let a = items.pop().expect("two items");
+            return Value::duo(a, b);
+        }
+        if !items.is_empty() {
+            let narrow = |v: &Value| match v {
+                Value::Int(n) => Color::try_from(*n).ok(),
+                _ => None,
+            };
+            if let Some(ints) = items.iter().map(narrow).collect::<Option<Vec<Color>>>() {
+                return Value::Ints(ints.into());
+            }
+        }
+        Value::Tuple(Arc::new(items))
     }
 
     /// A frozenset from members in any order: sorted canonically, duplicates dropped, and kept
@@ -284,6 +369,9 @@ impl Value {
             Value::Int(_)
             | Value::Pair(..)
             | Value::Cell(_)
+            | Value::LocPair(..)
+            | Value::CellPair(..)
+            | Value::Ints(_)
             | Value::Grid(_)
             | Value::Indices(_)
             | Value::Object(_) => true,
@@ -336,7 +424,13 @@ impl Value {
             Value::None => "NoneType",
             Value::Bool(_) => "bool",
             Value::Int(_) => "int",
-            Value::Pair(..) | Value::Cell(_) | Value::Grid(_) | Value::Tuple(_) => "tuple",
+            Value::Pair(..)
+            | Value::Cell(_)
+            | Value::LocPair(..)
+            | Value::CellPair(..)
+            | Value::Ints(_)
+            | Value::Grid(_)
+            | Value::Tuple(_) => "tuple",
             Value::Indices(_) | Value::Object(_) | Value::Set(_) => "frozenset",
             Value::Func(_) => "function",
         }
@@ -360,7 +454,7 @@ impl Value {
             Value::Bool(b) => *b,
             Value::Int(n) => *n != 0,
             Value::Func(_) => true,
-            Value::Pair(..) | Value::Cell(_) => true,
+            Value::Pair(..) | Value::Cell(_) | Value::LocPair(..) | Value::CellPair(..) => true,
             _ => self.len().unwrap_or(1) != 0,
         }
     }
@@ -370,6 +464,9 @@ impl Value {
         match self {
             Value::Pair(a, b) => Ok((*a, *b)),
             Value::Tuple(items) if items.len() == 2 => Ok((items[0].as_int()?, items[1].as_int()?)),
+            // Their first member is not an integer: the boxed tuple's error.
+            Value::LocPair(a, _) => Err(DslError::type_error("an integer", &Value::loc(*a))),
+            Value::CellPair(a, _) => Err(DslError::type_error("an integer", &Value::cell(a.cell()))),
             _ => Err(DslError::type_error("a pair of integers", self)),
         }
     }
@@ -456,6 +553,11 @@ impl Value {
     pub fn as_grid(&self) -> DslResult<Arc<Grid>> {
         match self {
             Value::Grid(g) => Ok(g.clone()),
+            Value::LocPair(a, b) => Ok(Arc::new(Grid::new(2, 2, vec![a.i, a.j, b.i, b.j]))),
+            Value::CellPair(..) => {
+                let rows = self.members().unwrap_or_default();
+                Value::Tuple(Arc::new(rows)).as_grid()
+            }
             Value::Tuple(rows) => {
                 let w = match rows.first() {
                     None => 0,
@@ -463,6 +565,13 @@ impl Value {
                 };
                 let mut cells = Vec::with_capacity(rows.len() * w);
                 for r in rows.iter() {
+                    if let Value::Ints(row) = r {
+                        if row.len() != w {
+                            return Err(DslError::type_error("a grid (rows of equal length)", self));
+                        }
+                        cells.extend_from_slice(row);
+                        continue;
+                    }
                     let members = r.members().ok_or_else(|| DslError::type_error("a grid", self))?;
                     if members.len() != w || !r.is_tuple() {
                         return Err(DslError::type_error("a grid (rows of equal length)", self));
@@ -491,6 +600,9 @@ impl Value {
         match self {
             Value::Pair(a, b) => out.extend([Value::Int(*a), Value::Int(*b)]),
             Value::Cell(c) => out.extend([Value::Int(c.color.into()), Value::loc(c.loc())]),
+            Value::LocPair(a, b) => out.extend([Value::loc(*a), Value::loc(*b)]),
+            Value::CellPair(a, b) => out.extend([Value::cell(a.cell()), Value::cell(b.cell())]),
+            Value::Ints(v) => out.extend(v.iter().map(|&n| Value::Int(n.into()))),
             Value::Grid(g) => out.extend((0..g.h).map(|r| row_value(g.row(r)))),
             Value::Indices(l) => out.extend(l.iter().map(|&l| Value::loc(l))),
             Value::Object(c) => out.extend(c.iter().map(|&c| Value::cell(c))),
@@ -503,7 +615,8 @@ impl Value {
     /// `len(x)` for containers.
     pub fn len(&self) -> Option<usize> {
         Some(match self {
-            Value::Pair(..) | Value::Cell(_) => 2,
+            Value::Pair(..) | Value::Cell(_) | Value::LocPair(..) | Value::CellPair(..) => 2,
+            Value::Ints(v) => v.len(),
             Value::Grid(g) => g.h,
             Value::Indices(l) => l.len(),
             Value::Object(c) => c.len(),
@@ -526,6 +639,9 @@ impl Value {
                 1 => Value::loc(c.loc()),
                 _ => return None,
             },
+            Value::LocPair(a, b) => Value::loc(*[a, b].get(n)?.to_owned()),
+            Value::CellPair(a, b) => Value::cell([a, b].get(n)?.cell()),
+            Value::Ints(v) => Value::Int((*v.get(n)?).into()),
             Value::Grid(g) => {
                 if n >= g.h {
                     return None;
@@ -549,7 +665,7 @@ impl Value {
 
 /// A grid row as the tuple of integers Python would hand out.
 fn row_value(row: &[Color]) -> Value {
-    Value::tuple(row.iter().map(|&c| Value::Int(c as i64)).collect())
+    Value::ints(row)
 }
 
 // ----- structural equality and the canonical order ----------------------------------------
@@ -562,6 +678,9 @@ impl Ord for Value {
             (Int(a), Int(b)) => return a.cmp(b),
             (Pair(a, b), Pair(c, d)) => return (a, b).cmp(&(c, d)),
             (Value::Cell(a), Value::Cell(b)) => return a.cmp(b),
+            (Ints(a), Ints(b)) => return a.cmp(b),
+            (LocPair(a, b), LocPair(c, d)) => return (a, b).cmp(&(c, d)),
+            (CellPair(a, b), CellPair(c, d)) => return (a, b).cmp(&(c, d)),
             (Grid(a), Grid(b)) => return a.cmp_rows(b),
             (Indices(a), Indices(b)) => return a.cmp(b),
             (Object(a), Object(b)) => return a.cmp(b),

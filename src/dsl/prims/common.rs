@@ -44,7 +44,13 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
             Ok(Arc::new(l))
         }
         // A tuple of pairs may arrive as a grid of width 2 (from Python, say).
-        Value::Set(_) | Value::Tuple(_) | Value::Cell(_) | Value::Grid(_) => {
+        Value::Set(_)
+        | Value::Tuple(_)
+        | Value::Ints(_)
+        | Value::Cell(_)
+        | Value::LocPair(..)
+        | Value::CellPair(..)
+        | Value::Grid(_) => {
             let members = patch.members().unwrap_or_default();
             let Some(first) = members.first() else {
                 return Ok(Arc::new(Vec::new()));
@@ -85,7 +91,14 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
 pub fn cells(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
     match obj {
         Value::Object(c) => Ok(c.clone()),
-        Value::Set(_) | Value::Tuple(_) | Value::Cell(_) | Value::Indices(_) | Value::Grid(_) => {
+        Value::Set(_)
+        | Value::Tuple(_)
+        | Value::Ints(_)
+        | Value::Cell(_)
+        | Value::LocPair(..)
+        | Value::CellPair(..)
+        | Value::Indices(_)
+        | Value::Grid(_) => {
             let members = obj.members().unwrap_or_default();
             let mut c = members.iter().map(member_cell).collect::<DslResult<Vec<_>>>()?;
             c.sort_unstable();

@@ -453,6 +453,7 @@ fn first_occurrences<T: Ord>(items: &[T]) -> Vec<bool> {
 fn small_ints(c: &Value) -> Option<Vec<i32>> {
     match c {
         Value::Pair(a, b) => Some(vec![i32::try_from(*a).ok()?, i32::try_from(*b).ok()?]),
+        Value::Ints(v) => Some(v.to_vec()),
         Value::Tuple(v) | Value::Set(v) => v
             .iter()
             .map(|m| match m {

@@ -372,8 +372,11 @@ fn reversed(t: &Value) -> DslResult<Value> {
     match t {
         Value::Grid(g) => Ok(hmirror_of(g.view())),
         Value::Pair(x, y) => Ok(Value::Pair(*y, *x)),
+        Value::Ints(items) => Ok(Value::ints(&items.iter().rev().copied().collect::<Vec<_>>())),
         Value::Tuple(items) => Ok(Value::tuple(items.iter().rev().cloned().collect())),
-        Value::Cell(c) => Ok(Value::tuple(vec![Value::loc(c.loc()), Value::Int(c.color.into())])),
+        t if t.is_tuple() => Ok(Value::tuple(
+            t.members().unwrap_or_default().into_iter().rev().collect(),
+        )),
         _ => Err(DslError::type_error("a tuple", t)),
     }
 }
@@ -467,8 +470,12 @@ fn shifted_cells(cells: &[Cell], di: i64, dj: i64) -> impl Iterator<Item = (i64,
 /// kept), a set's canonical order.
 fn cells_in_order(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
     match obj {
-        Value::Tuple(items) => Ok(Arc::new(
-            items.iter().map(common::member_cell).collect::<DslResult<_>>()?,
+        Value::Tuple(_) | Value::Ints(_) => Ok(Arc::new(
+            obj.members()
+                .unwrap_or_default()
+                .iter()
+                .map(common::member_cell)
+                .collect::<DslResult<_>>()?,
         )),
         _ => common::cells(obj),
     }

@@ -57,10 +57,7 @@ pub(super) fn number(v: &Value) -> Option<i64> {
 
 /// The tuple `(p, q)`, in its compact variant when it has one ([`Value::tuple`]).
 pub(super) fn pair_of(p: Value, q: Value) -> Value {
-    match (p, q) {
-        (Value::Int(a), Value::Int(b)) => Value::Pair(a, b),
-        (p, q) => Value::tuple(vec![p, q]),
-    }
+    Value::duo(p, q)
 }
 
 /// Python's `x < y`: numbers by value, tuples lexicographically, frozensets by proper
@@ -72,6 +69,9 @@ pub(super) fn py_lt(x: &Value, y: &Value) -> DslResult<bool> {
     match (x, y) {
         (Value::Pair(a, b), Value::Pair(c, d)) => Ok((a, b) < (c, d)),
         (Value::Cell(a), Value::Cell(b)) => Ok(a < b),
+        (Value::Ints(a), Value::Ints(b)) => Ok(a < b),
+        (Value::LocPair(a, b), Value::LocPair(c, d)) => Ok((a, b) < (c, d)),
+        (Value::CellPair(a, b), Value::CellPair(c, d)) => Ok((a, b) < (c, d)),
         (Value::Grid(_), Value::Grid(_)) => Ok(x < y),
         (Value::Tuple(xs), Value::Tuple(ys)) => seq_lt(xs, ys),
         _ if x.is_tuple() && y.is_tuple() => seq_lt(&x.members().unwrap_or_default(), &y.members().unwrap_or_default()),

@@ -1,0 +1,137 @@
+//! The compact tuple variants (`Pair`, `Cell`, `LocPair`, `CellPair`, `Ints`) against the same
+//! tuples boxed member by member: every primitive of one or two arguments gives the same
+//! result, or an error of the same kind, whichever form it is handed (proptest). The boxed form
+//! is what the generic code paths read, so this checks each compact fast path against them.
+
+use std::mem::discriminant;
+use std::sync::Arc;
+
+use arcbatch::dsl::{registry, Grid, Value};
+use proptest::prelude::*;
+
+/// A tuple shape, built either boxed at every level or through the compacting constructors.
+#[derive(Clone, Debug)]
+enum Shape {
+    Int(i64),
+    Tuple(Vec<Shape>),
+    Set(Vec<Shape>),
+}
+
+impl Shape {
+    fn compact(&self) -> Value {
+        match self {
+            Shape::Int(n) => Value::Int(*n),
+            Shape::Tuple(items) => Value::tuple(items.iter().map(Shape::compact).collect()),
+            Shape::Set(items) => Value::set(items.iter().map(Shape::compact).collect()),
+        }
+    }
+
+    fn boxed(&self) -> Value {
+        match self {
+            Shape::Int(n) => Value::Int(*n),
+            Shape::Tuple(items) => Value::Tuple(Arc::new(items.iter().map(Shape::boxed).collect())),
+            Shape::Set(items) => {
+                let mut members: Vec<Value> = items.iter().map(Shape::boxed).collect();
+                members.sort();
+                members.dedup();
+                Value::Set(Arc::new(members))
+            }
+        }
+    }
+}
+
+fn int() -> impl Strategy<Value = Shape> {
+    (-2i64..12).prop_map(Shape::Int)
+}
+
+fn loc() -> impl Strategy<Value = Shape> {
+    (int(), int()).prop_map(|(i, j)| Shape::Tuple(vec![i, j]))
+}
+
+fn cell() -> impl Strategy<Value = Shape> {
+    (int(), loc()).prop_map(|(c, l)| Shape::Tuple(vec![c, l]))
+}
+
+/// The shapes the compact variants cover, and containers of them.
+fn shapes() -> impl Strategy<Value = Shape> {
+    let leaf = prop_oneof![
+        proptest::collection::vec(int(), 1..7).prop_map(Shape::Tuple),
+        loc(),
+        cell(),
+        (loc(), loc()).prop_map(|(a, b)| Shape::Tuple(vec![a, b])),
+        (cell(), cell()).prop_map(|(a, b)| Shape::Tuple(vec![a, b])),
+    ];
+    prop_oneof![
+        3 => leaf.clone(),
+        1 => proptest::collection::vec(leaf.clone(), 0..5).prop_map(Shape::Tuple),
+        1 => proptest::collection::vec(leaf, 0..5).prop_map(Shape::Set),
+    ]
+}
+
+/// What a call gives, comparable across the two forms: the value (strictly, by its spelling
+/// too) or the kind of error.
+fn outcome(name: &str, args: &[Value]) -> Result<(Value, String), String> {
+    let id = arcbatch::dsl::PrimId::of(name).expect("registered");
+    match (id.spec().imp)(args) {
+        Ok(v) => {
+            let text = v.to_string();
+            Ok((v, text))
+        }
+        Err(e) => Err(format!("{:?}", discriminant(&e))),
+    }
+}
+
+/// Other arguments to pair the shapes with.
+fn partners() -> Vec<Value> {
+    vec![
+        Value::Int(1),
+        Value::Int(0),
+        Value::Pair(1, 2),
+        Value::grid(Grid::new(2, 3, vec![0, 1, 2, 3, 1, 0])),
+        Value::prim(arcbatch::dsl::PrimId::of("first").expect("registered")),
+        Value::prim(arcbatch::dsl::PrimId::of("size").expect("registered")),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_primitive_reads_a_compact_tuple_as_the_boxed_one(shape in shapes()) {
+        let (compact, boxed) = (shape.compact(), shape.boxed());
+        prop_assert_eq!(&compact, &boxed);
+        prop_assert_eq!(compact.to_string(), boxed.to_string());
+        let partners = partners();
+        for id in registry().ids() {
+            let spec = id.spec();
+            match spec.arity() {
+                1 => prop_assert_eq!(
+                    outcome(spec.name, std::slice::from_ref(&compact)),
+                    outcome(spec.name, std::slice::from_ref(&boxed)),
+                    "{} on {}", spec.name, boxed
+                ),
+                2 => {
+                    for other in &partners {
+                        prop_assert_eq!(
+                            outcome(spec.name, &[compact.clone(), other.clone()]),
+                            outcome(spec.name, &[boxed.clone(), other.clone()]),
+                            "{} on {}, {}", spec.name, boxed, other
+                        );
+                        prop_assert_eq!(
+                            outcome(spec.name, &[other.clone(), compact.clone()]),
+                            outcome(spec.name, &[other.clone(), boxed.clone()]),
+                            "{} on {}, {}", spec.name, other, boxed
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn compact_and_boxed_tuples_order_alike(a in shapes(), b in shapes()) {
+        prop_assert_eq!(a.compact().cmp(&b.compact()), a.boxed().cmp(&b.boxed()));
+        prop_assert_eq!(a.compact().cmp(&b.boxed()), a.boxed().cmp(&b.compact()));
+    }
+}
