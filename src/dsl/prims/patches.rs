@@ -552,7 +552,44 @@ fn moved(x: i32, d: i64) -> DslResult<i32> {
 
 /// `shift(patch, (di, dj))` of a non-empty patch. A translation keeps the canonical order.
 fn shifted(p: &Value, di: i64, dj: i64) -> DslResult<Value> {
-    Ok(match Patch::of(p)? {
+    let patch = Patch::of(p)?;
+    // The range of the coordinates, checked once: every moved coordinate then fits, and the
+    // members move without a check each. Where one does not fit, the member-by-member path
+    // raises the first failing member's error.
+    let range = |coords: &mut dyn Iterator<Item = (i32, i32)>| {
+        coords.fold((i32::MAX, i32::MIN, i32::MAX, i32::MIN), |(a, b, c, d), (i, j)| {
+            (a.min(i), b.max(i), c.min(j), d.max(j))
+        })
+    };
+    let (lo_i, hi_i, lo_j, hi_j) = match &patch {
+        Patch::Locs(l) => range(&mut l.iter().map(|l| (l.i, l.j))),
+        Patch::Cells(c) => range(&mut c.iter().map(|c| (c.i, c.j))),
+    };
+    let fits = |lo: i32, hi: i32, d: i64| moved(lo, d).is_ok() && moved(hi, d).is_ok();
+    if fits(lo_i, hi_i, di) && fits(lo_j, hi_j, dj) {
+        // In range: `d` fits an i32 once added to a coordinate, and so does each sum.
+        let (di, dj) = (di as i32, dj as i32);
+        let moved_by = |i: i32, j: i32| (i.wrapping_add(di), j.wrapping_add(dj));
+        return Ok(match patch {
+            Patch::Locs(l) => Value::Indices(Arc::new(
+                l.iter()
+                    .map(|l| {
+                        let (i, j) = moved_by(l.i, l.j);
+                        Loc { i, j }
+                    })
+                    .collect(),
+            )),
+            Patch::Cells(c) => Value::Object(Arc::new(
+                c.iter()
+                    .map(|c| {
+                        let (i, j) = moved_by(c.i, c.j);
+                        Cell { color: c.color, i, j }
+                    })
+                    .collect(),
+            )),
+        });
+    }
+    Ok(match patch {
         Patch::Locs(l) => Value::Indices(Arc::new(
             l.iter()
                 .map(|l| {
@@ -677,4 +714,47 @@ fn manhattan(a: &[Value]) -> DslResult<Value> {
 
 fn adjacent(a: &[Value]) -> DslResult<Value> {
     Ok(Value::Bool(min_distance(&a[0], &a[1])? == 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Each member moved with its own check: the definition `shifted`'s range check stands for.
+    fn shifted_member_by_member(locs: &[Loc], di: i64, dj: i64) -> DslResult<Vec<Loc>> {
+        locs.iter()
+            .map(|l| {
+                Ok(Loc {
+                    i: moved(l.i, di)?,
+                    j: moved(l.j, dj)?,
+                })
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// Near the ends of the coordinate range too, where some members no longer fit.
+        #[test]
+        fn shift_checks_the_range_as_each_member_would(
+            near in prop_oneof![Just(0i64), Just(i32::MAX as i64 - 20), Just(i32::MIN as i64 + 20)],
+            offsets in proptest::collection::btree_set((-20i64..20, -20i64..20), 1..12),
+            di in -40i64..40,
+            dj in -40i64..40,
+            far in prop_oneof![Just(0i64), Just(1i64 << 32), Just(-(1i64 << 32))],
+        ) {
+            let locs: Vec<Loc> = offsets
+                .iter()
+                .map(|&(i, j)| Loc { i: (near + i) as i32, j: (near + j) as i32 })
+                .collect();
+            let (di, dj) = (di + far, dj - far);
+            let expected = shifted_member_by_member(&locs, di, dj);
+            let got = shifted(&Value::indices(locs.clone()), di, dj);
+            match (got, expected) {
+                (Ok(v), Ok(e)) => prop_assert_eq!(v, Value::indices(e)),
+                (Err(g), Err(e)) => prop_assert_eq!(g.to_string(), e.to_string()),
+                (g, e) => prop_assert!(false, "shifted gave {:?}, member by member {:?}", g, e),
+            }
+        }
+    }
 }
