@@ -16,8 +16,10 @@ pub mod backend;
 pub mod cpu;
 pub mod grids;
 pub mod group;
+pub mod kernel;
 pub mod ops;
 pub mod selection;
+pub mod staging;
 
 use rayon::prelude::*;
 

@@ -14,7 +14,6 @@
 //! caller. Ops without a kernel and function values run on the CPU backend too.
 
 use std::collections::HashSet;
-use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,12 +22,15 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::emu::EmuDevice;
-use super::staging::{u32s, Staging};
 use super::{Device, DeviceError, Entry, Job, KernelArg, Launch, SetupError};
+use crate::batch::kernel::{
+    grid_out, kernel_color, kernel_grid, par_unpack, stage_grids, BadOutput, Packed, UNPACK_CHUNK,
+};
+use crate::batch::staging::{u32s, Staging};
 use crate::batch::{Arg, Backend, CpuBackend, GridBatch, GridMeta, LaneResult, PatchBatch, Selection, Transform};
 use crate::dsl::func::panic_message;
 use crate::dsl::prims::{self, objects_from_labels};
-use crate::dsl::{Cell, Color, Grid, GridView, Loc, PrimId, Value};
+use crate::dsl::{Cell, Color, Loc, PrimId, Value};
 
 /// Lanes above which a batch is sharded across the devices.
 pub const DEFAULT_SHARD_ABOVE: usize = 120;
@@ -189,7 +191,7 @@ impl<D: Device> DeviceBackend<D> {
             self.lap(0, &mut clock);
             device.run(&job, &mut out)?;
             self.lap(1, &mut clock);
-            let results = op.unpack(lanes, &out);
+            let results = op.unpack(lanes, &out).map_err(|e| DeviceError::BadOutput(e.0));
             self.lap(2, &mut clock);
             results
         }))
@@ -302,13 +304,6 @@ impl<D: Device> Backend for DeviceBackend<D> {
 
 // ----- the ops ------------------------------------------------------------------------------
 
-/// A packed launch: its blocks and arguments, and the output bytes to bring back.
-struct Packed {
-    blocks: u32,
-    args: Vec<KernelArg>,
-    output: Range<usize>,
-}
-
 /// One batched op with a kernel. Most take one grid per lane ([`Offload::grids`]); their
 /// lane count and which lanes the kernel takes follow from it.
 trait Offload: Sync {
@@ -328,62 +323,9 @@ trait Offload: Sync {
     /// Stages the given lanes (all taken) for one launch.
     fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed;
     /// The results of the given lanes from the output bytes.
-    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError>;
+    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, BadOutput>;
     /// The given lanes on the CPU backend.
     fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult>;
-}
-
-/// The grids of the given lanes staged as metadata and cells (rebased): their offsets, the
-/// number of cells in all, and the launch's block count.
-struct StagedGrids {
-    metas: usize,
-    cells: usize,
-    total: usize,
-    blocks: u32,
-}
-
-impl StagedGrids {
-    /// The launch over these grids: one block per grid, the arguments `(metas, cells, rest...)`.
-    fn packed(&self, rest: &[KernelArg], output: Range<usize>) -> Packed {
-        let grids = [KernelArg::Ptr(self.metas), KernelArg::Ptr(self.cells)];
-        Packed {
-            blocks: self.blocks,
-            args: grids.iter().chain(rest).copied().collect(),
-            output,
-        }
-    }
-}
-
-fn stage_grids(grids: &GridBatch, lanes: &[usize], staging: &mut Staging) -> StagedGrids {
-    let mut at = 0u32;
-    let metas = staging.put(lanes.iter().map(|&k| {
-        let m = grids.metas[k];
-        let rebased = GridMeta { offset: at, ..m };
-        at += m.len() as u32;
-        rebased
-    }));
-    let cells = staging.put_parts(
-        lanes,
-        |k| grids.metas[k].len(),
-        |k| grids.view(k).cells.iter().map(|&c| c as i8),
-    );
-    StagedGrids {
-        metas,
-        cells,
-        total: at as usize,
-        blocks: lanes.len() as u32,
-    }
-}
-
-/// The views of the given lanes' grids with the range of their cells in the packed buffer.
-fn packed_views<'g>(grids: &'g GridBatch, lanes: &'g [usize]) -> impl Iterator<Item = (GridView<'g>, Range<usize>)> {
-    let mut at = 0;
-    lanes.iter().map(move |&k| {
-        let v = grids.view(k);
-        let range = at..at + v.cells.len();
-        at = range.end;
-        (v, range)
-    })
 }
 
 /// The given lanes' grids as a batch of their own.
@@ -425,46 +367,9 @@ fn pick<T: Copy>(items: &[T], lanes: &[usize]) -> Vec<T> {
     lanes.iter().map(|&k| items[k]).collect()
 }
 
-/// Whether a kernel takes lane `k`'s grid: one with cells, every colour fitting the kernels'
-/// `i8` cells. Other lanes (an empty grid, a colour a program counted past 127) run on the CPU.
-fn kernel_grid(grids: &GridBatch, k: usize) -> bool {
-    !grids.metas[k].is_empty() && grids.view(k).cells.iter().all(|&c| kernel_color(c))
-}
-
-/// Whether a colour fits a kernel's `i8` cell.
-fn kernel_color(c: Color) -> bool {
-    i8::try_from(c).is_ok()
-}
-
-/// Each lane's result from its grid and the range of its cells in the packed buffer (`f`),
-/// the lanes spread over the thread pool: in lane order, or the first error.
-fn par_unpack<F>(grids: &GridBatch, lanes: &[usize], f: F) -> Result<Vec<LaneResult>, DeviceError>
-where
-    F: Fn(GridView<'_>, Range<usize>) -> Result<LaneResult, DeviceError> + Sync,
-{
-    let views: Vec<(GridView<'_>, Range<usize>)> = packed_views(grids, lanes).collect();
-    views
-        .into_par_iter()
-        .with_min_len(UNPACK_CHUNK)
-        .map(|(v, r)| f(v, r))
-        .collect()
-}
-
-/// Fewest lanes a thread unpacks at a time.
-const UNPACK_CHUNK: usize = 64;
-
 /// The output grids of ops that keep each grid's shape (`fill`, `paint`), from the packed cells.
-fn same_shape_grids(grids: &GridBatch, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
+fn same_shape_grids(grids: &GridBatch, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, BadOutput> {
     par_unpack(grids, lanes, |v, range| Ok(grid_out(v.h, v.w, &out[range])))
-}
-
-/// A grid value from output cells.
-fn grid_out(h: usize, w: usize, cells: &[u8]) -> LaneResult {
-    Ok(Value::grid(Grid::new(
-        h,
-        w,
-        cells.iter().map(|&c| Color::from(c as i8)).collect(),
-    )))
 }
 
 struct Objects<'a> {
@@ -487,7 +392,7 @@ impl Offload for Objects<'_> {
             labels..labels + 4 * g.total,
         )
     }
-    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
+    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, BadOutput> {
         thread_local! {
             static LABELS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
         }
@@ -500,7 +405,7 @@ impl Offload for Objects<'_> {
             });
             objects
                 .map(Ok)
-                .ok_or_else(|| DeviceError::BadOutput("a label that is not a component's first cell".into()))
+                .ok_or_else(|| BadOutput("a label that is not a component's first cell".into()))
         })
     }
     fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
@@ -533,7 +438,7 @@ impl Offload for ColorQuery<'_> {
         let out = staging.reserve(bytes);
         g.packed(&[KernelArg::Ptr(colors), KernelArg::Ptr(out)], out..out + bytes)
     }
-    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
+    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, BadOutput> {
         if self.count {
             return Ok(u32s(out).map(|n| Ok(Value::Int(n.into()))).collect());
         }
@@ -583,7 +488,7 @@ impl Offload for Palette<'_> {
             output: masks..masks + 32 * lanes.len(),
         }
     }
-    fn unpack(&self, _lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
+    fn unpack(&self, _lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, BadOutput> {
         let f = if self.as_tuple {
             prims::p_g_of
         } else {
@@ -668,7 +573,7 @@ impl Offload for Colorfilter<'_> {
             output: keep..keep + at as usize,
         }
     }
-    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
+    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, BadOutput> {
         let mut flags = out.iter();
         let results = lanes.iter().map(|&k| {
             let members = self.members(k).map_or(&[][..], |m| m.as_slice());
@@ -724,7 +629,7 @@ impl Offload for Fill<'_> {
             out..out + g.total,
         )
     }
-    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
+    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, BadOutput> {
         same_shape_grids(self.grids, lanes, out)
     }
     fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
@@ -769,7 +674,7 @@ impl Offload for Paint<'_> {
             out..out + g.total,
         )
     }
-    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
+    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, BadOutput> {
         same_shape_grids(self.grids, lanes, out)
     }
     fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
@@ -805,7 +710,7 @@ impl Offload for Transformed<'_> {
         let t = Transform::ALL.iter().position(|&t| t == self.t).expect("a transform") as u32;
         g.packed(&[KernelArg::Ptr(out), KernelArg::U32(t)], out..out + g.total)
     }
-    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
+    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, BadOutput> {
         par_unpack(self.grids, lanes, |v, range| {
             let (h, w) = if self.transposes() { (v.w, v.h) } else { (v.h, v.w) };
             Ok(grid_out(h, w, &out[range]))

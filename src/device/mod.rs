@@ -21,7 +21,9 @@
 //! Each kernel family is one CUDA C++ source in `kernels/` ([`FAMILIES`]); its text for NVRTC,
 //! with the portability header `kernels/portable.h` inlined, is
 //! [`KernelFamily::nvrtc_source`]. The same sources are compiled as host C++ by `build.rs`,
-//! where the entry point `name` becomes `name_host` (see `kernels/portable.h`).
+//! where the entry point `name` becomes `name_host` (see `kernels/portable.h`). The kernel
+//! table ([`Entry`], [`FAMILIES`], [`KernelArg`]) is generated from the sources' `KERNEL(...)`
+//! declarations and lives in [`crate::batch::kernel`], beside the op table that packs for it.
 
 pub mod auto;
 pub mod backend;
@@ -31,169 +33,16 @@ pub mod library;
 pub mod nvrtc;
 pub mod replay;
 pub mod select;
-pub mod staging;
 pub mod workload;
 
 use std::ops::Range;
 
+pub use crate::batch::staging::{self, Staging};
 pub use backend::DeviceBackend;
 pub use emu::{EmuDevice, ThreadOrder};
 pub use replay::ReplayDevice;
-pub use staging::Staging;
 
-/// The portability header every kernel source includes.
-pub const PORTABLE_H: &str = include_str!("../../kernels/portable.h");
-
-/// One kernel source and the entry points it defines.
-#[derive(Clone, Copy, Debug)]
-pub struct KernelFamily {
-    /// The file name under `kernels/`.
-    pub file: &'static str,
-    /// The source text, as in the file (it includes `portable.h`).
-    pub source: &'static str,
-    /// The entry points it defines.
-    pub entries: &'static [Entry],
-}
-
-impl KernelFamily {
-    /// The source for NVRTC: [`PORTABLE_H`] inlined in place of its `#include`, so the
-    /// compiler needs no header.
-    pub fn nvrtc_source(&self) -> String {
-        self.source.replace("#include \"portable.h\"", PORTABLE_H)
-    }
-}
-
-/// Every kernel family.
-pub const FAMILIES: &[KernelFamily] = &[
-    KernelFamily {
-        file: "objects.cu",
-        source: include_str!("../../kernels/objects.cu"),
-        entries: &[Entry::Objects],
-    },
-    KernelFamily {
-        file: "colors.cu",
-        source: include_str!("../../kernels/colors.cu"),
-        entries: &[Entry::Ofcolor, Entry::Colorcount, Entry::Palette, Entry::Colorfilter],
-    },
-    KernelFamily {
-        file: "grids.cu",
-        source: include_str!("../../kernels/grids.cu"),
-        entries: &[Entry::Fill, Entry::Paint, Entry::Transform],
-    },
-];
-
-/// A kernel entry point.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Entry {
-    /// `(metas, cells, labels out, mode)`: a `u32` label per cell.
-    Objects,
-    /// `(metas, cells, colours as i64 per grid, flags out)`: a `u8` flag per cell.
-    Ofcolor,
-    /// `(metas, cells, colours as i64 per grid, counts out)`: a `u32` per grid.
-    Colorcount,
-    /// `(metas, cells, masks out)`: 8 `u32` per grid, bit `s` set for colour slot `s`.
-    Palette,
-    /// `(starts, first colours as i32, values as i64, keep out)`: a `u8` per object.
-    Colorfilter,
-    /// `(metas, cells, colours as i8, starts, locations as (i32, i32), cells out)`.
-    Fill,
-    /// `(metas, cells, starts, items as (colour, i, j) i32, scratch i32 per cell, cells out)`.
-    Paint,
-    /// `(metas, cells, cells out, transform)`, the transform as [`Transform`] index 0..7.
-    ///
-    /// [`Transform`]: crate::batch::Transform
-    Transform,
-}
-
-impl Entry {
-    /// Every entry point.
-    pub const ALL: [Entry; 8] = [
-        Entry::Objects,
-        Entry::Ofcolor,
-        Entry::Colorcount,
-        Entry::Palette,
-        Entry::Colorfilter,
-        Entry::Fill,
-        Entry::Paint,
-        Entry::Transform,
-    ];
-
-    /// The entry point's name in the CUDA source.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Entry::Objects => "arcb_objects",
-            Entry::Ofcolor => "arcb_ofcolor",
-            Entry::Colorcount => "arcb_colorcount",
-            Entry::Palette => "arcb_palette",
-            Entry::Colorfilter => "arcb_colorfilter",
-            Entry::Fill => "arcb_fill",
-            Entry::Paint => "arcb_paint",
-            Entry::Transform => "arcb_transform",
-        }
-    }
-
-    /// The short name (`objects`, `ofcolor`, ...): the symbol without its `arcb_` prefix.
-    pub fn name(self) -> &'static str {
-        &self.symbol()["arcb_".len()..]
-    }
-
-    /// The entry point's position in [`Entry::ALL`].
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// The entry point of a short name.
-    pub fn of_name(name: &str) -> Option<Entry> {
-        Entry::ALL.into_iter().find(|e| e.name() == name)
-    }
-
-    /// The kinds of its parameters, in order (as its `KERNEL(...)` declaration has them).
-    pub fn params(self) -> &'static [Param] {
-        use Param::{Ptr, U32};
-        match self {
-            Entry::Objects | Entry::Transform => &[Ptr, Ptr, Ptr, U32],
-            Entry::Ofcolor | Entry::Colorcount | Entry::Colorfilter => &[Ptr; 4],
-            Entry::Palette => &[Ptr; 3],
-            Entry::Fill | Entry::Paint => &[Ptr; 6],
-        }
-    }
-
-    /// The family whose source defines it.
-    pub fn family(self) -> &'static KernelFamily {
-        FAMILIES
-            .iter()
-            .find(|f| f.entries.contains(&self))
-            .expect("every entry point is in a family")
-    }
-}
-
-/// One argument of a launch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KernelArg {
-    /// A device pointer: the job's buffer plus this many bytes.
-    Ptr(usize),
-    /// A 32-bit unsigned scalar.
-    U32(u32),
-}
-
-/// The kind of a kernel parameter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Param {
-    /// A device pointer (`T*`).
-    Ptr,
-    /// A 32-bit unsigned scalar (`u32`).
-    U32,
-}
-
-impl KernelArg {
-    /// The kind of parameter it passes.
-    pub fn kind(self) -> Param {
-        match self {
-            KernelArg::Ptr(_) => Param::Ptr,
-            KernelArg::U32(_) => Param::U32,
-        }
-    }
-}
+pub use crate::batch::kernel::{Entry, KernelArg, KernelFamily, Param, FAMILIES, PORTABLE_H};
 
 /// One kernel launch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -299,53 +148,5 @@ impl<D: Device + ?Sized> Device for std::sync::Arc<D> {
 
     fn run(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
         (**self).run(job, out)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_entry_points_index_is_its_position_in_all() {
-        for (k, entry) in Entry::ALL.into_iter().enumerate() {
-            assert_eq!(entry.index(), k);
-            assert_eq!(Entry::of_name(entry.name()), Some(entry));
-        }
-    }
-
-    #[test]
-    fn every_entry_point_is_in_one_family_whose_nvrtc_source_defines_it() {
-        for entry in Entry::ALL {
-            let defining: Vec<&str> = FAMILIES
-                .iter()
-                .filter(|f| f.entries.contains(&entry))
-                .map(|f| f.file)
-                .collect();
-            assert_eq!(defining.len(), 1, "{entry:?} in {defining:?}");
-            let source = entry.family().nvrtc_source();
-            assert!(source.contains(&format!("KERNEL({},", entry.symbol())), "{entry:?}");
-            assert!(!source.contains("#include \"portable.h\""));
-            assert_eq!(Entry::of_name(entry.name()), Some(entry));
-        }
-    }
-
-    #[test]
-    fn an_entry_points_params_are_those_of_its_kernel_declaration() {
-        for entry in Entry::ALL {
-            let source = entry.family().source;
-            let start = source.find(&format!("KERNEL({},", entry.symbol())).expect("declared");
-            let declaration = &source[start..start + source[start..].find(')').expect("closed")];
-            let declared: Vec<Param> = declaration
-                .split(',')
-                .skip(1)
-                .map(|p| if p.contains('*') { Param::Ptr } else { Param::U32 })
-                .collect();
-            assert!(declaration
-                .split(',')
-                .skip(1)
-                .all(|p| p.contains('*') || p.trim().starts_with("u32 ")));
-            assert_eq!(declared, entry.params(), "{entry:?}");
-        }
     }
 }
