@@ -166,7 +166,7 @@ pub const UNPACK_CHUNK: usize = 64;
 
 /// Each lane's result from its grid and the range of its cells in the packed buffer (`f`),
 /// the lanes spread over the thread pool: in lane order, or the first error.
-pub fn par_unpack<F>(grids: &GridBatch, lanes: &[usize], f: F) -> Result<Vec<LaneResult>, BadOutput>
+pub fn par_unpack<F>(grids: &GridBatch, lanes: &[usize], f: F) -> super::op::Unpacked
 where
     F: Fn(GridView<'_>, Range<usize>) -> Result<LaneResult, BadOutput> + Sync,
 {

@@ -17,16 +17,18 @@ pub mod cpu;
 pub mod grids;
 pub mod group;
 pub mod kernel;
+pub mod op;
 pub mod ops;
 pub mod selection;
 pub mod staging;
 
 use rayon::prelude::*;
 
-pub use backend::{Backend, Transform};
+pub use backend::Backend;
 pub use cpu::CpuBackend;
 pub use grids::{GridBatch, GridMeta, PatchBatch};
 pub use group::{call_group, Group};
+pub use op::{Kernel, Lane, Lanes, Op, OPS};
 pub use ops::{call_prim, call_value};
 pub use selection::Selection;
 
