@@ -20,7 +20,7 @@ use arcbatch::device::workload::Workload;
 use arcbatch::device::{
     Device, DeviceBackend, DeviceError, EmuDevice, Entry, Job, KernelArg, Launch, ReplayDevice, ThreadOrder,
 };
-use arcbatch::dsl::prims::{objects_from_labels, objects_of};
+use arcbatch::dsl::prims::objects::{objects_from_labels, objects_of};
 use arcbatch::dsl::{Cell, Color, Grid, Loc, Value};
 use arcbatch::program::{parse_file, Program};
 use arcbatch::tasks::{self, Task};

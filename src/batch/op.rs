@@ -16,11 +16,12 @@ use std::sync::Arc;
 
 use super::grids::{GridBatch, PatchBatch};
 use super::kernel::{
-    grid_out, kernel_color, kernel_grid, par_unpack, stage_grids, BadOutput, Entry, KernelArg, Packed, UNPACK_CHUNK,
+    grid_out, kernel_color, kernel_grid, par_unpack, stage_grids, BadOutput, Entry, KernelArg, Packed, StagedGrids,
+    UNPACK_CHUNK,
 };
 use super::staging::{u32s, Staging};
 use super::{Arg, LaneResult};
-use crate::dsl::prims;
+use crate::dsl::prims::{common::background, grids, objects, patches};
 use crate::dsl::{Cell, Color, Grid, Loc, Value};
 
 /// One batched op.
@@ -151,6 +152,56 @@ impl Lanes {
     }
 }
 
+/// The arguments of every part of a lane drawn from one grid, for timing the ops (the
+/// start-up probe of `auto`, `bench-gpu`): the grid's most common colour, its objects
+/// (univalued, diagonal, without background), the cells of that colour as a patch, and its
+/// largest object.
+pub struct Sample {
+    color: Color,
+    objects: Value,
+    patch: Vec<Loc>,
+    largest: Vec<Cell>,
+}
+
+impl Sample {
+    pub fn of(g: &Grid) -> Sample {
+        let view = g.view();
+        let color = background(&g.cells).unwrap_or(0);
+        let objects = objects::objects_of(view, true, true, true).unwrap_or_else(|_| Value::set(Vec::new()));
+        let largest = objects
+            .members()
+            .into_iter()
+            .flatten()
+            .filter_map(|o| match o {
+                Value::Object(cells) => Some(cells.as_slice().to_vec()),
+                _ => None,
+            })
+            .max_by_key(Vec::len)
+            .unwrap_or_default();
+        let patch = match patches::ofcolor_of(view, color.into()) {
+            Value::Indices(locs) => locs.as_slice().to_vec(),
+            _ => Vec::new(),
+        };
+        Sample {
+            color,
+            objects,
+            patch,
+            largest,
+        }
+    }
+
+    /// The lane of grid `g` (the grid this sample was drawn from), with every part.
+    pub fn lane<'a>(&'a self, g: &'a Grid) -> Lane<'a> {
+        Lane {
+            grid: Some(g),
+            value: Some(&self.objects),
+            int: Some(self.color.into()),
+            locs: Some(Locs::Indices(&self.patch)),
+            cells: Some(&self.largest),
+        }
+    }
+}
+
 /// Every batched op.
 pub static OPS: [&Op; 8] = [
     &OBJECTS,
@@ -244,7 +295,7 @@ pub static OBJECTS: Op = Op {
         },
     },
     lane: grid_lane,
-    cpu: |lanes, k, mode| prims::objects_of(lanes.grids.view(k), mode & 4 != 0, mode & 2 != 0, mode & 1 != 0),
+    cpu: |lanes, k, mode| objects::objects_of(lanes.grids.view(k), mode & 4 != 0, mode & 2 != 0, mode & 1 != 0),
     kernel: Some(Kernel {
         entry: Entry::Objects,
         takes: grid_takes,
@@ -264,7 +315,7 @@ pub static OBJECTS: Op = Op {
                 let objects = LABELS.with_borrow_mut(|labels| {
                     labels.clear();
                     labels.extend(u32s(&out[4 * range.start..4 * range.end]));
-                    prims::objects_from_labels(v, labels, mode & 4 != 0)
+                    objects::objects_from_labels(v, labels, mode & 4 != 0)
                 });
                 objects
                     .map(Ok)
@@ -275,22 +326,32 @@ pub static OBJECTS: Op = Op {
     probe: 7,
 };
 
+/// The launch of a colour query: the grids, a colour (`i64`) per lane, and an output section
+/// of `bytes(grids)` bytes.
+fn color_query(
+    lanes: &Lanes,
+    taken: &[usize],
+    staging: &mut Staging,
+    bytes: impl FnOnce(&StagedGrids) -> usize,
+) -> Packed {
+    let g = stage_grids(&lanes.grids, taken, staging);
+    let colors = staging.put(taken.iter().map(|&k| lanes.ints[k]));
+    let n = bytes(&g);
+    let out = staging.reserve(n);
+    g.packed(&[KernelArg::Ptr(colors), KernelArg::Ptr(out)], out..out + n)
+}
+
 /// `ofcolor(grid, colour)`: the kernel writes a flag per cell.
 pub static OFCOLOR: Op = Op {
     name: "ofcolor",
     prims: &["ofcolor"],
     param: variant,
     lane: grid_int_lane,
-    cpu: |lanes, k, _| Ok(prims::ofcolor_of(lanes.grids.view(k), lanes.ints[k])),
+    cpu: |lanes, k, _| Ok(patches::ofcolor_of(lanes.grids.view(k), lanes.ints[k])),
     kernel: Some(Kernel {
         entry: Entry::Ofcolor,
         takes: grid_takes,
-        pack: |lanes, taken, _, staging| {
-            let g = stage_grids(&lanes.grids, taken, staging);
-            let colors = staging.put(taken.iter().map(|&k| lanes.ints[k]));
-            let flags = staging.reserve(g.total);
-            g.packed(&[KernelArg::Ptr(colors), KernelArg::Ptr(flags)], flags..flags + g.total)
-        },
+        pack: |lanes, taken, _, staging| color_query(lanes, taken, staging, |g| g.total),
         unpack: |lanes, taken, _, out| {
             par_unpack(&lanes.grids, taken, |v, range| {
                 let rows = out[range].chunks_exact(v.w);
@@ -317,19 +378,11 @@ pub static COLORCOUNT: Op = Op {
     prims: &["colorcount"],
     param: variant,
     lane: grid_int_lane,
-    cpu: |lanes, k, _| Ok(prims::colorcount_of(lanes.grids.view(k).cells, lanes.ints[k])),
+    cpu: |lanes, k, _| Ok(patches::colorcount_of(lanes.grids.view(k).cells, lanes.ints[k])),
     kernel: Some(Kernel {
         entry: Entry::Colorcount,
         takes: grid_takes,
-        pack: |lanes, taken, _, staging| {
-            let g = stage_grids(&lanes.grids, taken, staging);
-            let colors = staging.put(taken.iter().map(|&k| lanes.ints[k]));
-            let counts = staging.reserve(4 * taken.len());
-            g.packed(
-                &[KernelArg::Ptr(colors), KernelArg::Ptr(counts)],
-                counts..counts + 4 * taken.len(),
-            )
-        },
+        pack: |lanes, taken, _, staging| color_query(lanes, taken, staging, |g| 4 * g.blocks as usize),
         unpack: |_, _, _, out| Ok(u32s(out).map(|n| Ok(Value::Int(n.into()))).collect()),
     }),
     probe: 0,
@@ -344,9 +397,9 @@ pub static PALETTE: Op = Op {
     lane: grid_lane,
     cpu: |lanes, k, as_tuple| {
         let f = if as_tuple == 1 {
-            prims::p_g_of
+            objects::p_g_of
         } else {
-            prims::palette_of
+            patches::palette_of
         };
         Ok(f(lanes.grids.view(k).cells))
     },
@@ -358,16 +411,16 @@ pub static PALETTE: Op = Op {
             let masks = staging.reserve(32 * taken.len());
             Packed {
                 blocks: g.blocks,
-                args: vec![KernelArg::Ptr(g.metas), KernelArg::Ptr(g.cells), KernelArg::Ptr(masks)],
+                args: [g.metas, g.cells, masks].map(KernelArg::Ptr).to_vec(),
                 output: masks..masks + 32 * taken.len(),
             }
         },
         unpack: |_, _, as_tuple, out| {
             use rayon::prelude::*;
             let f = if as_tuple == 1 {
-                prims::p_g_of
+                objects::p_g_of
             } else {
-                prims::palette_of
+                patches::palette_of
             };
             let words: Vec<u32> = u32s(out).collect();
             let results = words.par_chunks_exact(8).with_min_len(UNPACK_CHUNK).map(|mask| {
@@ -419,7 +472,7 @@ pub static COLORFILTER: Op = Op {
         }),
         _ => None,
     },
-    cpu: |lanes, k, _| prims::colorfilter_of(&lanes.values[k], &Value::Int(lanes.ints[k])),
+    cpu: |lanes, k, _| patches::colorfilter_of(&lanes.values[k], &Value::Int(lanes.ints[k])),
     kernel: Some(Kernel {
         entry: Entry::Colorfilter,
         takes: |lanes, k| colorfilter_members(lanes, k).is_some(),
@@ -437,12 +490,7 @@ pub static COLORFILTER: Op = Op {
             let keep = staging.reserve(at as usize);
             Packed {
                 blocks: taken.len() as u32,
-                args: vec![
-                    KernelArg::Ptr(starts),
-                    KernelArg::Ptr(first_colors),
-                    KernelArg::Ptr(values),
-                    KernelArg::Ptr(keep),
-                ],
+                args: [starts, first_colors, values, keep].map(KernelArg::Ptr).to_vec(),
                 output: keep..keep + at as usize,
             }
         },
@@ -483,29 +531,16 @@ pub static FILL: Op = Op {
             ..grid_lane(args, k)?
         })
     },
-    cpu: |lanes, k, _| prims::fill_of(lanes.grids.view(k), lanes.ints[k], lanes.locs.patch(k)),
+    cpu: |lanes, k, _| grids::fill_of(lanes.grids.view(k), lanes.ints[k], lanes.locs.patch(k)),
     kernel: Some(Kernel {
         entry: Entry::Fill,
         takes: |lanes, k| kernel_grid(&lanes.grids, k) && i8::try_from(lanes.ints[k]).is_ok(),
         pack: |lanes, taken, _, staging| {
             let g = stage_grids(&lanes.grids, taken, staging);
             let colors = staging.put(taken.iter().map(|&k| lanes.ints[k] as i8));
-            let starts = staging.put(patch_starts(&lanes.locs, taken));
-            let locs = staging.put_parts(
-                taken,
-                |k| 2 * lanes.locs.patch(k).len(),
-                |k| lanes.locs.patch(k).iter().flat_map(|l| [l.i, l.j]),
-            );
+            let (starts, locs) = stage_patches(&lanes.locs, taken, staging, |l| [l.i, l.j]);
             let out = staging.reserve(g.total);
-            g.packed(
-                &[
-                    KernelArg::Ptr(colors),
-                    KernelArg::Ptr(starts),
-                    KernelArg::Ptr(locs),
-                    KernelArg::Ptr(out),
-                ],
-                out..out + g.total,
-            )
+            g.packed(&[colors, starts, locs, out].map(KernelArg::Ptr), out..out + g.total)
         },
         unpack: same_shape,
     }),
@@ -525,46 +560,42 @@ pub static PAINT: Op = Op {
         }),
         _ => None,
     },
-    cpu: |lanes, k, _| prims::paint_of(lanes.grids.view(k), lanes.cells.patch(k)),
+    cpu: |lanes, k, _| grids::paint_of(lanes.grids.view(k), lanes.cells.patch(k)),
     kernel: Some(Kernel {
         entry: Entry::Paint,
         // A colour beyond `i8` is the CPU's to paint.
         takes: |lanes, k| kernel_grid(&lanes.grids, k) && lanes.cells.patch(k).iter().all(|c| kernel_color(c.color)),
         pack: |lanes, taken, _, staging| {
             let g = stage_grids(&lanes.grids, taken, staging);
-            let starts = staging.put(patch_starts(&lanes.cells, taken));
-            let items = staging.put_parts(
-                taken,
-                |k| 3 * lanes.cells.patch(k).len(),
-                |k| lanes.cells.patch(k).iter().flat_map(|c| [c.color, c.i, c.j]),
-            );
+            let (starts, items) = stage_patches(&lanes.cells, taken, staging, |c| [c.color, c.i, c.j]);
             let winner = staging.reserve(4 * g.total);
             let out = staging.reserve(g.total);
-            g.packed(
-                &[
-                    KernelArg::Ptr(starts),
-                    KernelArg::Ptr(items),
-                    KernelArg::Ptr(winner),
-                    KernelArg::Ptr(out),
-                ],
-                out..out + g.total,
-            )
+            g.packed(&[starts, items, winner, out].map(KernelArg::Ptr), out..out + g.total)
         },
         unpack: same_shape,
     }),
     probe: 0,
 };
 
-/// The per-lane patch starts (one more than lanes), rebased to the packed items.
-fn patch_starts<T>(patches: &PatchBatch<T>, taken: &[usize]) -> Vec<u32> {
-    let mut starts = Vec::with_capacity(taken.len() + 1);
+/// Stages the given lanes' patches: their starts (one more than lanes, rebased to the packed
+/// items), then their items, each as `N` `i32`s; returns the two sections' offsets.
+fn stage_patches<T: Sync, const N: usize>(
+    patches: &PatchBatch<T>,
+    taken: &[usize],
+    staging: &mut Staging,
+    fields: impl Fn(&T) -> [i32; N] + Sync,
+) -> (usize, usize) {
     let mut at = 0u32;
-    starts.push(0);
-    for &k in taken {
+    let starts = staging.put([0].into_iter().chain(taken.iter().map(|&k| {
         at += patches.patch(k).len() as u32;
-        starts.push(at);
-    }
-    starts
+        at
+    })));
+    let items = staging.put_parts(
+        taken,
+        |k| N * patches.patch(k).len(),
+        |k| patches.patch(k).iter().flat_map(&fields),
+    );
+    (starts, items)
 }
 
 /// The rotations and mirrors of a grid: the constant is the primitive's position in `prims`,
@@ -576,13 +607,13 @@ pub static TRANSFORM: Op = Op {
     lane: grid_lane,
     cpu: |lanes, k, t| {
         let f = [
-            prims::rot90_of,
-            prims::rot180_of,
-            prims::rot270_of,
-            prims::hmirror_of,
-            prims::vmirror_of,
-            prims::dmirror_of,
-            prims::cmirror_of,
+            grids::rot90_of,
+            grids::rot180_of,
+            grids::rot270_of,
+            grids::hmirror_of,
+            grids::vmirror_of,
+            grids::dmirror_of,
+            grids::cmirror_of,
         ][t as usize];
         Ok(f(lanes.grids.view(k)))
     },
@@ -605,3 +636,49 @@ pub static TRANSFORM: Op = Op {
     }),
     probe: 0,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::ops::has_batched_op;
+    use crate::dsl::PrimId;
+
+    #[test]
+    fn every_op_names_registered_primitives_and_every_kernel_belongs_to_one_op() {
+        for op in OPS {
+            for name in op.prims {
+                let id = PrimId::of(name).unwrap_or_else(|| panic!("{}: no primitive {name:?}", op.name));
+                assert!(has_batched_op(id), "{name}");
+            }
+        }
+        for entry in Entry::ALL {
+            let owners = OPS
+                .iter()
+                .filter(|op| op.kernel.as_ref().is_some_and(|k| k.entry == entry));
+            assert_eq!(owners.count(), 1, "{entry:?}");
+            assert_eq!(Op::of_kernel(entry).kernel.as_ref().map(|k| k.entry), Some(entry));
+        }
+    }
+
+    #[test]
+    fn selected_lanes_keep_every_part_of_their_lanes() {
+        let grids = [
+            Grid::new(1, 2, vec![1, 2]),
+            Grid::new(2, 1, vec![3, 4]),
+            Grid::new(1, 1, vec![5]),
+        ];
+        let samples: Vec<Sample> = grids.iter().map(Sample::of).collect();
+        let mut lanes = Lanes::default();
+        for (g, s) in grids.iter().zip(&samples) {
+            assert!(lanes.push(s.lane(g)));
+        }
+        let picked = lanes.select(&[2, 0]);
+        assert_eq!(picked.len(), 2);
+        let mut expected = Lanes::default();
+        for k in [2, 0] {
+            assert!(expected.push(samples[k].lane(&grids[k])));
+        }
+        assert_eq!(picked, expected);
+        assert_eq!(Lanes::default().select(&[]), Lanes::default());
+    }
+}

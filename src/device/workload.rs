@@ -2,80 +2,35 @@
 //! backend: what the `auto` backend's start-up probe times and what `bench-gpu` measures.
 //!
 //! A workload is `n` lanes cycling through the given grids (ARC tasks' inputs and outputs),
-//! each with the arguments its op needs taken from the grid itself: its most common colour
-//! for `ofcolor`/`colorcount`/`colorfilter`/`fill`, its objects (univalued, diagonal, without
-//! background) for `colorfilter`, the cells of that colour as the patch of `fill`, and its
-//! largest object as the object of `paint`.
+//! each with the arguments of every op drawn from the grid itself ([`Sample`]: its most common
+//! colour, its objects, the cells of that colour as a patch, its largest object); each op runs
+//! with its entry's probe constant ([`Op::probe`]).
 
 use super::Entry;
-use crate::batch::op::Locs;
-use crate::batch::{Backend, GridBatch, Lane, LaneResult, Lanes, Op};
-use crate::dsl::prims::{objects_of, ofcolor_of};
-use crate::dsl::{Cell, Color, Grid, Loc, Value};
+use crate::batch::op::Sample;
+use crate::batch::{Backend, GridBatch, LaneResult, Lanes, Op};
+use crate::dsl::Grid;
 
-/// The inputs of every batched op over the same lanes: each lane's grid, colour, objects (for
-/// `colorfilter`), patch (for `fill`) and object (for `paint`); an op reads the parts it takes.
+/// The inputs of every batched op over the same lanes, each lane with every part drawn from its
+/// grid ([`Sample`]); an op reads the parts it takes.
 pub struct Workload {
     lanes: Lanes,
-}
-
-/// The arguments of one source grid.
-struct Source {
-    color: Color,
-    objects: Value,
-    patch: Vec<Loc>,
-    largest: Vec<Cell>,
-}
-
-impl Source {
-    fn of(g: &Grid) -> Source {
-        let view = g.view();
-        let color = crate::dsl::prims::common::background(&g.cells).unwrap_or(0);
-        let objects = objects_of(view, true, true, true).unwrap_or_else(|_| Value::set(Vec::new()));
-        let largest = objects
-            .members()
-            .into_iter()
-            .flatten()
-            .filter_map(|o| match o {
-                Value::Object(cells) => Some(cells.as_slice().to_vec()),
-                _ => None,
-            })
-            .max_by_key(Vec::len)
-            .unwrap_or_default();
-        let patch = match ofcolor_of(view, color.into()) {
-            Value::Indices(locs) => locs.as_slice().to_vec(),
-            _ => Vec::new(),
-        };
-        Source {
-            color,
-            objects,
-            patch,
-            largest,
-        }
-    }
 }
 
 impl Workload {
     /// `n` lanes cycling through `grids` (those that fit a batch), or `None` when none does.
     pub fn new(grids: &[Grid], n: usize) -> Option<Workload> {
-        let sources: Vec<(&Grid, Source)> = grids
+        let sources: Vec<(&Grid, Sample)> = grids
             .iter()
             .filter(|g| GridBatch::fits(g) && !g.cells.is_empty())
-            .map(|g| (g, Source::of(g)))
+            .map(|g| (g, Sample::of(g)))
             .collect();
         if sources.is_empty() {
             return None;
         }
         let mut lanes = Lanes::default();
-        for (g, source) in sources.iter().cycle().take(n) {
-            let lane = Lane {
-                grid: Some(g),
-                value: Some(&source.objects),
-                int: Some(source.color.into()),
-                locs: Some(Locs::Indices(&source.patch)),
-                cells: Some(&source.largest),
-            };
-            if !lanes.push(lane) {
+        for (g, sample) in sources.iter().cycle().take(n) {
+            if !lanes.push(sample.lane(g)) {
                 break;
             }
         }
