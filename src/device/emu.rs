@@ -8,8 +8,8 @@
 //! For tests of what consumes kernel results, an emulated device can corrupt the output of
 //! one kernel (every output byte zeroed: labels, flags, counts and grids that decode fine but
 //! are wrong): [`EmuDevice::with_fault`], or the environment variable
-//! `ARCBATCH_EMU_FAULT=<kernel>` (`objects`, `ofcolor`, `colorcount`, `palette`, `colorfilter`,
-//! `fill`, `paint`, `transform`), which only the emulated backend reads
+//! `ARCBATCH_EMU_FAULT=<kernel>` (a kernel's short name, [`Entry::name`]: `objects`, `fill`, ...),
+//! which only the emulated backend reads
 //! ([`DeviceBackend::emu`](super::DeviceBackend::emu)).
 
 use super::{Device, DeviceError, Entry, Job, KernelArg, SetupError};

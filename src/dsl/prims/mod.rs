@@ -3,19 +3,19 @@
 //! DslResult<Value>` and lists them in a `PRIMS` table; [`FAMILIES`] is the registry's input.
 //! A primitive with a batched op is built on a public `name_of` function over compact
 //! arguments (a `GridView`, a colour), which the op's entry in [`crate::batch::op`] calls by
-//! its family's path as its CPU body.
+//! its family's path (`prims::grids::fill_of`) as its CPU body.
 //!
 //! Every primitive follows the reference (`dsl.py` of michaelhodel/arc-dsl) exactly, error cases
 //! included, iterating sets in the canonical order of [`crate::dsl::value`].
 
 pub mod common;
-pub mod containers;
-pub mod grids;
-pub mod higher;
-pub mod numbers;
-pub mod objects;
-pub mod patches;
-pub mod rows;
+mod containers;
+pub(crate) mod grids;
+mod higher;
+mod numbers;
+pub(crate) mod objects;
+pub(crate) mod patches;
+mod rows;
 
 use super::registry::PrimSpec;
 
@@ -31,3 +31,4 @@ pub const FAMILIES: &[&[PrimSpec]] = &[
 
 pub use containers::merge_values;
 pub use higher::same_kind;
+pub use objects::{objects_from_labels, objects_of};
