@@ -277,8 +277,12 @@ struct Offload<'a> {
 }
 
 impl Offload<'_> {
-    /// The given lanes on the CPU backend.
+    /// The given lanes (ascending) on the CPU backend: all of them as they are, as when a
+    /// batch is below the kernel's threshold, else a copy of those lanes.
     fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
+        if lanes.len() == self.lanes.len() {
+            return cpu.run_op(self.op, self.param, self.lanes);
+        }
         cpu.run_op(self.op, self.param, &self.lanes.select(lanes))
     }
 }
