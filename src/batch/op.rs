@@ -48,6 +48,7 @@ pub struct Op {
 
 /// The kernel of an op.
 pub struct Kernel {
+    /// Its entry point (generated from its `KERNEL(...)` declaration).
     pub entry: Entry,
     /// Whether the kernel takes lane `k`; the op's other lanes run on the CPU backend.
     pub takes: fn(lanes: &Lanes, k: usize) -> bool,
@@ -63,10 +64,15 @@ pub type Unpacked = Result<Vec<LaneResult>, BadOutput>;
 /// One lane's arguments in compact form (each op fills the parts it takes).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Lane<'a> {
+    /// A grid (the first argument of the ops on grids).
     pub grid: Option<&'a Grid>,
+    /// Any other value (`colorfilter`'s set of objects).
     pub value: Option<&'a Value>,
+    /// An integer (a colour).
     pub int: Option<i64>,
+    /// A patch's locations (`fill`'s).
     pub locs: Option<Locs<'a>>,
+    /// An object's cells (`paint`'s).
     pub cells: Option<&'a [Cell]>,
 }
 
@@ -82,11 +88,17 @@ pub enum Locs<'a> {
 /// them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Lanes {
+    /// The lanes' [`Lane::grid`]s.
     pub grids: GridBatch,
+    /// The lanes' [`Lane::value`]s.
     pub values: Vec<Value>,
+    /// The lanes' [`Lane::int`]s.
     pub ints: Vec<i64>,
+    /// The lanes' [`Lane::locs`].
     pub locs: PatchBatch<Loc>,
+    /// The lanes' [`Lane::cells`].
     pub cells: PatchBatch<Cell>,
+    /// Number of lanes.
     len: usize,
 }
 
