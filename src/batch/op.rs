@@ -35,8 +35,9 @@ pub struct Op {
     /// takes one), from its variant and arguments; `None` sends every lane to the scalar
     /// primitive.
     pub param: fn(variant: usize, args: &[Arg<'_>]) -> Option<u32>,
-    /// Lane `k`'s arguments in the compact form the op takes, or `None`: that lane goes to
-    /// the scalar primitive (which keeps odd shapes' results, errors included, the reference's).
+    /// Lane `k`'s arguments in the compact form the op takes (the same parts of [`Lane`] on
+    /// every lane), or `None`: that lane goes to the scalar primitive (which keeps odd shapes'
+    /// results, errors included, the reference's).
     pub lane: for<'a> fn(args: &[Arg<'a>], k: usize) -> Option<Lane<'a>>,
     /// The CPU body: lane `k`'s result.
     pub cpu: fn(lanes: &Lanes, k: usize, param: u32) -> LaneResult,
