@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use arcbatch::batch::{Backend, CpuBackend, GridBatch, LaneResult, PatchBatch, Transform};
+use arcbatch::batch::op::{Locs, OBJECTS};
+use arcbatch::batch::{Backend, CpuBackend, Lane, LaneResult, Lanes, OPS};
 use arcbatch::batt::{Config, Match, Plan};
 use arcbatch::device::workload::Workload;
 use arcbatch::device::{
@@ -37,14 +38,14 @@ fn emu(threads: u32, order: ThreadOrder) -> DeviceBackend<EmuDevice> {
     DeviceBackend::new("emu", vec![device], CpuBackend::default())
 }
 
-/// The arguments of every batched op over a batch of grids, one lane per grid.
-struct Lanes {
-    grids: GridBatch,
-    /// Colours for `ofcolor` and `colorcount`, and the value of `colorfilter`.
+/// The arguments of every batched op over some grids, one lane per grid; each op reads the
+/// parts it takes.
+struct Inputs {
+    grids: Vec<Grid>,
+    /// Colours for `ofcolor`, `colorcount`, `fill`, and the value of `colorfilter`.
     colors: Vec<i64>,
-    fill_colors: Vec<Color>,
-    locs: PatchBatch<Loc>,
-    cells: PatchBatch<Cell>,
+    locs: Vec<Vec<Loc>>,
+    cells: Vec<Vec<Cell>>,
     /// Objects (of each grid, in some mode) for `colorfilter`.
     objects: Vec<Value>,
 }
@@ -62,26 +63,26 @@ impl Lcg {
     }
 }
 
-impl Lanes {
-    /// Lanes over the grids, with arguments drawn from `seed`: colours mostly in the grids'
-    /// range, sometimes far outside it; patches and objects partly off the grid.
-    fn of(grids: &[Grid], seed: u64) -> Lanes {
+impl Inputs {
+    /// Inputs over the grids, with arguments drawn from `seed`: colours mostly in the grids'
+    /// range, sometimes any `i8`, sometimes far outside it; patches and objects partly off the
+    /// grid.
+    fn of(grids: &[Grid], seed: u64) -> Inputs {
         let mut r = Lcg(seed);
-        let mut lanes = Lanes {
-            grids: GridBatch::from_grids(grids).expect("grids fit"),
+        let mut inputs = Inputs {
+            grids: grids.to_vec(),
             colors: Vec::new(),
-            fill_colors: Vec::new(),
-            locs: PatchBatch::default(),
-            cells: PatchBatch::default(),
+            locs: Vec::new(),
+            cells: Vec::new(),
             objects: Vec::new(),
         };
         for g in grids {
-            lanes.colors.push(match r.below(12) {
+            inputs.colors.push(match r.below(12) {
                 0 => 300,
                 1 => i64::MIN,
+                2 | 3 => r.below(256) - 128,
                 _ => r.below(12) - 2,
             });
-            lanes.fill_colors.push((r.below(256) - 128) as Color);
             let (h, w) = (g.h as i64 + 3, g.w as i64 + 3);
             let n = r.below(3 * (g.cells.len() as u64 + 1));
             let mut locs = Vec::new();
@@ -99,15 +100,31 @@ impl Lanes {
             locs.dedup();
             cells.sort_unstable();
             cells.dedup();
-            lanes.locs.push(locs);
-            lanes.cells.push(cells);
+            inputs.locs.push(locs);
+            inputs.cells.push(cells);
             let mode = r.below(8);
             let objects = if g.cells.is_empty() {
                 Value::empty_set()
             } else {
                 objects_of(g.view(), mode & 4 != 0, mode & 2 != 0, mode & 1 != 0).unwrap()
             };
-            lanes.objects.push(objects);
+            inputs.objects.push(objects);
+        }
+        inputs
+    }
+
+    /// Every lane with every part, packed.
+    fn lanes(&self) -> Lanes {
+        let mut lanes = Lanes::default();
+        for k in 0..self.grids.len() {
+            let pushed = lanes.push(Lane {
+                grid: Some(&self.grids[k]),
+                value: Some(&self.objects[k]),
+                int: Some(self.colors[k]),
+                locs: Some(Locs::Indices(&self.locs[k])),
+                cells: Some(&self.cells[k]),
+            });
+            assert!(pushed, "grids fit");
         }
         lanes
     }
@@ -149,41 +166,35 @@ fn differ(op: &str, got: &[LaneResult], want: &[LaneResult]) -> Result<(), Diver
     }
 }
 
-/// Every batched op with a kernel (`objects` in the given modes) on `b` against the CPU.
-fn same_as_cpu(b: &dyn Backend, lanes: &Lanes, modes: &[u8]) -> Result<(), Divergence> {
+/// Every batched op (`objects` in the given modes, the others with every constant of their
+/// primitives) on `b` against the CPU.
+fn same_as_cpu(b: &dyn Backend, inputs: &Inputs, modes: &[u8]) -> Result<(), Divergence> {
     let cpu = CpuBackend::default();
-    let g = &lanes.grids;
-    for &mode in modes {
-        differ(&format!("objects R{mode}"), &b.objects(g, mode), &cpu.objects(g, mode))?;
-    }
-    differ("ofcolor", &b.ofcolor(g, &lanes.colors), &cpu.ofcolor(g, &lanes.colors))?;
-    differ(
-        "colorcount",
-        &b.colorcount(g, &lanes.colors),
-        &cpu.colorcount(g, &lanes.colors),
-    )?;
-    for as_tuple in [false, true] {
-        differ("palette", &b.palette(g, as_tuple), &cpu.palette(g, as_tuple))?;
-    }
-    let objects: Vec<&Value> = lanes.objects.iter().collect();
-    differ(
-        "colorfilter",
-        &b.colorfilter(&objects, &lanes.colors),
-        &cpu.colorfilter(&objects, &lanes.colors),
-    )?;
-    differ(
-        "fill",
-        &b.fill(g, &lanes.fill_colors, &lanes.locs),
-        &cpu.fill(g, &lanes.fill_colors, &lanes.locs),
-    )?;
-    differ("paint", &b.paint(g, &lanes.cells), &cpu.paint(g, &lanes.cells))?;
-    for t in Transform::ALL {
-        differ(t.name(), &b.transform(g, t), &cpu.transform(g, t))?;
+    let lanes = inputs.lanes();
+    for op in OPS {
+        let params: Vec<u32> = if std::ptr::eq(op, &OBJECTS) {
+            modes.iter().map(|&m| m.into()).collect()
+        } else {
+            (0..op.prims.len() as u32).collect()
+        };
+        for param in params {
+            let name = format!("{} {}", op.name, param);
+            differ(&name, &b.run_op(op, param, &lanes), &cpu.run_op(op, param, &lanes))?;
+        }
     }
     Ok(())
 }
 
 const ALL_MODES: [u8; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+
+/// The launches of one [`same_as_cpu`] with `modes` modes of `objects`, when every op takes
+/// some lanes: one per mode, and one per primitive of every other op with a kernel.
+fn launches(modes: usize) -> usize {
+    let others = OPS
+        .iter()
+        .filter(|op| op.kernel.is_some() && !std::ptr::eq(**op, &OBJECTS));
+    modes + others.map(|op| op.prims.len()).sum::<usize>()
+}
 
 fn grid(max_side: usize, colors: impl Strategy<Value = Color> + Clone) -> impl Strategy<Value = Grid> {
     (0..=max_side, 0..=max_side).prop_flat_map(move |(h, w)| {
@@ -215,7 +226,7 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let b = emu(THREADS[threads], orders(seed)[order]);
-        let lanes = Lanes::of(&grids, seed);
+        let lanes = Inputs::of(&grids, seed);
         prop_assert_eq!(same_as_cpu(&b, &lanes, &ALL_MODES), Ok(()));
         prop_assert_eq!(b.fallbacks(), 0);
     }
@@ -241,7 +252,7 @@ fn every_kernel_equals_the_scalar_primitive_on_large_grids() {
     grids.push(Grid::filled(255, 255, 7));
     for (threads, order) in [(256, ThreadOrder::Shuffled(3)), (32, ThreadOrder::Reverse)] {
         let b = emu(threads, order);
-        assert_eq!(same_as_cpu(&b, &Lanes::of(&grids, threads as u64), &ALL_MODES), Ok(()));
+        assert_eq!(same_as_cpu(&b, &Inputs::of(&grids, threads as u64), &ALL_MODES), Ok(()));
         assert_eq!(b.fallbacks(), 0);
     }
 }
@@ -269,7 +280,7 @@ fn every_kernel_equals_the_scalar_primitive_on_the_training_grids() {
     let Some(tasks) = training() else { return };
     let grids = training_grids(&tasks);
     assert!(grids.len() > 3000);
-    let lanes = Lanes::of(&grids, 11);
+    let lanes = Inputs::of(&grids, 11);
     // Every thread count in every order; each `objects` mode under three of these launches.
     let mut config = 0;
     for threads in THREADS {
@@ -333,7 +344,7 @@ fn many_grids(n: usize) -> Vec<Grid> {
 
 #[test]
 fn sharding_over_one_two_or_three_devices_gives_the_same_lanes_in_order() {
-    let lanes = Lanes::of(&many_grids(301), 2);
+    let lanes = Inputs::of(&many_grids(301), 2);
     for devices in 1..=3 {
         let b = DeviceBackend::new(
             "emu",
@@ -342,8 +353,7 @@ fn sharding_over_one_two_or_three_devices_gives_the_same_lanes_in_order() {
         );
         assert_eq!(same_as_cpu(&b, &lanes, &ALL_MODES), Ok(()), "{devices} devices");
         assert_eq!(b.fallbacks(), 0);
-        // 8 objects modes, ofcolor, colorcount, 2 palettes, colorfilter, fill, paint, 7 transforms.
-        let launches = 8 + 2 + 2 + 1 + 2 + 7;
+        let launches = launches(ALL_MODES.len());
         for d in b.devices() {
             assert_eq!(
                 d.jobs.load(Ordering::Relaxed),
@@ -361,12 +371,12 @@ fn sharding_over_one_two_or_three_devices_gives_the_same_lanes_in_order() {
     .with_shard_threshold(400);
     assert_eq!(same_as_cpu(&b, &lanes, &[3]), Ok(()));
     let jobs: Vec<usize> = b.devices().iter().map(|d| d.jobs.load(Ordering::Relaxed)).collect();
-    assert_eq!(jobs, [15, 0, 0]);
+    assert_eq!(jobs, [launches(1), 0, 0]);
 }
 
 #[test]
 fn a_device_failure_falls_back_to_the_cpu_with_identical_results() {
-    let lanes = Lanes::of(&many_grids(200), 3);
+    let lanes = Inputs::of(&many_grids(200), 3);
     let failures = [
         DeviceError::OutOfMemory("2 GB requested".into()),
         DeviceError::Launch("too many resources requested".into()),
@@ -405,15 +415,15 @@ impl Device for Garbage {
 
 #[test]
 fn labels_that_do_not_decode_fall_back_to_the_cpu() {
-    let lanes = Lanes::of(&many_grids(20), 4);
+    let lanes = Inputs::of(&many_grids(20), 4).lanes();
     let b = DeviceBackend::new("garbage", vec![Garbage], CpuBackend::default());
     let cpu = CpuBackend::default();
     for mode in ALL_MODES {
         assert_eq!(
             differ(
                 "objects",
-                &b.objects(&lanes.grids, mode),
-                &cpu.objects(&lanes.grids, mode)
+                &b.run_op(&OBJECTS, mode.into(), &lanes),
+                &cpu.run_op(&OBJECTS, mode.into(), &lanes)
             ),
             Ok(())
         );
@@ -423,7 +433,7 @@ fn labels_that_do_not_decode_fall_back_to_the_cpu() {
 
 #[test]
 fn a_planted_kernel_fault_changes_results() {
-    let lanes = Lanes::of(&many_grids(40), 5);
+    let lanes = Inputs::of(&many_grids(40), 5);
     for entry in Entry::ALL {
         let device = EmuDevice::new(0).with_fault(Some(entry));
         let b = DeviceBackend::new("emu", vec![device], CpuBackend::default());

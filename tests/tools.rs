@@ -7,9 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
-use arcbatch::batch::{Arg, Backend, CpuBackend, GridBatch, LaneResult, PatchBatch, Transform};
+use arcbatch::batch::op::FILL;
+use arcbatch::batch::{Arg, Backend, CpuBackend, LaneResult, Lanes, Op};
 use arcbatch::batt::{Config, Plan};
-use arcbatch::dsl::{Cell, Color, Grid, Loc, PrimId, Value};
+use arcbatch::dsl::{Grid, PrimId, Value};
 use arcbatch::program::parse_file;
 use arcbatch::tasks;
 use arcbatch::tools::diff::diff;
@@ -173,22 +174,11 @@ impl Backend for FaultyFill {
     fn map_call(&self, function: &Arg<'_>, args: &[Arg<'_>], lanes: usize) -> Vec<LaneResult> {
         self.0.map_call(function, args, lanes)
     }
-    fn objects(&self, grids: &GridBatch, mode: u8) -> Vec<LaneResult> {
-        self.0.objects(grids, mode)
-    }
-    fn ofcolor(&self, grids: &GridBatch, colors: &[i64]) -> Vec<LaneResult> {
-        self.0.ofcolor(grids, colors)
-    }
-    fn colorcount(&self, grids: &GridBatch, colors: &[i64]) -> Vec<LaneResult> {
-        self.0.colorcount(grids, colors)
-    }
-    fn palette(&self, grids: &GridBatch, as_tuple: bool) -> Vec<LaneResult> {
-        self.0.palette(grids, as_tuple)
-    }
-    fn colorfilter(&self, objects: &[&Value], colors: &[i64]) -> Vec<LaneResult> {
-        self.0.colorfilter(objects, colors)
-    }
-    fn fill(&self, grids: &GridBatch, colors: &[Color], patches: &PatchBatch<Loc>) -> Vec<LaneResult> {
+    fn run_op(&self, op: &'static Op, param: u32, lanes: &Lanes) -> Vec<LaneResult> {
+        let results = self.0.run_op(op, param, lanes);
+        if !std::ptr::eq(op, &FILL) {
+            return results;
+        }
         let corrupt = |r: LaneResult| {
             r.map(|v| match v.as_grid() {
                 Ok(g) if !g.cells.is_empty() => {
@@ -199,13 +189,7 @@ impl Backend for FaultyFill {
                 _ => v,
             })
         };
-        self.0.fill(grids, colors, patches).into_iter().map(corrupt).collect()
-    }
-    fn paint(&self, grids: &GridBatch, objects: &PatchBatch<Cell>) -> Vec<LaneResult> {
-        self.0.paint(grids, objects)
-    }
-    fn transform(&self, grids: &GridBatch, t: Transform) -> Vec<LaneResult> {
-        self.0.transform(grids, t)
+        results.into_iter().map(corrupt).collect()
     }
 }
 

@@ -1,6 +1,7 @@
 //! The CPU backend: each batched op is a rayon loop over contiguous chunks of lanes (never one
-//! task per cell), calling on each lane the very function the scalar primitive is built on,
-//! over that lane's slice of the flat buffer. So a batched op cannot drift from its primitive.
+//! task per cell), calling on each lane the op's CPU body ([`Op::cpu`]), the very function the
+//! scalar primitive is built on, over that lane's slice of the flat buffers. So a batched op
+//! cannot drift from its primitive.
 //!
 //! Every lane runs isolated as the interpreter runs a program: under a time limit (the
 //! thread's [`Deadline`]) and with a panic turned into that lane's error.
@@ -11,13 +12,12 @@ use std::time::{Duration, Instant};
 
 use smallvec::SmallVec;
 
-use super::backend::{Backend, Transform};
-use super::grids::{GridBatch, PatchBatch};
+use super::backend::Backend;
+use super::op::{Lanes, Op};
 use super::{par_map, Arg, LaneResult};
 use crate::dsl::func::{call, panic_message, Deadline};
-use crate::dsl::prims;
 use crate::dsl::prims::common::MemberLimit;
-use crate::dsl::{Cell, Color, DslError, GridView, Loc, PrimId, Value};
+use crate::dsl::{DslError, PrimId, Value};
 
 /// Lanes per parallel chunk for scalar primitives and function values: one, leaving the split
 /// to rayon's adaptive splitter. Most lanes are cheap, but a lane that calls function values
@@ -30,7 +30,7 @@ const SCALAR_CHUNK: usize = 1;
 /// instead of 4 per thread (~220 lanes) cut the peak from 3.4 GB to 1.2 GB, at the same CPU
 /// time; search's peak halved, at the same rate.
 const SHARD_LANES: usize = 16;
-/// Lanes per parallel chunk for the grid ops (each lane does real work).
+/// Lanes per parallel chunk for the batched ops (each lane does real work).
 const GRID_CHUNK: usize = 8;
 
 /// The CPU backend.
@@ -127,66 +127,9 @@ impl Backend for CpuBackend {
         })
     }
 
-    fn objects(&self, grids: &GridBatch, mode: u8) -> Vec<LaneResult> {
-        let (univalued, diagonal, without_bg) = (mode & 4 != 0, mode & 2 != 0, mode & 1 != 0);
-        on_views("objects", grids, |g, _| {
-            prims::objects_of(g, univalued, diagonal, without_bg)
+    fn run_op(&self, op: &'static Op, param: u32, lanes: &Lanes) -> Vec<LaneResult> {
+        par_map(lanes.len(), GRID_CHUNK, |k| {
+            isolated(&|| op.name.to_string(), || (op.cpu)(lanes, k, param))
         })
     }
-
-    fn ofcolor(&self, grids: &GridBatch, colors: &[i64]) -> Vec<LaneResult> {
-        on_views("ofcolor", grids, |g, k| Ok(prims::ofcolor_of(g, colors[k])))
-    }
-
-    fn colorcount(&self, grids: &GridBatch, colors: &[i64]) -> Vec<LaneResult> {
-        on_views("colorcount", grids, |g, k| Ok(prims::colorcount_of(g.cells, colors[k])))
-    }
-
-    fn palette(&self, grids: &GridBatch, as_tuple: bool) -> Vec<LaneResult> {
-        let f = if as_tuple { prims::p_g_of } else { prims::palette_of };
-        on_views("palette", grids, |g, _| Ok(f(g.cells)))
-    }
-
-    fn colorfilter(&self, objects: &[&Value], colors: &[i64]) -> Vec<LaneResult> {
-        par_map(objects.len(), GRID_CHUNK, |k| {
-            isolated(&|| "colorfilter".into(), || {
-                prims::colorfilter_of(objects[k], &Value::Int(colors[k]))
-            })
-        })
-    }
-
-    fn fill(&self, grids: &GridBatch, colors: &[Color], patches: &PatchBatch<Loc>) -> Vec<LaneResult> {
-        on_views("fill", grids, |g, k| {
-            prims::fill_of(g, colors[k].into(), patches.patch(k))
-        })
-    }
-
-    fn paint(&self, grids: &GridBatch, objects: &PatchBatch<Cell>) -> Vec<LaneResult> {
-        on_views("paint", grids, |g, k| prims::paint_of(g, objects.patch(k)))
-    }
-
-    fn transform(&self, grids: &GridBatch, t: Transform) -> Vec<LaneResult> {
-        let f = match t {
-            Transform::Rot90 => prims::rot90_of,
-            Transform::Rot180 => prims::rot180_of,
-            Transform::Rot270 => prims::rot270_of,
-            Transform::Hmirror => prims::hmirror_of,
-            Transform::Vmirror => prims::vmirror_of,
-            Transform::Dmirror => prims::dmirror_of,
-            Transform::Cmirror => prims::cmirror_of,
-        };
-        on_views(t.name(), grids, |g, _| Ok(f(g)))
-    }
-}
-
-/// `f(grid k, k)` on each grid of a batch, in parallel, each lane [`isolated`]; `op` names the
-/// batched op in messages.
-fn on_views(
-    op: &str,
-    grids: &GridBatch,
-    f: impl Fn(GridView<'_>, usize) -> LaneResult + Sync + Send,
-) -> Vec<LaneResult> {
-    par_map(grids.len(), GRID_CHUNK, |k| {
-        isolated(&|| op.to_string(), || f(grids.view(k), k))
-    })
 }

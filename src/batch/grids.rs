@@ -33,6 +33,11 @@ impl GridMeta {
     }
 }
 
+/// Whether a grid of this shape fits a [`GridMeta`].
+fn fits_shape(h: usize, w: usize) -> bool {
+    h <= u8::MAX as usize && w <= u8::MAX as usize
+}
+
 /// Many grids in one flat row-major buffer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GridBatch {
@@ -51,16 +56,21 @@ impl GridBatch {
 
     /// Whether a grid can travel in a batch: each side at most 255 cells.
     pub fn fits(g: &Grid) -> bool {
-        g.h <= u8::MAX as usize && g.w <= u8::MAX as usize
+        fits_shape(g.h, g.w)
     }
 
     /// Appends a grid; `false` (and nothing appended) when it does not [`fit`](Self::fits) or
     /// the buffer would pass `u32::MAX` cells.
     pub fn push(&mut self, g: &Grid) -> bool {
+        self.push_view(g.view())
+    }
+
+    /// [`push`](Self::push) for a borrowed grid.
+    pub fn push_view(&mut self, g: GridView<'_>) -> bool {
         let Ok(offset) = u32::try_from(self.cells.len()) else {
             return false;
         };
-        if !GridBatch::fits(g) || u32::try_from(self.cells.len() + g.cells.len()).is_err() {
+        if !fits_shape(g.h, g.w) || u32::try_from(self.cells.len() + g.cells.len()).is_err() {
             return false;
         }
         self.metas.push(GridMeta {
@@ -68,7 +78,7 @@ impl GridBatch {
             h: g.h as u8,
             w: g.w as u8,
         });
-        self.cells.extend_from_slice(&g.cells);
+        self.cells.extend_from_slice(g.cells);
         true
     }
 

@@ -3,8 +3,8 @@
 //! flag sets, and the extraction of a task's training inputs, outputs and their palettes
 //! from `S`.
 
-use super::grids::GridBatch;
-use super::ops::{batchable_grid, call_prim};
+use super::op::{Lane, Lanes};
+use super::ops::call_prim;
 use super::{Arg, Backend, LaneResult, Selection};
 use crate::dsl::{DslError, PrimId, Value};
 
@@ -35,8 +35,14 @@ impl Group {
 pub fn call_group<B: Backend + ?Sized>(b: &B, group: &Group, arg: &Arg<'_>, lanes: usize) -> Vec<LaneResult> {
     let columns: Vec<Vec<LaneResult>> = match group {
         Group::Objects(modes) => {
-            let mut batch = GridBatch::with_capacity(lanes, 0);
-            let taken = Selection::new(lanes, |&k| batchable_grid(arg.get(k)).is_some_and(|g| batch.push(g)));
+            let mut batch = Lanes::default();
+            let taken = Selection::new(lanes, |&k| match arg.get(k) {
+                Value::Grid(g) => batch.push(Lane {
+                    grid: Some(g),
+                    ..Lane::default()
+                }),
+                _ => false,
+            });
             let per_mode = b.objects_modes(&batch, modes);
             per_mode
                 .into_iter()

@@ -1,9 +1,9 @@
 //! [`DeviceBackend`]: the [`Backend`] that runs batched ops on a set of [`Device`]s.
 //!
-//! Each batched op with a kernel is an `Offload`: which lanes the kernel takes (grids with
-//! cells, and what else the kernel is written for; the other, odd lanes go to the CPU
-//! backend), how to pack the taken lanes into one [`Job`], and how to unpack the bytes that
-//! come back into the very [`LaneResult`]s the CPU backend gives. A batch of more than
+//! Each batched op with a kernel runs as its entry in the op table says ([`Op::kernel`]): which
+//! lanes the kernel takes (grids with cells, and what else the kernel is written for; the
+//! other, odd lanes go to the CPU backend), how to pack the taken lanes into one [`Job`], and
+//! how to unpack the bytes that come back into the very [`LaneResult`]s the CPU backend gives. A batch of more than
 //! [`DeviceBackend::with_shard_threshold`] lanes (default [`DEFAULT_SHARD_ABOVE`]) is cut into
 //! one contiguous shard per device, each run on a thread of its own and merged back in lane
 //! order. Packing and unpacking spread the lanes over the thread pool.
@@ -14,21 +14,16 @@
 //! caller. Ops without a kernel and function values run on the CPU backend too.
 
 use std::collections::HashSet;
-use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
 
-use rayon::prelude::*;
-
 use super::emu::EmuDevice;
-use super::staging::{u32s, Staging};
-use super::{Device, DeviceError, Entry, Job, KernelArg, Launch, SetupError};
-use crate::batch::{Arg, Backend, CpuBackend, GridBatch, GridMeta, LaneResult, PatchBatch, Selection, Transform};
+use super::{Device, DeviceError, Entry, Job, Launch, SetupError, Staging};
+use crate::batch::{Arg, Backend, CpuBackend, Kernel, LaneResult, Lanes, Op, Selection};
 use crate::dsl::func::panic_message;
-use crate::dsl::prims::{self, objects_from_labels};
-use crate::dsl::{Cell, Color, Grid, GridView, Loc, PrimId, Value};
+use crate::dsl::PrimId;
 
 /// Lanes above which a batch is sharded across the devices.
 pub const DEFAULT_SHARD_ABOVE: usize = 120;
@@ -122,10 +117,11 @@ impl<D: Device> DeviceBackend<D> {
 
     /// Runs an op: its lanes on the devices (sharded when there are many), its odd lanes and
     /// any failed shard on the CPU; results in lane order.
-    fn offload(&self, op: &dyn Offload) -> Vec<LaneResult> {
-        let mut taken = Selection::new(op.lanes(), |&k| op.takes(k));
-        if taken.len() < self.min_lanes[op.entry().index()] {
-            taken = Selection::new(op.lanes(), |_| false);
+    fn offload(&self, op: &Offload<'_>) -> Vec<LaneResult> {
+        let n = op.lanes.len();
+        let mut taken = Selection::new(n, |&k| (op.kernel.takes)(op.lanes, k));
+        if taken.len() < self.min_lanes[op.kernel.entry.index()] {
+            taken = Selection::new(n, |_| false);
         }
         let lanes = taken.taken();
         let shards: Vec<&[usize]> = if lanes.is_empty() {
@@ -158,7 +154,7 @@ impl<D: Device> DeviceBackend<D> {
     }
 
     /// One shard on device `d`, or on the CPU if that fails.
-    fn on_device(&self, d: usize, op: &dyn Offload, lanes: &[usize]) -> Vec<LaneResult> {
+    fn on_device(&self, d: usize, op: &Offload<'_>, lanes: &[usize]) -> Vec<LaneResult> {
         let Some(device) = self.devices.get(d) else {
             let error = DeviceError::NoDevice(format!("the {} backend has no device", self.name));
             return self.fall_back(self.name.to_string(), op, lanes, &error);
@@ -173,10 +169,10 @@ impl<D: Device> DeviceBackend<D> {
         let attempt = catch_unwind(AssertUnwindSafe(|| {
             let mut clock = Instant::now();
             staging.clear();
-            let packed = op.pack(lanes, &mut staging);
+            let packed = (op.kernel.pack)(op.lanes, lanes, op.param, &mut staging);
             let job = Job {
                 launch: Launch {
-                    entry: op.entry(),
+                    entry: op.kernel.entry,
                     blocks: packed.blocks,
                     threads: THREADS_PER_BLOCK,
                     shared_bytes: 0,
@@ -189,7 +185,7 @@ impl<D: Device> DeviceBackend<D> {
             self.lap(0, &mut clock);
             device.run(&job, &mut out)?;
             self.lap(1, &mut clock);
-            let results = op.unpack(lanes, &out);
+            let results = (op.kernel.unpack)(op.lanes, lanes, op.param, &out).map_err(|e| DeviceError::BadOutput(e.0));
             self.lap(2, &mut clock);
             results
         }))
@@ -208,9 +204,9 @@ impl<D: Device> DeviceBackend<D> {
     }
 
     /// A failed shard on the CPU, with a warning the first time this kind of failure occurs.
-    fn fall_back(&self, device: String, op: &dyn Offload, lanes: &[usize], error: &DeviceError) -> Vec<LaneResult> {
+    fn fall_back(&self, device: String, op: &Offload<'_>, lanes: &[usize], error: &DeviceError) -> Vec<LaneResult> {
         self.fallbacks.fetch_add(1, Ordering::Relaxed);
-        warn_once(&device, op.entry(), error);
+        warn_once(&device, op.kernel.entry, error);
         op.cpu(&self.cpu, lanes)
     }
 }
@@ -259,559 +255,34 @@ impl<D: Device> Backend for DeviceBackend<D> {
         self.cpu.map_call(function, args, lanes)
     }
 
-    fn objects(&self, grids: &GridBatch, mode: u8) -> Vec<LaneResult> {
-        self.offload(&Objects { grids, mode })
-    }
-
-    fn ofcolor(&self, grids: &GridBatch, colors: &[i64]) -> Vec<LaneResult> {
-        self.offload(&ColorQuery {
-            grids,
-            colors,
-            count: false,
-        })
-    }
-
-    fn colorcount(&self, grids: &GridBatch, colors: &[i64]) -> Vec<LaneResult> {
-        self.offload(&ColorQuery {
-            grids,
-            colors,
-            count: true,
-        })
-    }
-
-    fn palette(&self, grids: &GridBatch, as_tuple: bool) -> Vec<LaneResult> {
-        self.offload(&Palette { grids, as_tuple })
-    }
-
-    fn colorfilter(&self, objects: &[&Value], colors: &[i64]) -> Vec<LaneResult> {
-        self.offload(&Colorfilter { objects, colors })
-    }
-
-    fn fill(&self, grids: &GridBatch, colors: &[Color], patches: &PatchBatch<Loc>) -> Vec<LaneResult> {
-        self.offload(&Fill { grids, colors, patches })
-    }
-
-    fn paint(&self, grids: &GridBatch, objects: &PatchBatch<Cell>) -> Vec<LaneResult> {
-        self.offload(&Paint { grids, objects })
-    }
-
-    fn transform(&self, grids: &GridBatch, t: Transform) -> Vec<LaneResult> {
-        self.offload(&Transformed { grids, t })
-    }
-}
-
-// ----- the ops ------------------------------------------------------------------------------
-
-/// A packed launch: its blocks and arguments, and the output bytes to bring back.
-struct Packed {
-    blocks: u32,
-    args: Vec<KernelArg>,
-    output: Range<usize>,
-}
-
-/// One batched op with a kernel. Most take one grid per lane ([`Offload::grids`]); their
-/// lane count and which lanes the kernel takes follow from it.
-trait Offload: Sync {
-    /// The kernel.
-    fn entry(&self) -> Entry;
-    /// The grid of each lane, for the ops that take one.
-    fn grids(&self) -> Option<&GridBatch>;
-    /// Number of lanes.
-    fn lanes(&self) -> usize {
-        self.grids().map_or(0, GridBatch::len)
-    }
-    /// Whether lane `k` goes to the device (else it is odd and goes to the CPU): by default,
-    /// a grid the kernels can hold ([`kernel_grid`]).
-    fn takes(&self, k: usize) -> bool {
-        self.grids().is_some_and(|g| kernel_grid(g, k))
-    }
-    /// Stages the given lanes (all taken) for one launch.
-    fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed;
-    /// The results of the given lanes from the output bytes.
-    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError>;
-    /// The given lanes on the CPU backend.
-    fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult>;
-}
-
-/// The grids of the given lanes staged as metadata and cells (rebased): their offsets, the
-/// number of cells in all, and the launch's block count.
-struct StagedGrids {
-    metas: usize,
-    cells: usize,
-    total: usize,
-    blocks: u32,
-}
-
-impl StagedGrids {
-    /// The launch over these grids: one block per grid, the arguments `(metas, cells, rest...)`.
-    fn packed(&self, rest: &[KernelArg], output: Range<usize>) -> Packed {
-        let grids = [KernelArg::Ptr(self.metas), KernelArg::Ptr(self.cells)];
-        Packed {
-            blocks: self.blocks,
-            args: grids.iter().chain(rest).copied().collect(),
-            output,
+    fn run_op(&self, op: &'static Op, param: u32, lanes: &Lanes) -> Vec<LaneResult> {
+        match &op.kernel {
+            Some(kernel) => self.offload(&Offload {
+                op,
+                kernel,
+                param,
+                lanes,
+            }),
+            None => self.cpu.run_op(op, param, lanes),
         }
     }
 }
 
-fn stage_grids(grids: &GridBatch, lanes: &[usize], staging: &mut Staging) -> StagedGrids {
-    let mut at = 0u32;
-    let metas = staging.put(lanes.iter().map(|&k| {
-        let m = grids.metas[k];
-        let rebased = GridMeta { offset: at, ..m };
-        at += m.len() as u32;
-        rebased
-    }));
-    let cells = staging.put_parts(
-        lanes,
-        |k| grids.metas[k].len(),
-        |k| grids.view(k).cells.iter().map(|&c| c as i8),
-    );
-    StagedGrids {
-        metas,
-        cells,
-        total: at as usize,
-        blocks: lanes.len() as u32,
-    }
+/// One call of an op with a kernel.
+struct Offload<'a> {
+    op: &'static Op,
+    kernel: &'static Kernel,
+    param: u32,
+    lanes: &'a Lanes,
 }
 
-/// The views of the given lanes' grids with the range of their cells in the packed buffer.
-fn packed_views<'g>(grids: &'g GridBatch, lanes: &'g [usize]) -> impl Iterator<Item = (GridView<'g>, Range<usize>)> {
-    let mut at = 0;
-    lanes.iter().map(move |&k| {
-        let v = grids.view(k);
-        let range = at..at + v.cells.len();
-        at = range.end;
-        (v, range)
-    })
-}
-
-/// The given lanes' grids as a batch of their own.
-fn sub_batch(grids: &GridBatch, lanes: &[usize]) -> GridBatch {
-    let mut sub = GridBatch::with_capacity(lanes.len(), 0);
-    for &k in lanes {
-        let m = grids.metas[k];
-        sub.metas.push(GridMeta {
-            offset: sub.cells.len() as u32,
-            ..m
-        });
-        sub.cells.extend_from_slice(grids.view(k).cells);
-    }
-    sub
-}
-
-/// The given lanes' patches as a batch of their own.
-fn sub_patches<T: Copy>(patches: &PatchBatch<T>, lanes: &[usize]) -> PatchBatch<T> {
-    let mut sub = PatchBatch::default();
-    for &k in lanes {
-        sub.push(patches.patch(k).iter().copied());
-    }
-    sub
-}
-
-/// The per-lane patch starts (one more than lanes), rebased to the packed items.
-fn patch_starts<T>(patches: &PatchBatch<T>, lanes: &[usize]) -> Vec<u32> {
-    let mut starts = Vec::with_capacity(lanes.len() + 1);
-    let mut at = 0u32;
-    starts.push(0);
-    for &k in lanes {
-        at += patches.patch(k).len() as u32;
-        starts.push(at);
-    }
-    starts
-}
-
-fn pick<T: Copy>(items: &[T], lanes: &[usize]) -> Vec<T> {
-    lanes.iter().map(|&k| items[k]).collect()
-}
-
-/// Whether a kernel takes lane `k`'s grid: one with cells, every colour fitting the kernels'
-/// `i8` cells. Other lanes (an empty grid, a colour a program counted past 127) run on the CPU.
-fn kernel_grid(grids: &GridBatch, k: usize) -> bool {
-    !grids.metas[k].is_empty() && grids.view(k).cells.iter().all(|&c| kernel_color(c))
-}
-
-/// Whether a colour fits a kernel's `i8` cell.
-fn kernel_color(c: Color) -> bool {
-    i8::try_from(c).is_ok()
-}
-
-/// Each lane's result from its grid and the range of its cells in the packed buffer (`f`),
-/// the lanes spread over the thread pool: in lane order, or the first error.
-fn par_unpack<F>(grids: &GridBatch, lanes: &[usize], f: F) -> Result<Vec<LaneResult>, DeviceError>
-where
-    F: Fn(GridView<'_>, Range<usize>) -> Result<LaneResult, DeviceError> + Sync,
-{
-    let views: Vec<(GridView<'_>, Range<usize>)> = packed_views(grids, lanes).collect();
-    views
-        .into_par_iter()
-        .with_min_len(UNPACK_CHUNK)
-        .map(|(v, r)| f(v, r))
-        .collect()
-}
-
-/// Fewest lanes a thread unpacks at a time.
-const UNPACK_CHUNK: usize = 64;
-
-/// The output grids of ops that keep each grid's shape (`fill`, `paint`), from the packed cells.
-fn same_shape_grids(grids: &GridBatch, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
-    par_unpack(grids, lanes, |v, range| Ok(grid_out(v.h, v.w, &out[range])))
-}
-
-/// A grid value from output cells.
-fn grid_out(h: usize, w: usize, cells: &[u8]) -> LaneResult {
-    Ok(Value::grid(Grid::new(
-        h,
-        w,
-        cells.iter().map(|&c| Color::from(c as i8)).collect(),
-    )))
-}
-
-struct Objects<'a> {
-    grids: &'a GridBatch,
-    mode: u8,
-}
-
-impl Offload for Objects<'_> {
-    fn entry(&self) -> Entry {
-        Entry::Objects
-    }
-    fn grids(&self) -> Option<&GridBatch> {
-        Some(self.grids)
-    }
-    fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
-        let g = stage_grids(self.grids, lanes, staging);
-        let labels = staging.reserve(4 * g.total);
-        g.packed(
-            &[KernelArg::Ptr(labels), KernelArg::U32(self.mode.into())],
-            labels..labels + 4 * g.total,
-        )
-    }
-    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
-        thread_local! {
-            static LABELS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        let univalued = self.mode & 4 != 0;
-        par_unpack(self.grids, lanes, |v, range| {
-            let objects = LABELS.with_borrow_mut(|labels| {
-                labels.clear();
-                labels.extend(u32s(&out[4 * range.start..4 * range.end]));
-                objects_from_labels(v, labels, univalued)
-            });
-            objects
-                .map(Ok)
-                .ok_or_else(|| DeviceError::BadOutput("a label that is not a component's first cell".into()))
-        })
-    }
+impl Offload<'_> {
+    /// The given lanes (ascending) on the CPU backend: all of them as they are, as when a
+    /// batch is below the kernel's threshold, else a copy of those lanes.
     fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
-        cpu.objects(&sub_batch(self.grids, lanes), self.mode)
-    }
-}
-
-/// `ofcolor` (a flag per cell) or `colorcount` (a count per grid).
-struct ColorQuery<'a> {
-    grids: &'a GridBatch,
-    colors: &'a [i64],
-    count: bool,
-}
-
-impl Offload for ColorQuery<'_> {
-    fn entry(&self) -> Entry {
-        if self.count {
-            Entry::Colorcount
-        } else {
-            Entry::Ofcolor
+        if lanes.len() == self.lanes.len() {
+            return cpu.run_op(self.op, self.param, self.lanes);
         }
-    }
-    fn grids(&self) -> Option<&GridBatch> {
-        Some(self.grids)
-    }
-    fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
-        let g = stage_grids(self.grids, lanes, staging);
-        let colors = staging.put(lanes.iter().map(|&k| self.colors[k]));
-        let bytes = if self.count { 4 * lanes.len() } else { g.total };
-        let out = staging.reserve(bytes);
-        g.packed(&[KernelArg::Ptr(colors), KernelArg::Ptr(out)], out..out + bytes)
-    }
-    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
-        if self.count {
-            return Ok(u32s(out).map(|n| Ok(Value::Int(n.into()))).collect());
-        }
-        par_unpack(self.grids, lanes, |v, range| {
-            let rows = out[range].chunks_exact(v.w);
-            let locs = rows
-                .enumerate()
-                .flat_map(|(i, row)| {
-                    let at = move |(j, _)| Loc {
-                        i: i as i32,
-                        j: j as i32,
-                    };
-                    row.iter().enumerate().filter(|&(_, &flag)| flag != 0).map(at)
-                })
-                .collect();
-            Ok(Ok(Value::indices_sorted(locs)))
-        })
-    }
-    fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
-        let (grids, colors) = (sub_batch(self.grids, lanes), pick(self.colors, lanes));
-        if self.count {
-            cpu.colorcount(&grids, &colors)
-        } else {
-            cpu.ofcolor(&grids, &colors)
-        }
-    }
-}
-
-struct Palette<'a> {
-    grids: &'a GridBatch,
-    as_tuple: bool,
-}
-
-impl Offload for Palette<'_> {
-    fn entry(&self) -> Entry {
-        Entry::Palette
-    }
-    fn grids(&self) -> Option<&GridBatch> {
-        Some(self.grids)
-    }
-    fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
-        let g = stage_grids(self.grids, lanes, staging);
-        let masks = staging.reserve(32 * lanes.len());
-        Packed {
-            blocks: g.blocks,
-            args: vec![KernelArg::Ptr(g.metas), KernelArg::Ptr(g.cells), KernelArg::Ptr(masks)],
-            output: masks..masks + 32 * lanes.len(),
-        }
-    }
-    fn unpack(&self, _lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
-        let f = if self.as_tuple {
-            prims::p_g_of
-        } else {
-            prims::palette_of
-        };
-        let words: Vec<u32> = u32s(out).collect();
-        let results = words.par_chunks_exact(8).with_min_len(UNPACK_CHUNK).map(|mask| {
-            // Each colour present once, ascending: the palette of these is the grid's.
-            let mut colors: Vec<Color> = Vec::new();
-            for (k, &word) in mask.iter().enumerate() {
-                let mut bits = word;
-                while bits != 0 {
-                    let s = 32 * k + bits.trailing_zeros() as usize;
-                    colors.push(Color::from((s as u8 ^ 0x80) as i8));
-                    bits &= bits - 1;
-                }
-            }
-            Ok(f(&colors))
-        });
-        Ok(results.collect())
-    }
-    fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
-        cpu.palette(&sub_batch(self.grids, lanes), self.as_tuple)
-    }
-}
-
-struct Colorfilter<'a> {
-    objects: &'a [&'a Value],
-    colors: &'a [i64],
-}
-
-impl Colorfilter<'_> {
-    /// The objects of lane `k`, when the kernel takes it: a set of non-empty objects.
-    fn members(&self, k: usize) -> Option<&Arc<Vec<Value>>> {
-        match self.objects[k] {
-            Value::Set(items) if items.iter().all(|o| matches!(o, Value::Object(c) if !c.is_empty())) => Some(items),
-            _ => None,
-        }
-    }
-
-    fn all_members<'s>(&'s self, lanes: &'s [usize]) -> impl Iterator<Item = &'s Value> + 's {
-        lanes
-            .iter()
-            .flat_map(|&k| self.members(k).map_or(&[][..], |m| m.as_slice()))
-    }
-}
-
-impl Offload for Colorfilter<'_> {
-    fn entry(&self) -> Entry {
-        Entry::Colorfilter
-    }
-    /// Its lanes are sets of objects.
-    fn grids(&self) -> Option<&GridBatch> {
-        None
-    }
-    fn lanes(&self) -> usize {
-        self.objects.len()
-    }
-    fn takes(&self, k: usize) -> bool {
-        self.members(k).is_some()
-    }
-    fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
-        let mut at = 0u32;
-        let starts = staging.put([0].into_iter().chain(lanes.iter().map(|&k| {
-            at += self.members(k).map_or(0, |m| m.len() as u32);
-            at
-        })));
-        let first_colors = staging.put(self.all_members(lanes).map(|o| match o {
-            Value::Object(cells) => cells[0].color,
-            _ => unreachable!("a taken lane holds non-empty objects only"),
-        }));
-        let values = staging.put(lanes.iter().map(|&k| self.colors[k]));
-        let keep = staging.reserve(at as usize);
-        Packed {
-            blocks: lanes.len() as u32,
-            args: vec![
-                KernelArg::Ptr(starts),
-                KernelArg::Ptr(first_colors),
-                KernelArg::Ptr(values),
-                KernelArg::Ptr(keep),
-            ],
-            output: keep..keep + at as usize,
-        }
-    }
-    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
-        let mut flags = out.iter();
-        let results = lanes.iter().map(|&k| {
-            let members = self.members(k).map_or(&[][..], |m| m.as_slice());
-            let kept = members
-                .iter()
-                .zip(flags.by_ref())
-                .filter(|&(_, &keep)| keep != 0)
-                .map(|(o, _)| o.clone())
-                .collect();
-            Ok(Value::set_sorted(kept))
-        });
-        Ok(results.collect())
-    }
-    fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
-        let objects: Vec<&Value> = lanes.iter().map(|&k| self.objects[k]).collect();
-        cpu.colorfilter(&objects, &pick(self.colors, lanes))
-    }
-}
-
-struct Fill<'a> {
-    grids: &'a GridBatch,
-    colors: &'a [Color],
-    patches: &'a PatchBatch<Loc>,
-}
-
-impl Offload for Fill<'_> {
-    fn entry(&self) -> Entry {
-        Entry::Fill
-    }
-    fn grids(&self) -> Option<&GridBatch> {
-        Some(self.grids)
-    }
-    fn takes(&self, k: usize) -> bool {
-        kernel_grid(self.grids, k) && kernel_color(self.colors[k])
-    }
-    fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
-        let g = stage_grids(self.grids, lanes, staging);
-        let colors = staging.put(lanes.iter().map(|&k| self.colors[k] as i8));
-        let starts = staging.put(patch_starts(self.patches, lanes));
-        let locs = staging.put_parts(
-            lanes,
-            |k| 2 * self.patches.patch(k).len(),
-            |k| self.patches.patch(k).iter().flat_map(|l| [l.i, l.j]),
-        );
-        let out = staging.reserve(g.total);
-        g.packed(
-            &[
-                KernelArg::Ptr(colors),
-                KernelArg::Ptr(starts),
-                KernelArg::Ptr(locs),
-                KernelArg::Ptr(out),
-            ],
-            out..out + g.total,
-        )
-    }
-    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
-        same_shape_grids(self.grids, lanes, out)
-    }
-    fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
-        let grids = sub_batch(self.grids, lanes);
-        cpu.fill(&grids, &pick(self.colors, lanes), &sub_patches(self.patches, lanes))
-    }
-}
-
-struct Paint<'a> {
-    grids: &'a GridBatch,
-    objects: &'a PatchBatch<Cell>,
-}
-
-impl Offload for Paint<'_> {
-    fn entry(&self) -> Entry {
-        Entry::Paint
-    }
-    fn grids(&self) -> Option<&GridBatch> {
-        Some(self.grids)
-    }
-    /// A colour beyond `i8` is the CPU's to paint.
-    fn takes(&self, k: usize) -> bool {
-        kernel_grid(self.grids, k) && self.objects.patch(k).iter().all(|c| kernel_color(c.color))
-    }
-    fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
-        let g = stage_grids(self.grids, lanes, staging);
-        let starts = staging.put(patch_starts(self.objects, lanes));
-        let items = staging.put_parts(
-            lanes,
-            |k| 3 * self.objects.patch(k).len(),
-            |k| self.objects.patch(k).iter().flat_map(|c| [c.color, c.i, c.j]),
-        );
-        let winner = staging.reserve(4 * g.total);
-        let out = staging.reserve(g.total);
-        g.packed(
-            &[
-                KernelArg::Ptr(starts),
-                KernelArg::Ptr(items),
-                KernelArg::Ptr(winner),
-                KernelArg::Ptr(out),
-            ],
-            out..out + g.total,
-        )
-    }
-    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
-        same_shape_grids(self.grids, lanes, out)
-    }
-    fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
-        cpu.paint(&sub_batch(self.grids, lanes), &sub_patches(self.objects, lanes))
-    }
-}
-
-struct Transformed<'a> {
-    grids: &'a GridBatch,
-    t: Transform,
-}
-
-impl Transformed<'_> {
-    /// Whether the output is the input's transpose in shape.
-    fn transposes(&self) -> bool {
-        matches!(
-            self.t,
-            Transform::Rot90 | Transform::Rot270 | Transform::Dmirror | Transform::Cmirror
-        )
-    }
-}
-
-impl Offload for Transformed<'_> {
-    fn entry(&self) -> Entry {
-        Entry::Transform
-    }
-    fn grids(&self) -> Option<&GridBatch> {
-        Some(self.grids)
-    }
-    fn pack(&self, lanes: &[usize], staging: &mut Staging) -> Packed {
-        let g = stage_grids(self.grids, lanes, staging);
-        let out = staging.reserve(g.total);
-        let t = Transform::ALL.iter().position(|&t| t == self.t).expect("a transform") as u32;
-        g.packed(&[KernelArg::Ptr(out), KernelArg::U32(t)], out..out + g.total)
-    }
-    fn unpack(&self, lanes: &[usize], out: &[u8]) -> Result<Vec<LaneResult>, DeviceError> {
-        par_unpack(self.grids, lanes, |v, range| {
-            let (h, w) = if self.transposes() { (v.w, v.h) } else { (v.h, v.w) };
-            Ok(grid_out(h, w, &out[range]))
-        })
-    }
-    fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
-        cpu.transform(&sub_batch(self.grids, lanes), self.t)
+        cpu.run_op(self.op, self.param, &self.lanes.select(lanes))
     }
 }

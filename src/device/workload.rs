@@ -2,123 +2,54 @@
 //! backend: what the `auto` backend's start-up probe times and what `bench-gpu` measures.
 //!
 //! A workload is `n` lanes cycling through the given grids (ARC tasks' inputs and outputs),
-//! each with the arguments its op needs taken from the grid itself: its most common colour
-//! for `ofcolor`/`colorcount`/`colorfilter`/`fill`, its objects (univalued, diagonal, without
-//! background) for `colorfilter`, the cells of that colour as the patch of `fill`, and its
-//! largest object as the object of `paint`.
+//! each with the arguments of every op drawn from the grid itself ([`Sample`]: its most common
+//! colour, its objects, the cells of that colour as a patch, its largest object); each op runs
+//! with its entry's probe constant ([`Op::probe`]).
 
 use super::Entry;
-use crate::batch::{Backend, GridBatch, LaneResult, PatchBatch, Transform};
-use crate::dsl::prims::{objects_of, ofcolor_of};
-use crate::dsl::{Cell, Color, Grid, Loc, Value};
+use crate::batch::op::Sample;
+use crate::batch::{Backend, GridBatch, LaneResult, Lanes, Op};
+use crate::dsl::Grid;
 
-/// The inputs of every batched op over the same lanes.
+/// The inputs of every batched op over the same lanes, each lane with every part drawn from its
+/// grid ([`Sample`]); an op reads the parts it takes.
 pub struct Workload {
-    pub grids: GridBatch,
-    /// The colour argument of each lane.
-    pub colors: Vec<i64>,
-    pub fill_colors: Vec<Color>,
-    /// Each lane's objects (a set of objects), for `colorfilter`.
-    pub object_sets: Vec<Value>,
-    /// The cells of the lane's colour, for `fill`.
-    pub patches: PatchBatch<Loc>,
-    /// The lane's largest object, for `paint`.
-    pub objects: PatchBatch<Cell>,
-}
-
-/// The arguments of one source grid.
-struct Lane {
-    color: Color,
-    objects: Value,
-    patch: Vec<Loc>,
-    largest: Vec<Cell>,
-}
-
-impl Lane {
-    fn of(g: &Grid) -> Lane {
-        let view = g.view();
-        let color = crate::dsl::prims::common::background(&g.cells).unwrap_or(0);
-        let objects = objects_of(view, true, true, true).unwrap_or_else(|_| Value::set(Vec::new()));
-        let largest = objects
-            .members()
-            .into_iter()
-            .flatten()
-            .filter_map(|o| match o {
-                Value::Object(cells) => Some(cells.as_slice().to_vec()),
-                _ => None,
-            })
-            .max_by_key(Vec::len)
-            .unwrap_or_default();
-        let patch = match ofcolor_of(view, color.into()) {
-            Value::Indices(locs) => locs.as_slice().to_vec(),
-            _ => Vec::new(),
-        };
-        Lane {
-            color,
-            objects,
-            patch,
-            largest,
-        }
-    }
+    lanes: Lanes,
 }
 
 impl Workload {
     /// `n` lanes cycling through `grids` (those that fit a batch), or `None` when none does.
     pub fn new(grids: &[Grid], n: usize) -> Option<Workload> {
-        let sources: Vec<(&Grid, Lane)> = grids
+        let sources: Vec<(&Grid, Sample)> = grids
             .iter()
             .filter(|g| GridBatch::fits(g) && !g.cells.is_empty())
-            .map(|g| (g, Lane::of(g)))
+            .map(|g| (g, Sample::of(g)))
             .collect();
         if sources.is_empty() {
             return None;
         }
-        let mut w = Workload {
-            grids: GridBatch::default(),
-            colors: Vec::with_capacity(n),
-            fill_colors: Vec::with_capacity(n),
-            object_sets: Vec::with_capacity(n),
-            patches: PatchBatch::default(),
-            objects: PatchBatch::default(),
-        };
-        for (g, lane) in sources.iter().cycle().take(n) {
-            if !w.grids.push(g)
-                || !w.patches.push(lane.patch.iter().copied())
-                || !w.objects.push(lane.largest.iter().copied())
-            {
+        let mut lanes = Lanes::default();
+        for (g, sample) in sources.iter().cycle().take(n) {
+            if !lanes.push(sample.lane(g)) {
                 break;
             }
-            w.colors.push(lane.color.into());
-            w.fill_colors.push(lane.color);
-            w.object_sets.push(lane.objects.clone());
         }
-        Some(w)
+        Some(Workload { lanes })
     }
 
     /// Number of lanes.
     pub fn len(&self) -> usize {
-        self.grids.len()
+        self.lanes.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.grids.is_empty()
+        self.lanes.is_empty()
     }
 
-    /// The entry point's op over every lane, on `backend`.
+    /// The op of the entry point over every lane, on `backend`, with the op's probe constant.
     pub fn run(&self, backend: &dyn Backend, entry: Entry) -> Vec<LaneResult> {
-        match entry {
-            Entry::Objects => backend.objects(&self.grids, 7),
-            Entry::Ofcolor => backend.ofcolor(&self.grids, &self.colors),
-            Entry::Colorcount => backend.colorcount(&self.grids, &self.colors),
-            Entry::Palette => backend.palette(&self.grids, false),
-            Entry::Colorfilter => {
-                let sets: Vec<&Value> = self.object_sets.iter().collect();
-                backend.colorfilter(&sets, &self.colors)
-            }
-            Entry::Fill => backend.fill(&self.grids, &self.fill_colors, &self.patches),
-            Entry::Paint => backend.paint(&self.grids, &self.objects),
-            Entry::Transform => backend.transform(&self.grids, Transform::Rot90),
-        }
+        let op = Op::of_kernel(entry);
+        backend.run_op(op, op.probe, &self.lanes)
     }
 }
 

@@ -1,17 +1,20 @@
 //! The 160 primitives of the reference DSL plus the search dialect's `o_g` and `p_g`, split by
 //! family. Each family file defines its primitives as `fn name(args: &[Value]) ->
 //! DslResult<Value>` and lists them in a `PRIMS` table; [`FAMILIES`] is the registry's input.
+//! A primitive with a batched op is built on a public `name_of` function over compact
+//! arguments (a `GridView`, a colour), which the op's entry in [`crate::batch::op`] calls by
+//! its family's path (`prims::grids::fill_of`) as its CPU body.
 //!
 //! Every primitive follows the reference (`dsl.py` of michaelhodel/arc-dsl) exactly, error cases
 //! included, iterating sets in the canonical order of [`crate::dsl::value`].
 
 pub mod common;
 mod containers;
-mod grids;
+pub(crate) mod grids;
 mod higher;
 mod numbers;
-mod objects;
-mod patches;
+pub(crate) mod objects;
+pub(crate) mod patches;
 mod rows;
 
 use super::registry::PrimSpec;
@@ -27,7 +30,5 @@ pub const FAMILIES: &[&[PrimSpec]] = &[
 ];
 
 pub use containers::merge_values;
-pub use grids::{cmirror_of, dmirror_of, fill_of, hmirror_of, paint_of, rot180_of, rot270_of, rot90_of, vmirror_of};
 pub use higher::same_kind;
-pub use objects::{objects_from_labels, objects_of, p_g_of};
-pub use patches::{colorcount_of, colorfilter_of, ofcolor_of, palette_of};
+pub use objects::{objects_from_labels, objects_of};

@@ -6,7 +6,7 @@
 
 use rayon::prelude::*;
 
-use crate::batch::GridMeta;
+use super::grids::GridMeta;
 
 /// Alignment of every section, in bytes.
 const ALIGN: usize = 8;

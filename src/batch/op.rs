@@ -1,0 +1,697 @@
+//! The batched ops, one declarative entry each: [`OPS`].
+//!
+//! An [`Op`] is everything about one batched op: the primitives it batches (registry names,
+//! checked when the dispatch table is built: a name the registry lacks is a panic, never a
+//! silent skip), the constant its call takes (a mode, a transform), which lanes it accepts and
+//! their arguments in compact form ([`Lane`], gathered into one [`Lanes`]), its CPU body (the
+//! very function the scalar primitive is built on, so the op cannot drift from it), and its
+//! [`Kernel`]: the entry point in `kernels/` (whose symbol, parameters and emulator binding
+//! `build.rs` derives from the kernel's declaration), which lanes the kernel takes, how they
+//! are packed for a launch and how its output bytes become the CPU body's results.
+//!
+//! The dispatcher ([`super::ops`]), both backends ([`super::CpuBackend`],
+//! [`crate::device::DeviceBackend`]) and the device workloads read only this table.
+
+use std::sync::Arc;
+
+use super::grids::{GridBatch, PatchBatch};
+use super::kernel::{
+    grid_out, kernel_color, kernel_grid, par_unpack, stage_grids, BadOutput, Entry, KernelArg, Packed, StagedGrids,
+    UNPACK_CHUNK,
+};
+use super::staging::{u32s, Staging};
+use super::{Arg, LaneResult};
+use crate::dsl::prims::{common::background, grids, objects, patches};
+use crate::dsl::{Cell, Color, Grid, Loc, Value};
+
+/// One batched op.
+pub struct Op {
+    /// Its name in messages.
+    pub name: &'static str,
+    /// The primitives it batches, by registry name. A call's *variant* is its primitive's
+    /// position here.
+    pub prims: &'static [&'static str],
+    /// The call's constant (the same on every lane, and the kernel's `u32` parameter where it
+    /// takes one), from its variant and arguments; `None` sends every lane to the scalar
+    /// primitive.
+    pub param: fn(variant: usize, args: &[Arg<'_>]) -> Option<u32>,
+    /// Lane `k`'s arguments in the compact form the op takes (the same parts of [`Lane`] on
+    /// every lane), or `None`: that lane goes to the scalar primitive (which keeps odd shapes'
+    /// results, errors included, the reference's).
+    pub lane: for<'a> fn(args: &[Arg<'a>], k: usize) -> Option<Lane<'a>>,
+    /// The CPU body: lane `k`'s result.
+    pub cpu: fn(lanes: &Lanes, k: usize, param: u32) -> LaneResult,
+    /// Its kernel, if it has one (else the device backends run it on the CPU).
+    pub kernel: Option<Kernel>,
+    /// The constant the start-up probe and `bench-gpu` run it with.
+    pub probe: u32,
+}
+
+/// The kernel of an op.
+pub struct Kernel {
+    /// Its entry point (generated from its `KERNEL(...)` declaration).
+    pub entry: Entry,
+    /// Whether the kernel takes lane `k`; the op's other lanes run on the CPU backend.
+    pub takes: fn(lanes: &Lanes, k: usize) -> bool,
+    /// Stages the given lanes (all taken) for one launch.
+    pub pack: fn(lanes: &Lanes, taken: &[usize], param: u32, staging: &mut Staging) -> Packed,
+    /// The results of the given lanes from the launch's output bytes.
+    pub unpack: fn(lanes: &Lanes, taken: &[usize], param: u32, out: &[u8]) -> Unpacked,
+}
+
+/// The results of the lanes of a launch, or why its output does not decode.
+pub type Unpacked = Result<Vec<LaneResult>, BadOutput>;
+
+/// One lane's arguments in compact form (each op fills the parts it takes).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Lane<'a> {
+    /// A grid (the first argument of the ops on grids).
+    pub grid: Option<&'a Grid>,
+    /// Any other value (`colorfilter`'s set of objects).
+    pub value: Option<&'a Value>,
+    /// An integer (a colour).
+    pub int: Option<i64>,
+    /// A patch's locations (`fill`'s).
+    pub locs: Option<Locs<'a>>,
+    /// An object's cells (`paint`'s).
+    pub cells: Option<&'a [Cell]>,
+}
+
+/// The locations of a patch, as an index set or an object holds them.
+#[derive(Clone, Copy, Debug)]
+pub enum Locs<'a> {
+    Indices(&'a [Loc]),
+    Object(&'a [Cell]),
+}
+
+/// The lanes of one batched call: each part holds one item per lane where the op takes that
+/// part ([`Lane`]), nothing otherwise. Grids and patches lie in flat buffers, as kernels take
+/// them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lanes {
+    /// The lanes' [`Lane::grid`]s.
+    pub grids: GridBatch,
+    /// The lanes' [`Lane::value`]s.
+    pub values: Vec<Value>,
+    /// The lanes' [`Lane::int`]s.
+    pub ints: Vec<i64>,
+    /// The lanes' [`Lane::locs`].
+    pub locs: PatchBatch<Loc>,
+    /// The lanes' [`Lane::cells`].
+    pub cells: PatchBatch<Cell>,
+    /// Number of lanes.
+    len: usize,
+}
+
+impl Lanes {
+    /// Number of lanes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends a lane; `false` (and nothing appended) when its grid does not fit a
+    /// [`GridBatch`] or the buffer would pass `u32::MAX` cells.
+    pub fn push(&mut self, lane: Lane<'_>) -> bool {
+        if let Some(g) = lane.grid {
+            if !self.grids.push(g) {
+                return false;
+            }
+        }
+        self.values.extend(lane.value.cloned());
+        self.ints.extend(lane.int);
+        let pushed = match lane.locs {
+            Some(Locs::Indices(locs)) => self.locs.push(locs.iter().copied()),
+            Some(Locs::Object(cells)) => self.locs.push(cells.iter().map(|c| c.loc())),
+            None => true,
+        } && match lane.cells {
+            Some(cells) => self.cells.push(cells.iter().copied()),
+            None => true,
+        };
+        debug_assert!(pushed, "a batch of patches past u32::MAX items");
+        self.len += 1;
+        true
+    }
+
+    /// The given lanes as lanes of their own.
+    pub fn select(&self, lanes: &[usize]) -> Lanes {
+        let full = |n: usize| n == self.len && n > 0;
+        let mut sub = Lanes {
+            len: lanes.len(),
+            ..Lanes::default()
+        };
+        for &k in lanes {
+            if full(self.grids.len()) {
+                let pushed = sub.grids.push_view(self.grids.view(k));
+                debug_assert!(pushed, "a grid of a batch fits a batch");
+            }
+            if full(self.values.len()) {
+                sub.values.push(self.values[k].clone());
+            }
+            if full(self.ints.len()) {
+                sub.ints.push(self.ints[k]);
+            }
+            if full(self.locs.len()) {
+                sub.locs.push(self.locs.patch(k).iter().copied());
+            }
+            if full(self.cells.len()) {
+                sub.cells.push(self.cells.patch(k).iter().copied());
+            }
+        }
+        sub
+    }
+}
+
+/// The arguments of every part of a lane drawn from one grid, for timing the ops (the
+/// start-up probe of `auto`, `bench-gpu`): the grid's most common colour, its objects
+/// (univalued, diagonal, without background), the cells of that colour as a patch, and its
+/// largest object.
+pub struct Sample {
+    color: Color,
+    objects: Value,
+    patch: Vec<Loc>,
+    largest: Vec<Cell>,
+}
+
+impl Sample {
+    pub fn of(g: &Grid) -> Sample {
+        let view = g.view();
+        let color = background(&g.cells).unwrap_or(0);
+        let objects = objects::objects_of(view, true, true, true).unwrap_or_else(|_| Value::set(Vec::new()));
+        let largest = objects
+            .members()
+            .into_iter()
+            .flatten()
+            .filter_map(|o| match o {
+                Value::Object(cells) => Some(cells.as_slice().to_vec()),
+                _ => None,
+            })
+            .max_by_key(Vec::len)
+            .unwrap_or_default();
+        let patch = match patches::ofcolor_of(view, color.into()) {
+            Value::Indices(locs) => locs.as_slice().to_vec(),
+            _ => Vec::new(),
+        };
+        Sample {
+            color,
+            objects,
+            patch,
+            largest,
+        }
+    }
+
+    /// The lane of grid `g` (the grid this sample was drawn from), with every part.
+    pub fn lane<'a>(&'a self, g: &'a Grid) -> Lane<'a> {
+        Lane {
+            grid: Some(g),
+            value: Some(&self.objects),
+            int: Some(self.color.into()),
+            locs: Some(Locs::Indices(&self.patch)),
+            cells: Some(&self.largest),
+        }
+    }
+}
+
+/// Every batched op.
+pub static OPS: [&Op; 8] = [
+    &OBJECTS,
+    &OFCOLOR,
+    &COLORCOUNT,
+    &PALETTE,
+    &COLORFILTER,
+    &FILL,
+    &PAINT,
+    &TRANSFORM,
+];
+
+impl Op {
+    /// The op whose kernel is `entry`.
+    pub fn of_kernel(entry: Entry) -> &'static Op {
+        OPS.iter()
+            .find(|op| op.kernel.as_ref().is_some_and(|k| k.entry == entry))
+            .expect("every kernel belongs to an op")
+    }
+}
+
+/// Lane `k`'s grid, when it can travel in a [`GridBatch`].
+fn grid<'a>(args: &[Arg<'a>], k: usize) -> Option<&'a Grid> {
+    match args[0].get(k) {
+        Value::Grid(g) if GridBatch::fits(g) => Some(g),
+        _ => None,
+    }
+}
+
+/// Lane `k`'s argument `a`, when it is an integer.
+fn int(args: &[Arg<'_>], a: usize, k: usize) -> Option<i64> {
+    match args[a].get(k) {
+        Value::Int(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// The lane of an op on a grid alone.
+fn grid_lane<'a>(args: &[Arg<'a>], k: usize) -> Option<Lane<'a>> {
+    Some(Lane {
+        grid: Some(grid(args, k)?),
+        ..Lane::default()
+    })
+}
+
+/// The lane of an op on a grid and a colour.
+fn grid_int_lane<'a>(args: &[Arg<'a>], k: usize) -> Option<Lane<'a>> {
+    Some(Lane {
+        int: Some(int(args, 1, k)?),
+        ..grid_lane(args, k)?
+    })
+}
+
+/// A constant that does not depend on the arguments: the call's variant.
+fn variant(variant: usize, _: &[Arg<'_>]) -> Option<u32> {
+    Some(variant as u32)
+}
+
+/// The grid is what the kernel needs to take a lane.
+fn grid_takes(lanes: &Lanes, k: usize) -> bool {
+    kernel_grid(&lanes.grids, k)
+}
+
+/// The output grids of kernels that keep each grid's shape (`fill`, `paint`).
+fn same_shape(lanes: &Lanes, taken: &[usize], _: u32, out: &[u8]) -> Unpacked {
+    par_unpack(&lanes.grids, taken, |v, range| Ok(grid_out(v.h, v.w, &out[range])))
+}
+
+/// The flags of `objects`, when they are the same bool on every lane.
+fn same_bool(a: &Arg<'_>) -> Option<bool> {
+    match a {
+        Arg::Same(Value::Bool(b)) => Some(*b),
+        _ => None,
+    }
+}
+
+/// `objects(grid, univalued, diagonal, without_bg)` and the search dialect's `o_g(grid, R)`;
+/// the constant is the mode `R = 4 * univalued + 2 * diagonal + without_bg`. The kernel
+/// labels each cell with its component's first cell; the objects are built on the host.
+pub static OBJECTS: Op = Op {
+    name: "objects",
+    prims: &["objects", "o_g"],
+    param: |variant, args| match variant {
+        0 => match (same_bool(&args[1]), same_bool(&args[2]), same_bool(&args[3])) {
+            (Some(u), Some(d), Some(w)) => Some(4 * u as u32 + 2 * d as u32 + w as u32),
+            _ => None,
+        },
+        _ => match args[1] {
+            Arg::Same(Value::Int(mode @ 0..=7)) => Some(*mode as u32),
+            _ => None,
+        },
+    },
+    lane: grid_lane,
+    cpu: |lanes, k, mode| objects::objects_of(lanes.grids.view(k), mode & 4 != 0, mode & 2 != 0, mode & 1 != 0),
+    kernel: Some(Kernel {
+        entry: Entry::Objects,
+        takes: grid_takes,
+        pack: |lanes, taken, mode, staging| {
+            let g = stage_grids(&lanes.grids, taken, staging);
+            let labels = staging.reserve(4 * g.total);
+            g.packed(
+                &[KernelArg::Ptr(labels), KernelArg::U32(mode)],
+                labels..labels + 4 * g.total,
+            )
+        },
+        unpack: |lanes, taken, mode, out| {
+            thread_local! {
+                static LABELS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+            }
+            par_unpack(&lanes.grids, taken, |v, range| {
+                let objects = LABELS.with_borrow_mut(|labels| {
+                    labels.clear();
+                    labels.extend(u32s(&out[4 * range.start..4 * range.end]));
+                    objects::objects_from_labels(v, labels, mode & 4 != 0)
+                });
+                objects
+                    .map(Ok)
+                    .ok_or_else(|| BadOutput("a label that is not a component's first cell".into()))
+            })
+        },
+    }),
+    probe: 7,
+};
+
+/// The launch of a colour query: the grids, a colour (`i64`) per lane, and an output section
+/// of `bytes(grids)` bytes.
+fn color_query(
+    lanes: &Lanes,
+    taken: &[usize],
+    staging: &mut Staging,
+    bytes: impl FnOnce(&StagedGrids) -> usize,
+) -> Packed {
+    let g = stage_grids(&lanes.grids, taken, staging);
+    let colors = staging.put(taken.iter().map(|&k| lanes.ints[k]));
+    let n = bytes(&g);
+    let out = staging.reserve(n);
+    g.packed(&[KernelArg::Ptr(colors), KernelArg::Ptr(out)], out..out + n)
+}
+
+/// `ofcolor(grid, colour)`: the kernel writes a flag per cell.
+pub static OFCOLOR: Op = Op {
+    name: "ofcolor",
+    prims: &["ofcolor"],
+    param: variant,
+    lane: grid_int_lane,
+    cpu: |lanes, k, _| Ok(patches::ofcolor_of(lanes.grids.view(k), lanes.ints[k])),
+    kernel: Some(Kernel {
+        entry: Entry::Ofcolor,
+        takes: grid_takes,
+        pack: |lanes, taken, _, staging| color_query(lanes, taken, staging, |g| g.total),
+        unpack: |lanes, taken, _, out| {
+            par_unpack(&lanes.grids, taken, |v, range| {
+                let rows = out[range].chunks_exact(v.w);
+                let locs = rows
+                    .enumerate()
+                    .flat_map(|(i, row)| {
+                        let at = move |(j, _)| Loc {
+                            i: i as i32,
+                            j: j as i32,
+                        };
+                        row.iter().enumerate().filter(|&(_, &flag)| flag != 0).map(at)
+                    })
+                    .collect();
+                Ok(Ok(Value::indices_sorted(locs)))
+            })
+        },
+    }),
+    probe: 0,
+};
+
+/// `colorcount(grid, colour)`: the kernel writes a count per grid.
+pub static COLORCOUNT: Op = Op {
+    name: "colorcount",
+    prims: &["colorcount"],
+    param: variant,
+    lane: grid_int_lane,
+    cpu: |lanes, k, _| Ok(patches::colorcount_of(lanes.grids.view(k).cells, lanes.ints[k])),
+    kernel: Some(Kernel {
+        entry: Entry::Colorcount,
+        takes: grid_takes,
+        pack: |lanes, taken, _, staging| color_query(lanes, taken, staging, |g| 4 * g.blocks as usize),
+        unpack: |_, _, _, out| Ok(u32s(out).map(|n| Ok(Value::Int(n.into()))).collect()),
+    }),
+    probe: 0,
+};
+
+/// `palette(grid)` and the search dialect's `p_g(grid)` (the palette as a tuple): the
+/// constant is 1 for `p_g`. The kernel writes a 256-bit mask of colour slots per grid.
+pub static PALETTE: Op = Op {
+    name: "palette",
+    prims: &["palette", "p_g"],
+    param: variant,
+    lane: grid_lane,
+    cpu: |lanes, k, as_tuple| {
+        let f = if as_tuple == 1 {
+            objects::p_g_of
+        } else {
+            patches::palette_of
+        };
+        Ok(f(lanes.grids.view(k).cells))
+    },
+    kernel: Some(Kernel {
+        entry: Entry::Palette,
+        takes: grid_takes,
+        pack: |lanes, taken, _, staging| {
+            let g = stage_grids(&lanes.grids, taken, staging);
+            let masks = staging.reserve(32 * taken.len());
+            Packed {
+                blocks: g.blocks,
+                args: [g.metas, g.cells, masks].map(KernelArg::Ptr).to_vec(),
+                output: masks..masks + 32 * taken.len(),
+            }
+        },
+        unpack: |_, _, as_tuple, out| {
+            use rayon::prelude::*;
+            let f = if as_tuple == 1 {
+                objects::p_g_of
+            } else {
+                patches::palette_of
+            };
+            let words: Vec<u32> = u32s(out).collect();
+            let results = words.par_chunks_exact(8).with_min_len(UNPACK_CHUNK).map(|mask| {
+                // Each colour present once, ascending: the palette of these is the grid's.
+                let mut colors: Vec<Color> = Vec::new();
+                for (k, &word) in mask.iter().enumerate() {
+                    let mut bits = word;
+                    while bits != 0 {
+                        let s = 32 * k + bits.trailing_zeros() as usize;
+                        colors.push(Color::from((s as u8 ^ 0x80) as i8));
+                        bits &= bits - 1;
+                    }
+                }
+                Ok(f(&colors))
+            });
+            Ok(results.collect())
+        },
+    }),
+    probe: 0,
+};
+
+/// The objects of lane `k` of `colorfilter`, when its kernel takes it: a set of non-empty
+/// objects.
+fn colorfilter_members(lanes: &Lanes, k: usize) -> Option<&Arc<Vec<Value>>> {
+    match &lanes.values[k] {
+        Value::Set(items) if items.iter().all(|o| matches!(o, Value::Object(c) if !c.is_empty())) => Some(items),
+        _ => None,
+    }
+}
+
+/// The members of the given lanes' sets, in lane order.
+fn colorfilter_all<'s>(lanes: &'s Lanes, taken: &'s [usize]) -> impl Iterator<Item = &'s Value> + 's {
+    taken
+        .iter()
+        .flat_map(|&k| colorfilter_members(lanes, k).map_or(&[][..], |m| m.as_slice()))
+}
+
+/// `colorfilter(objects, colour)`: the kernel writes a keep flag per object, from its first
+/// cell's colour.
+pub static COLORFILTER: Op = Op {
+    name: "colorfilter",
+    prims: &["colorfilter"],
+    param: variant,
+    lane: |args, k| match args[0].get(k) {
+        objects if objects.is_set() => Some(Lane {
+            value: Some(objects),
+            int: Some(int(args, 1, k)?),
+            ..Lane::default()
+        }),
+        _ => None,
+    },
+    cpu: |lanes, k, _| patches::colorfilter_of(&lanes.values[k], &Value::Int(lanes.ints[k])),
+    kernel: Some(Kernel {
+        entry: Entry::Colorfilter,
+        takes: |lanes, k| colorfilter_members(lanes, k).is_some(),
+        pack: |lanes, taken, _, staging| {
+            let mut at = 0u32;
+            let starts = staging.put([0].into_iter().chain(taken.iter().map(|&k| {
+                at += colorfilter_members(lanes, k).map_or(0, |m| m.len() as u32);
+                at
+            })));
+            let first_colors = staging.put(colorfilter_all(lanes, taken).map(|o| match o {
+                Value::Object(cells) => cells[0].color,
+                _ => unreachable!("a taken lane holds non-empty objects only"),
+            }));
+            let values = staging.put(taken.iter().map(|&k| lanes.ints[k]));
+            let keep = staging.reserve(at as usize);
+            Packed {
+                blocks: taken.len() as u32,
+                args: [starts, first_colors, values, keep].map(KernelArg::Ptr).to_vec(),
+                output: keep..keep + at as usize,
+            }
+        },
+        unpack: |lanes, taken, _, out| {
+            let mut flags = out.iter();
+            let results = taken.iter().map(|&k| {
+                let members = colorfilter_members(lanes, k).map_or(&[][..], |m| m.as_slice());
+                let kept = members
+                    .iter()
+                    .zip(flags.by_ref())
+                    .filter(|&(_, &keep)| keep != 0)
+                    .map(|(o, _)| o.clone())
+                    .collect();
+                Ok(Value::set_sorted(kept))
+            });
+            Ok(results.collect())
+        },
+    }),
+    probe: 0,
+};
+
+/// `fill(grid, colour, patch)`: the kernel copies each grid and writes the colour at the
+/// patch's locations.
+pub static FILL: Op = Op {
+    name: "fill",
+    prims: &["fill"],
+    param: variant,
+    lane: |args, k| {
+        let locs = match args[2].get(k) {
+            Value::Indices(l) => Locs::Indices(l),
+            Value::Object(c) => Locs::Object(c),
+            _ => return None,
+        };
+        let color = int(args, 1, k).filter(|&c| Color::try_from(c).is_ok())?;
+        Some(Lane {
+            int: Some(color),
+            locs: Some(locs),
+            ..grid_lane(args, k)?
+        })
+    },
+    cpu: |lanes, k, _| grids::fill_of(lanes.grids.view(k), lanes.ints[k], lanes.locs.patch(k)),
+    kernel: Some(Kernel {
+        entry: Entry::Fill,
+        takes: |lanes, k| kernel_grid(&lanes.grids, k) && i8::try_from(lanes.ints[k]).is_ok(),
+        pack: |lanes, taken, _, staging| {
+            let g = stage_grids(&lanes.grids, taken, staging);
+            let colors = staging.put(taken.iter().map(|&k| lanes.ints[k] as i8));
+            let (starts, locs) = stage_patches(&lanes.locs, taken, staging, |l| [l.i, l.j]);
+            let out = staging.reserve(g.total);
+            g.packed(&[colors, starts, locs, out].map(KernelArg::Ptr), out..out + g.total)
+        },
+        unpack: same_shape,
+    }),
+    probe: 0,
+};
+
+/// `paint(grid, object)`: the kernel copies each grid and writes the object's cells, the last
+/// in the object's order winning a location.
+pub static PAINT: Op = Op {
+    name: "paint",
+    prims: &["paint"],
+    param: variant,
+    lane: |args, k| match args[1].get(k) {
+        Value::Object(cells) => Some(Lane {
+            cells: Some(cells.as_slice()),
+            ..grid_lane(args, k)?
+        }),
+        _ => None,
+    },
+    cpu: |lanes, k, _| grids::paint_of(lanes.grids.view(k), lanes.cells.patch(k)),
+    kernel: Some(Kernel {
+        entry: Entry::Paint,
+        // A colour beyond `i8` is the CPU's to paint.
+        takes: |lanes, k| kernel_grid(&lanes.grids, k) && lanes.cells.patch(k).iter().all(|c| kernel_color(c.color)),
+        pack: |lanes, taken, _, staging| {
+            let g = stage_grids(&lanes.grids, taken, staging);
+            let (starts, items) = stage_patches(&lanes.cells, taken, staging, |c| [c.color, c.i, c.j]);
+            let winner = staging.reserve(4 * g.total);
+            let out = staging.reserve(g.total);
+            g.packed(&[starts, items, winner, out].map(KernelArg::Ptr), out..out + g.total)
+        },
+        unpack: same_shape,
+    }),
+    probe: 0,
+};
+
+/// Stages the given lanes' patches: their starts (one more than lanes, rebased to the packed
+/// items), then their items, each as `N` `i32`s; returns the two sections' offsets.
+fn stage_patches<T: Sync, const N: usize>(
+    patches: &PatchBatch<T>,
+    taken: &[usize],
+    staging: &mut Staging,
+    fields: impl Fn(&T) -> [i32; N] + Sync,
+) -> (usize, usize) {
+    let mut at = 0u32;
+    let starts = staging.put([0].into_iter().chain(taken.iter().map(|&k| {
+        at += patches.patch(k).len() as u32;
+        at
+    })));
+    let items = staging.put_parts(
+        taken,
+        |k| N * patches.patch(k).len(),
+        |k| patches.patch(k).iter().flat_map(&fields),
+    );
+    (starts, items)
+}
+
+/// The rotations and mirrors of a grid: the constant is the primitive's position in `prims`,
+/// which is the kernel's transform index (`t` in `grids.cu`).
+pub static TRANSFORM: Op = Op {
+    name: "transform",
+    prims: &["rot90", "rot180", "rot270", "hmirror", "vmirror", "dmirror", "cmirror"],
+    param: variant,
+    lane: grid_lane,
+    cpu: |lanes, k, t| {
+        let f = [
+            grids::rot90_of,
+            grids::rot180_of,
+            grids::rot270_of,
+            grids::hmirror_of,
+            grids::vmirror_of,
+            grids::dmirror_of,
+            grids::cmirror_of,
+        ][t as usize];
+        Ok(f(lanes.grids.view(k)))
+    },
+    kernel: Some(Kernel {
+        entry: Entry::Transform,
+        takes: grid_takes,
+        pack: |lanes, taken, t, staging| {
+            let g = stage_grids(&lanes.grids, taken, staging);
+            let out = staging.reserve(g.total);
+            g.packed(&[KernelArg::Ptr(out), KernelArg::U32(t)], out..out + g.total)
+        },
+        unpack: |lanes, taken, t, out| {
+            // rot90, rot270, dmirror and cmirror transpose the shape.
+            let transposes = matches!(t, 0 | 2 | 5 | 6);
+            par_unpack(&lanes.grids, taken, |v, range| {
+                let (h, w) = if transposes { (v.w, v.h) } else { (v.h, v.w) };
+                Ok(grid_out(h, w, &out[range]))
+            })
+        },
+    }),
+    probe: 0,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::ops::has_batched_op;
+    use crate::dsl::PrimId;
+
+    #[test]
+    fn every_op_names_registered_primitives_and_every_kernel_belongs_to_one_op() {
+        for op in OPS {
+            for name in op.prims {
+                let id = PrimId::of(name).unwrap_or_else(|| panic!("{}: no primitive {name:?}", op.name));
+                assert!(has_batched_op(id), "{name}");
+            }
+        }
+        for entry in Entry::ALL {
+            let owners = OPS
+                .iter()
+                .filter(|op| op.kernel.as_ref().is_some_and(|k| k.entry == entry));
+            assert_eq!(owners.count(), 1, "{entry:?}");
+            assert_eq!(Op::of_kernel(entry).kernel.as_ref().map(|k| k.entry), Some(entry));
+        }
+    }
+
+    #[test]
+    fn selected_lanes_keep_every_part_of_their_lanes() {
+        let grids = [
+            Grid::new(1, 2, vec![1, 2]),
+            Grid::new(2, 1, vec![3, 4]),
+            Grid::new(1, 1, vec![5]),
+        ];
+        let samples: Vec<Sample> = grids.iter().map(Sample::of).collect();
+        let mut lanes = Lanes::default();
+        for (g, s) in grids.iter().zip(&samples) {
+            assert!(lanes.push(s.lane(g)));
+        }
+        let picked = lanes.select(&[2, 0]);
+        assert_eq!(picked.len(), 2);
+        let mut expected = Lanes::default();
+        for k in [2, 0] {
+            assert!(expected.push(samples[k].lane(&grids[k])));
+        }
+        assert_eq!(picked, expected);
+        assert_eq!(Lanes::default().select(&[]), Lanes::default());
+    }
+}
