@@ -458,29 +458,32 @@ fn search_memory_stays_flat_from_100_to_2000_programs() {
     };
     let peak = |count: &str| {
         let found = tasks.with_extension(format!("found-{count}"));
-        let out = cli_with(&[("MIMALLOC_PURGE_DELAY", "0")], &[
-            "search",
-            "--library",
-            library.to_str().unwrap(),
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--rounds",
-            "1",
-            "--count",
-            count,
-            "--mutants",
-            "4",
-            "--mutate",
-            "0.2",
-            "--memory",
-            "16",
-            "--max-size",
-            "2000",
-            "--timeout-ms",
-            "2",
-            "--out",
-            found.to_str().unwrap(),
-        ]);
+        let out = cli_with(
+            &[("MIMALLOC_PURGE_DELAY", "0")],
+            &[
+                "search",
+                "--library",
+                library.to_str().unwrap(),
+                "--tasks",
+                tasks.to_str().unwrap(),
+                "--rounds",
+                "1",
+                "--count",
+                count,
+                "--mutants",
+                "4",
+                "--mutate",
+                "0.2",
+                "--memory",
+                "16",
+                "--max-size",
+                "2000",
+                "--timeout-ms",
+                "2",
+                "--out",
+                found.to_str().unwrap(),
+            ],
+        );
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
         std::fs::remove_dir_all(&found).unwrap();
