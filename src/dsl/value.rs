@@ -424,15 +424,9 @@ impl Value {
             Value::None => "NoneType",
             Value::Bool(_) => "bool",
             Value::Int(_) => "int",
-            Value::Pair(..)
-            | Value::Cell(_)
-            | Value::LocPair(..)
-            | Value::CellPair(..)
-            | Value::Ints(_)
-            | Value::Grid(_)
-            | Value::Tuple(_) => "tuple",
-            Value::Indices(_) | Value::Object(_) | Value::Set(_) => "frozenset",
             Value::Func(_) => "function",
+            v if v.is_set() => "frozenset",
+            _ => "tuple",
         }
     }
 

@@ -44,13 +44,7 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
             Ok(Arc::new(l))
         }
         // A tuple of pairs may arrive as a grid of width 2 (from Python, say).
-        Value::Set(_)
-        | Value::Tuple(_)
-        | Value::Ints(_)
-        | Value::Cell(_)
-        | Value::LocPair(..)
-        | Value::CellPair(..)
-        | Value::Grid(_) => {
+        _ if patch.is_tuple() || patch.is_set() => {
             let members = patch.members().unwrap_or_default();
             let Some(first) = members.first() else {
                 return Ok(Arc::new(Vec::new()));
@@ -91,14 +85,7 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
 pub fn cells(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
     match obj {
         Value::Object(c) => Ok(c.clone()),
-        Value::Set(_)
-        | Value::Tuple(_)
-        | Value::Ints(_)
-        | Value::Cell(_)
-        | Value::LocPair(..)
-        | Value::CellPair(..)
-        | Value::Indices(_)
-        | Value::Grid(_) => {
+        _ if obj.is_tuple() || obj.is_set() => {
             let members = obj.members().unwrap_or_default();
             let mut c = members.iter().map(member_cell).collect::<DslResult<Vec<_>>>()?;
             c.sort_unstable();
