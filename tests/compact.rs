@@ -135,3 +135,20 @@ proptest! {
         prop_assert_eq!(a.compact().cmp(&b.boxed()), a.boxed().cmp(&b.compact()));
     }
 }
+
+/// `paint` walks a tuple of cells in the tuple's own order, so the later of two cells on one
+/// location wins, as in the reference's loop: a compact pair of cells the same as a boxed one.
+#[test]
+fn paint_walks_a_compact_pair_of_cells_in_its_own_order() {
+    let cell = |c, i, j| Shape::Tuple(vec![Shape::Int(c), Shape::Tuple(vec![Shape::Int(i), Shape::Int(j)])]);
+    let cells = Shape::Tuple(vec![cell(2, 0, 0), cell(1, 0, 0)]);
+    assert!(matches!(cells.compact(), Value::CellPair(..)));
+    let grid = Value::grid(Grid::new(1, 1, vec![0]));
+    let painted = Value::grid(Grid::new(1, 1, vec![1]));
+    for form in [cells.compact(), cells.boxed()] {
+        assert_eq!(
+            outcome("paint", &[grid.clone(), form]),
+            Ok((painted.clone(), "((1,),)".to_string()))
+        );
+    }
+}

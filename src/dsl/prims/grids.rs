@@ -470,7 +470,7 @@ fn shifted_cells(cells: &[Cell], di: i64, dj: i64) -> impl Iterator<Item = (i64,
 /// kept), a set's canonical order.
 fn cells_in_order(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
     match obj {
-        Value::Tuple(_) | Value::Ints(_) => Ok(Arc::new(
+        Value::Tuple(_) | Value::Ints(_) | Value::LocPair(..) | Value::CellPair(..) => Ok(Arc::new(
             obj.members()
                 .unwrap_or_default()
                 .iter()
