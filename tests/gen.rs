@@ -446,8 +446,10 @@ fn figure(stdout: &str, key: &str) -> u64 {
 /// decide the peak). What may grow is the programs themselves (their IR and merged DAG:
 /// `gen` alone peaks at 17 MB for these 2,000); evaluating them in one chunk costs far more.
 /// The CLI's allocator (mimalloc) returns freed pages to the system only after a delay, and
-/// keeps some 40 to 70 MB more than the data alive at these sizes; the search runs here with
-/// that delay off (`MIMALLOC_PURGE_DELAY=0`), so that the peak measures the data alive.
+/// keeps some 40 to 70 MB more than the data alive at these sizes, and commits its arenas
+/// eagerly; the search runs here with the delay off and commits on demand
+/// (`MIMALLOC_PURGE_DELAY=0`, `MIMALLOC_ARENA_EAGER_COMMIT=0`), so that the peak measures the
+/// data alive (with the delay off alone, one run in a few still peaked at 19 and 60 MB).
 #[test]
 fn search_memory_stays_flat_from_100_to_2000_programs() {
     let Some(library) = shared::shared("ref/arc-dsl/solvers.py") else {
@@ -459,7 +461,7 @@ fn search_memory_stays_flat_from_100_to_2000_programs() {
     let peak = |count: &str| {
         let found = tasks.with_extension(format!("found-{count}"));
         let out = cli_with(
-            &[("MIMALLOC_PURGE_DELAY", "0")],
+            &[("MIMALLOC_PURGE_DELAY", "0"), ("MIMALLOC_ARENA_EAGER_COMMIT", "0")],
             &[
                 "search",
                 "--library",
