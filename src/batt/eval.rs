@@ -704,7 +704,8 @@ fn pick_units(
                 return Some(Err(e.clone()));
             }
             match args[0].get(u) {
-                Ok(Value::Tuple(parts)) => parts.get(part).cloned().map(Ok),
+                // The group's value is the tuple of its parts, in whichever representation.
+                Ok(parts) if parts.is_tuple() => parts.member(part).map(Ok),
                 _ => None,
             }
         })

@@ -341,7 +341,7 @@ impl Value {
                 _ => None,
             };
             if let Some(ints) = items.iter().map(narrow).collect::<Option<Vec<Color>>>() {
-                return Value::Ints(ints.into());
+                return Value::ints(&ints);
             }
         }
         Value::Tuple(Arc::new(items))

@@ -373,7 +373,6 @@ fn reversed(t: &Value) -> DslResult<Value> {
         Value::Grid(g) => Ok(hmirror_of(g.view())),
         Value::Pair(x, y) => Ok(Value::Pair(*y, *x)),
         Value::Ints(items) => Ok(Value::ints(&items.iter().rev().copied().collect::<Vec<_>>())),
-        Value::Tuple(items) => Ok(Value::tuple(items.iter().rev().cloned().collect())),
         t if t.is_tuple() => Ok(Value::tuple(
             t.members().unwrap_or_default().into_iter().rev().collect(),
         )),
