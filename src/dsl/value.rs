@@ -44,6 +44,7 @@ use std::sync::{Arc, LazyLock};
 
 use super::error::{DslError, DslResult};
 use super::func::Func;
+use super::points;
 
 /// A grid colour. ARC uses 0..9; programs may also paint with negative constants or counts
 /// (`recolor` of an object's rank). The same width as a [`Cell`]'s colour, so painting an object
@@ -272,12 +273,10 @@ impl Value {
         Value::Grid(Arc::new(g))
     }
 
-    /// An index set from locations in any order (sorted and deduplicated here). The sort is
-    /// the stable one, which finds sorted runs: the members of merged or shifted sets arrive
-    /// as a few of them, and are then merged in linear time per run.
+    /// An index set from locations in any order (sorted and deduplicated here, by a bitmap
+    /// over their bounding box where it is small; see [`points`]).
     pub fn indices(mut locs: Vec<Loc>) -> Value {
-        locs.sort();
-        locs.dedup();
+        points::sort_dedup(&mut locs);
         Value::Indices(Arc::new(locs))
     }
 
@@ -289,8 +288,7 @@ impl Value {
 
     /// An object from cells in any order (sorted and deduplicated here, as [`Value::indices`]).
     pub fn object(mut cells: Vec<Cell>) -> Value {
-        cells.sort();
-        cells.dedup();
+        points::sort_dedup(&mut cells);
         Value::Object(Arc::new(cells))
     }
 
@@ -351,6 +349,16 @@ impl Value {
     /// as an index set or an object when every member is a location or a cell. Of equal
     /// members (`0` and `False`) the first one given stays, as in a Python set.
     pub fn set(mut items: Vec<Value>) -> Value {
+        // Locations or cells only (`apply` of a function giving pairs): sorted unboxed.
+        if matches!(items.first(), Some(Value::Pair(..))) {
+            if let Some(locs) = items.iter().map(Value::as_loc_exact).collect::<Option<Vec<_>>>() {
+                return Value::indices(locs);
+            }
+        } else if matches!(items.first(), Some(Value::Cell(_))) {
+            if let Some(cells) = items.iter().map(Value::as_cell_exact).collect::<Option<Vec<_>>>() {
+                return Value::object(cells);
+            }
+        }
         // Equal members are interchangeable unless one may hold a bool where the other holds
         // an int (`True == 1`): only then must the sort keep the order given.
         if items.iter().all(Value::holds_no_bool) {
