@@ -359,6 +359,26 @@ impl Value {
                 return Value::object(cells);
             }
         }
+        // Index sets only (`prapply(connect, ..)` gives thousands of lines, most of them
+        // empty): compared as slices of locations, the empty ones set aside (the first stays).
+        fn locs_of(v: &Value) -> Option<&[Loc]> {
+            match v {
+                Value::Indices(l) => Some(l.as_slice()),
+                Value::Set(s) if s.is_empty() => Some(&[]),
+                _ => None,
+            }
+        }
+        if items.iter().all(|v| locs_of(v).is_some()) {
+            let empty = items
+                .iter()
+                .find(|v| locs_of(v).is_some_and(<[Loc]>::is_empty))
+                .cloned();
+            items.retain(|v| locs_of(v).is_some_and(|l| !l.is_empty()));
+            items.sort_unstable_by(|a, b| locs_of(a).cmp(&locs_of(b)));
+            items.dedup_by(|a, b| locs_of(a) == locs_of(b));
+            items.splice(0..0, empty);
+            return Value::set_sorted(items);
+        }
         // Equal members are interchangeable unless one may hold a bool where the other holds
         // an int (`True == 1`): only then must the sort keep the order given.
         if items.iter().all(Value::holds_no_bool) {
