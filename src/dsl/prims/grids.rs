@@ -1218,6 +1218,19 @@ fn line(a: (i128, i128), b: (i128, i128)) -> DslResult<Value> {
         return Ok(Value::empty_set());
     };
     let n = capped(n)?;
+    // Both ends in range: so is every point between them (a line is monotone in each axis).
+    let end = (start.0 + (n as i128 - 1) * step.0, start.1 + (n as i128 - 1) * step.1);
+    let fits = |x: i128| i32::try_from(x).is_ok();
+    if n > 0 && [start.0, start.1, end.0, end.1].into_iter().all(fits) {
+        let (i, j) = (start.0 as i64, start.1 as i64);
+        let (di, dj) = (step.0 as i64, step.1 as i64);
+        let point = |k: i64| Loc {
+            i: (i + k * di) as i32,
+            j: (j + k * dj) as i32,
+        };
+        return Ok(Value::indices_sorted((0..n as i64).map(point).collect()));
+    }
+    // Otherwise point by point, to raise at the first one out of range.
     let wide = |x: i128| i64::try_from(x).map_err(|_| DslError::TooLarge(format!("coordinate {x} is out of range")));
     let mut out = Vec::with_capacity(n);
     for k in 0..n as i128 {
@@ -1359,6 +1372,58 @@ fn vperiod(a: &[Value]) -> DslResult<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `connect` as the reference writes it, point by point in i64, with this port's rule that
+    /// a coordinate beyond i32 raises.
+    fn connect_pointwise(a: (i64, i64), b: (i64, i64)) -> Option<Vec<Loc>> {
+        let (si, ei) = (a.0.min(b.0), a.0.max(b.0));
+        let (sj, ej) = (a.1.min(b.1), a.1.max(b.1));
+        let points: Vec<(i64, i64)> = if a.0 == b.0 {
+            (sj..=ej).map(|j| (a.0, j)).collect()
+        } else if a.1 == b.1 {
+            (si..=ei).map(|i| (i, a.1)).collect()
+        } else if b.0 - a.0 == b.1 - a.1 {
+            (si..=ei).zip(sj..=ej).collect()
+        } else if b.0 - a.0 == a.1 - b.1 {
+            (si..=ei).zip((sj..=ej).rev()).collect()
+        } else {
+            Vec::new()
+        };
+        let locs = points.into_iter().map(|(i, j)| {
+            Some(Loc {
+                i: i32::try_from(i).ok()?,
+                j: i32::try_from(j).ok()?,
+            })
+        });
+        let mut locs: Vec<Loc> = locs.collect::<Option<_>>()?;
+        locs.sort();
+        Some(locs)
+    }
+
+    proptest::proptest! {
+        /// Lines within range (the direct path) and crossing the i32 limit (point by point).
+        #[test]
+        fn connect_is_the_pointwise_line(
+            a in (-40i64..40, -40i64..40),
+            d in (-40i64..40, -40i64..40, 0..4usize),
+            near_limit in proptest::bool::ANY,
+        ) {
+            let shift = if near_limit { i64::from(i32::MAX) - 20 } else { 0 };
+            let a = (a.0 + shift, a.1);
+            // b on a row, a column, either diagonal, or anywhere.
+            let b = match d.2 {
+                0 => (a.0, a.1 + d.1),
+                1 => (a.0 + d.0, a.1),
+                2 => (a.0 + d.0, a.1 + d.0),
+                _ => (a.0 + d.0, a.1 - d.0 + d.1 % 2),
+            };
+            let got = connect(&[Value::Pair(a.0, a.1), Value::Pair(b.0, b.1)]);
+            match connect_pointwise(a, b) {
+                Some(locs) => proptest::prop_assert_eq!(got, Ok(Value::indices(locs))),
+                None => proptest::prop_assert!(matches!(got, Err(DslError::TooLarge(_))), "{:?}", got),
+            }
+        }
+    }
 
     /// A 20x40 grid of a few colours in an irregular pattern.
     fn noisy() -> Grid {
