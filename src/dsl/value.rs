@@ -40,7 +40,7 @@
 
 use std::cmp::Ordering;
 use std::fmt;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use super::error::{DslError, DslResult};
 use super::func::Func;
@@ -411,7 +411,7 @@ impl Value {
     /// Like [`Value::set`] for members already sorted and unique.
     pub fn set_sorted(items: Vec<Value>) -> Value {
         if items.is_empty() {
-            return Value::Set(Arc::new(items));
+            return Value::empty_set();
         }
         if let Some(locs) = items.iter().map(|v| v.as_loc_exact()).collect::<Option<Vec<_>>>() {
             return Value::Indices(Arc::new(locs));
@@ -424,14 +424,16 @@ impl Value {
 
     /// The empty frozenset, shared (as the empty tuple): `connect` of unaligned points and
     /// filters that keep nothing return it by the million in search, one allocation each before.
+    /// One per thread: a single shared count, changed by every clone and drop on every core,
+    /// would make the cores wait on each other.
     pub fn empty_set() -> Value {
-        static EMPTY: LazyLock<Arc<Vec<Value>>> = LazyLock::new(|| Arc::new(Vec::new()));
-        Value::Set(EMPTY.clone())
+        thread_local!(static EMPTY: Arc<Vec<Value>> = Arc::new(Vec::new()));
+        Value::Set(EMPTY.with(Arc::clone))
     }
 
     pub fn empty_tuple() -> Value {
-        static EMPTY: LazyLock<Arc<Vec<Value>>> = LazyLock::new(|| Arc::new(Vec::new()));
-        Value::Tuple(EMPTY.clone())
+        thread_local!(static EMPTY: Arc<Vec<Value>> = Arc::new(Vec::new()));
+        Value::Tuple(EMPTY.with(Arc::clone))
     }
 
     // ----- kind tests ---------------------------------------------------------------------
