@@ -699,6 +699,30 @@ mod tests {
     }
 
     #[test]
+    fn the_readme_names_exactly_the_primitives_that_have_a_kernel() {
+        let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"));
+        let start = readme
+            .find("Kernels exist for ")
+            .expect("the README's sentence on kernels");
+        let text = &readme[start..];
+        let sentence = &text[..text
+            .find(".\n")
+            .into_iter()
+            .chain(text.find(". "))
+            .min()
+            .expect("its end")];
+        let mut named: Vec<&str> = sentence.split('`').skip(1).step_by(2).collect();
+        let mut with_kernel: Vec<&str> = OPS
+            .iter()
+            .filter(|op| op.kernel.is_some())
+            .flat_map(|op| op.prims.iter().copied())
+            .collect();
+        named.sort_unstable();
+        with_kernel.sort_unstable();
+        assert_eq!(named, with_kernel, "README: {sentence}");
+    }
+
+    #[test]
     fn selected_lanes_keep_every_part_of_their_lanes() {
         let grids = [
             Grid::new(1, 2, vec![1, 2]),
