@@ -11,10 +11,13 @@ use crate::dsl::{Grid, Value};
 use crate::program::{parse_file, run_guarded, ParseError, Program, RunError};
 use crate::tasks::{grid_json, Example, Task};
 
-/// Why a solver file cannot be run: it does not parse, or a program takes parameters that no
-/// task binds.
+/// Why a solver file cannot be run: it cannot be read, it does not parse, or a program takes
+/// parameters that no task binds.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SolverError {
+    /// The file cannot be read (the operating system's words).
+    #[error("{path}: {message}")]
+    Read { path: String, message: String },
     #[error(transparent)]
     Parse(#[from] ParseError),
     #[error("{file}:{line}: {name} takes ({}); supported are (I) and (S, I, C)", params.join(", "))]
