@@ -22,6 +22,7 @@ use crate::device::SetupError;
 use crate::program::{parse_file, Program};
 use crate::run::{load_solvers, SolverError};
 use crate::tasks::{self, TaskError, TaskSet};
+use crate::tools::profile::{merged_profile, static_profile, StaticProfile};
 use crate::{embedded, gen, Error};
 
 /// Where programs come from: a file (or, for solvers, a folder of `.py` files), or text with
@@ -93,6 +94,15 @@ impl Programs {
             Programs::BattText(name, text)
         } else {
             Programs::Solvers(load_solvers(&name, &text)?)
+        })
+    }
+
+    /// The static profile: steps and references per primitive, of the solvers or of the
+    /// merged program of a batt text file.
+    pub fn static_profile(&self) -> Result<StaticProfile, Error> {
+        Ok(match self {
+            Programs::Solvers(programs) => static_profile(programs),
+            Programs::BattText(name, text) => merged_profile(&text::parse(name, text, &[])?.0),
         })
     }
 
@@ -181,5 +191,33 @@ impl Engine {
             None => plan,
         };
         plan.with_max_size(self.max_size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_a_batt_text_file_and_a_solver_file_are_each_read_as_such() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let file = |path: &str| Source::File(root.join(path));
+        let solvers = |programs| match programs {
+            Programs::Solvers(programs) => programs.len(),
+            Programs::BattText(name, _) => panic!("{name} read as a batt text file"),
+        };
+        let library = solvers(Programs::read(&file("dsl")).expect("the team library"));
+        assert_eq!(
+            library,
+            solvers(Programs::read(&Source::file_or_embedded(None)).expect("embedded"))
+        );
+        let batt = Programs::read(&file("generated/dsl.batt")).expect("a batt text file");
+        assert!(matches!(batt, Programs::BattText(..)));
+        assert!(batt.into_solvers().is_err(), "a batt text file is no solver file");
+        let missing = Programs::read(&file("no/such.py")).err().expect("no such file");
+        assert!(
+            matches!(missing, Error::Solvers(SolverError::Read { .. })),
+            "{missing:?}"
+        );
     }
 }
