@@ -7,9 +7,10 @@
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use smallvec::SmallVec;
 
@@ -228,13 +229,30 @@ impl Drop for Watching {
     }
 }
 
-/// The message of a caught panic (for isolating a program, or one lane, from a bug).
-pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "(no message)".into())
+/// A panic that [`caught`] caught (a bug in the port): its message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Panicked(pub String);
+
+/// Runs `f`, a panic in it caught and returned with its message, so that a bug cannot take
+/// down the programs, lanes or jobs around the one it hit.
+pub fn caught<T>(f: impl FnOnce() -> T) -> Result<T, Panicked> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
+        Panicked(
+            panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "(no message)".into()),
+        )
+    })
+}
+
+/// Runs `f` isolated, as a program or a call runs on its own: under a [`Deadline`] `limit`
+/// from now (`None`: none, whatever the thread had) and [`caught`].
+pub fn guarded<T>(limit: Option<Duration>, f: impl FnOnce() -> T) -> Result<T, Panicked> {
+    let _deadline = Deadline::set(limit.map(|l| Instant::now() + l));
+    caught(f)
 }
 
 /// Counts one call towards the periodic deadline check (every 256th call reads the clock).
