@@ -47,13 +47,14 @@ KERNEL(arcb_paint, const GridMeta* metas, const i8* cells, const u32* starts, co
     END_BLOCKS
 }
 
-// `t`: 0 rot90, 1 rot180, 2 rot270, 3 hmirror, 4 vmirror, 5 dmirror, 6 cmirror. Output cell
-// c of grid k lies at the same offset as the input's (the cell count does not change).
-KERNEL(arcb_transform, const GridMeta* metas, const i8* cells, i8* out, u32 t) {
+// `t`: 0 rot90, 1 rot180, 2 rot270, 3 hmirror, 4 vmirror, 5 dmirror, 6 cmirror. `transposed`
+// (non-zero where the output's height is the input's width) comes from the host, which alone
+// says which transforms swap the two (`TRANSFORM` in src/batch/op.rs). Output cell c of grid k
+// lies at the same offset as the input's (the cell count does not change).
+KERNEL(arcb_transform, const GridMeta* metas, const i8* cells, i8* out, u32 t, u32 transposed) {
     BLOCKS
     const GridMeta m = metas[BLOCK_ID];
     const u32 h = m.h, w = m.w, n = h * w;
-    const int transposed = t == 0 || t == 2 || t == 5 || t == 6;
     const u32 ow = transposed ? h : w;
     PHASE
     for (u32 c = tid; c < n; c += NTHREADS) {

@@ -6,11 +6,11 @@
 //! order-sensitive without an enumerable answer and the port's result has the right kind.
 
 use std::fmt;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
+use crate::dsl::func::{caught, Panicked};
 use crate::dsl::value::Grid;
 use crate::dsl::{call, Color, DslError, DslResult, PrimId, Value};
 
@@ -156,20 +156,14 @@ fn run_case(id: PrimId, json: &Json) -> Result<DslResult<Value>, CaseError> {
         Some(a) => Some(decode_list(Some(a))?),
         None => None,
     };
-    let result = catch_unwind(AssertUnwindSafe(|| {
+    caught(|| {
         let f = (id.spec().imp)(&args)?;
         match &apply {
             Some(apply_args) => call(&f, apply_args),
             None => Ok(f),
         }
-    }));
-    result.map_err(|panic| {
-        let msg = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
-        CaseError::Panic(msg.unwrap_or_else(|| "(no message)".into()))
     })
+    .map_err(|Panicked(message)| CaseError::Panic(message))
 }
 
 fn decode_list(j: Option<&Json>) -> Result<Vec<Value>, CaseError> {

@@ -7,7 +7,8 @@
 //! chunks) → [`gen`] (generation and search) and [`tools`] (profiles, diffs); [`device`] (the
 //! kernels and the device backend, a [`batch::Backend`]). [`golden`] reads the conformance
 //! corpus; [`embedded`] holds the demo the binary carries; [`rng`] is the seeded generator
-//! the generator and the emulated device share. Each layer has its own error type; [`Error`]
+//! the generator and the emulated device share. [`pipeline`], above them all, is what every
+//! front end runs: load, plan, evaluate, score. Each layer has its own error type; [`Error`]
 //! is any of them, and [`Chain`] shows one with its causes ([`error`]).
 
 pub mod batch;
@@ -18,6 +19,7 @@ pub mod embedded;
 pub mod error;
 pub mod gen;
 pub mod golden;
+pub mod pipeline;
 pub mod program;
 pub mod rng;
 pub mod run;

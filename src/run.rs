@@ -1,8 +1,7 @@
 //! Running solver programs on their tasks: each `solve_<id>` on every train and test pair of
 //! task `<id>`, in parallel over tasks, each program isolated (time limit, panics caught).
 
-use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -12,10 +11,13 @@ use crate::dsl::{Grid, Value};
 use crate::program::{parse_file, run_guarded, ParseError, Program, RunError};
 use crate::tasks::{grid_json, Example, Task};
 
-/// Why a solver file cannot be run: it does not parse, or a program takes parameters that no
-/// task binds.
+/// Why a solver file cannot be run: it cannot be read, it does not parse, or a program takes
+/// parameters that no task binds.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SolverError {
+    /// The file cannot be read (the operating system's words).
+    #[error("{path}: {message}")]
+    Read { path: String, message: String },
     #[error(transparent)]
     Parse(#[from] ParseError),
     #[error("{file}:{line}: {name} takes ({}); supported are (I) and (S, I, C)", params.join(", "))]
@@ -203,7 +205,8 @@ pub fn run_on_task(program: &Program, task: &Task, limit: Option<Duration>) -> T
     result
 }
 
-/// Runs each `solve_<id>` on task `<id>`, in parallel over tasks; `tick` is called once per
+/// Runs each `solve_<id>` on task `<id>` (the first of a task's solvers), in parallel over
+/// tasks, the results in task id order; `tick` is called once per
 /// task finished (for progress bars). With `repeat` above 1, each solver runs that many times
 /// in a row on its task: the results are the first run's, the time the best run's (warm
 /// timing, as a benchmark takes the best of several runs of the other side).
@@ -215,30 +218,14 @@ pub fn run_solvers(
     tick: &(dyn Fn() + Sync),
 ) -> RunReport {
     let start = Instant::now();
-    let mut by_task: HashMap<&str, &Program> = HashMap::new();
-    let mut report = RunReport::default();
-    for p in programs {
-        match by_task.entry(p.task_id().unwrap_or(&p.name)) {
-            Entry::Occupied(_) => report.duplicate_solvers.push(p.name.clone()),
-            Entry::Vacant(slot) => {
-                slot.insert(p);
-            }
-        }
-    }
-    let task_ids: HashMap<&str, &Task> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
-    let mut jobs: Vec<(&Program, &Task)> = Vec::new();
-    for (id, p) in &by_task {
-        match task_ids.get(id) {
-            Some(t) => jobs.push((p, t)),
-            None => report.solvers_without_task.push(p.name.clone()),
-        }
-    }
-    report.tasks_without_solver = tasks
-        .iter()
-        .filter(|t| !by_task.contains_key(t.id.as_str()))
-        .map(|t| t.id.clone())
-        .collect();
-    report.solvers_without_task.sort();
+    let a = Assignment::of_programs(programs, tasks, false);
+    let mut report = RunReport {
+        solvers_without_task: a.solvers_without_task,
+        tasks_without_solver: a.tasks_without_solver,
+        duplicate_solvers: a.duplicate_solvers,
+        ..RunReport::default()
+    };
+    let jobs: Vec<(&Program, &Task)> = a.solvers.iter().map(|&k| &programs[k]).zip(a.chosen).collect();
     report.results = jobs
         .par_iter()
         .map(|(p, t)| {
@@ -250,7 +237,89 @@ pub fn run_solvers(
             r
         })
         .collect();
-    report.results.sort_by(|a, b| a.task.cmp(&b.task));
     report.seconds = start.elapsed().as_secs_f64();
     report
+}
+
+/// Which solvers run on which tasks: what `run` and `batt` (and so every front end) plan from.
+pub(crate) struct Assignment<'t> {
+    /// Indices of the solvers that run, in run order.
+    pub(crate) solvers: Vec<usize>,
+    pub(crate) names: Vec<String>,
+    pub(crate) solver_tasks: Vec<Vec<u32>>,
+    pub(crate) chosen: Vec<&'t Task>,
+    pub(crate) solvers_without_task: Vec<String>,
+    pub(crate) tasks_without_solver: Vec<String>,
+    pub(crate) duplicate_solvers: Vec<String>,
+}
+
+impl<'t> Assignment<'t> {
+    /// Assigns programs to tasks as [`new`](Self::new) does, `solve_<id>` (or a program named
+    /// `<id>`) belonging to task `<id>`.
+    pub(crate) fn of_programs(programs: &[Program], tasks: &'t [Task], cross: bool) -> Assignment<'t> {
+        let keys: Vec<(&str, &str)> = programs
+            .iter()
+            .map(|p| (p.name.as_str(), p.task_id().unwrap_or(&p.name)))
+            .collect();
+        Assignment::new(&keys, tasks, cross)
+    }
+
+    /// Assigns solvers, given as (name, task id), to tasks: with `cross` every solver to every
+    /// task (a solver's name made unique by `#2`, `#3`, ...); else each to its own task, the
+    /// first solver of a task winning, the tasks in id order.
+    pub(crate) fn new(keys: &[(&str, &str)], tasks: &'t [Task], cross: bool) -> Assignment<'t> {
+        let mut a = Assignment {
+            solvers: Vec::new(),
+            names: Vec::new(),
+            solver_tasks: Vec::new(),
+            chosen: Vec::new(),
+            solvers_without_task: Vec::new(),
+            tasks_without_solver: Vec::new(),
+            duplicate_solvers: Vec::new(),
+        };
+        if cross {
+            a.chosen = tasks.iter().collect();
+            let mut seen: HashMap<&str, usize> = HashMap::new();
+            for (k, &(name, _)) in keys.iter().enumerate() {
+                let n = seen.entry(name).or_default();
+                *n += 1;
+                a.names.push(if *n == 1 {
+                    name.to_string()
+                } else {
+                    format!("{name}#{n}")
+                });
+                a.solvers.push(k);
+                a.solver_tasks.push((0..tasks.len() as u32).collect());
+            }
+            return a;
+        }
+        let by_id: HashMap<&str, &Task> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
+        let mut taken: HashSet<&str> = HashSet::new();
+        let mut pairs: Vec<(&Task, usize)> = Vec::new();
+        for (k, &(name, id)) in keys.iter().enumerate() {
+            if !taken.insert(id) {
+                a.duplicate_solvers.push(name.to_string());
+                continue;
+            }
+            match by_id.get(id) {
+                Some(t) => pairs.push((t, k)),
+                None => a.solvers_without_task.push(name.to_string()),
+            }
+        }
+        pairs.sort_by(|x, y| x.0.id.cmp(&y.0.id));
+        a.chosen = pairs.iter().map(|(t, _)| *t).collect();
+        for (n, &(_, k)) in pairs.iter().enumerate() {
+            a.names.push(keys[k].0.to_string());
+            a.solvers.push(k);
+            a.solver_tasks.push(vec![n as u32]);
+        }
+        let with: HashSet<&str> = a.chosen.iter().map(|t| t.id.as_str()).collect();
+        a.tasks_without_solver = tasks
+            .iter()
+            .filter(|t| !with.contains(t.id.as_str()))
+            .map(|t| t.id.clone())
+            .collect();
+        a.solvers_without_task.sort();
+        a
+    }
 }

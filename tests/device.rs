@@ -513,11 +513,11 @@ fn a_launch_whose_arguments_do_not_fit_the_kernel_is_refused() {
     let (ptr, scalar) = (KernelArg::Ptr(0), KernelArg::U32(0));
     let mut out = Vec::new();
     let device = EmuDevice::new(0);
-    assert_eq!(device.run(&job(vec![ptr, ptr, ptr, scalar]), &mut out), Ok(()));
+    assert_eq!(device.run(&job(vec![ptr, ptr, ptr, scalar, scalar]), &mut out), Ok(()));
     for wrong in [
-        vec![ptr, ptr, ptr, ptr],
-        vec![ptr, ptr, scalar, scalar],
-        vec![ptr, ptr, ptr],
+        vec![ptr, ptr, ptr, ptr, scalar],
+        vec![ptr, ptr, scalar, scalar, scalar],
+        vec![ptr, ptr, ptr, scalar],
     ] {
         let refused = device.run(&job(wrong.clone()), &mut out);
         assert!(matches!(refused, Err(DeviceError::Launch(_))), "{wrong:?}: {refused:?}");

@@ -128,7 +128,12 @@ def library_files(path: Union[str, os.PathLike[str]]) -> List[Tuple[str, str]]:
 class BattParts:
     """A batt run evaluated part by part (a range of its solvers on a range of its tasks)."""
     def __init__(
-        self, solvers: Tuple[str, str], tasks: str, differs: Optional[Tuple[str, str]] = None, cross: bool = False
+        self,
+        solvers: Tuple[str, str],
+        tasks: str,
+        differs: Optional[Tuple[str, str]] = None,
+        cross: bool = False,
+        backend: str = "auto",
     ) -> None: ...
     def shape(self) -> Dict[str, int]:
         """``solvers``, ``tasks``, ``steps_total``, ``steps_merged`` and ``lanes`` of the whole run."""

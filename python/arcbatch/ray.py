@@ -36,7 +36,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 from . import _arcbatch
 from ._arcbatch import InputError
-from ._run import PathLike, _check_counts, _program_args, _task_args
+from ._run import PathLike, _backend, _check_counts, _program_args, _task_args
 
 Range = Tuple[int, int]
 
@@ -58,11 +58,13 @@ def batt(
     cpus_per_task: int = 1,
     max_retries: int = 3,
     progress: bool = True,
+    backend: str = "auto",
 ) -> Dict[str, Any]:
     """:func:`arcbatch.batt`'s report, computed by Ray tasks.
 
-    ``solvers``, ``tasks``, ``cross``, ``differs`` and ``timeout_ms`` are as for
-    :func:`arcbatch.batt` (paths are read here, on the driver). The solvers (and, when there
+    ``solvers``, ``tasks``, ``cross``, ``differs``, ``timeout_ms`` and ``backend`` are as for
+    :func:`arcbatch.batt` (paths are read here, on the driver; each chunk runs on the backend
+    of that name on its worker). The solvers (and, when there
     are fewer solvers than chunks, the tasks) are cut into ``chunks`` contiguous ranges
     (default: 16 per CPU of the cluster), each evaluated by one Ray task using
     ``cpus_per_task`` CPUs and as many threads. ``address`` is the cluster's (``ray.init``'s);
@@ -74,7 +76,8 @@ def batt(
     _check_positive(chunks=chunks, cpus_per_task=cpus_per_task)
     started = time.perf_counter()
     wire = _tasks(tasks)
-    work = (_source(solvers, "solvers"), wire, None if differs is None else _source(differs, "differs"), bool(cross))
+    differ_source = None if differs is None else _source(differs, "differs")
+    work = (_source(solvers, "solvers"), wire, differ_source, bool(cross), _backend(backend))
     shape = _arcbatch.BattParts(*work).shape()
     _connect(address)
     ranges = _cut(shape["solvers"], shape["tasks"], _chunks(chunks, BATT_CHUNKS_PER_CPU, cpus_per_task), bool(cross))

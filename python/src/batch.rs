@@ -1,15 +1,13 @@
 //! Batched calls: one DSL function over many values (grids, usually) in parallel, with the GIL
 //! released while the core works.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use rayon::prelude::*;
 
-use arcbatch::dsl::func::panic_message;
-use arcbatch::dsl::func::Deadline;
+use arcbatch::dsl::func::{guarded, Panicked};
 use arcbatch::dsl::{call, DslError, Value};
 
 use crate::convert::{to_py, to_value};
@@ -56,13 +54,12 @@ pub fn map<'py>(
     let pool = pool(threads).map_err(|e| pool_error(py, &e))?;
     let limit = timeout_ms.map(Duration::from_millis);
     let one = |item: &Value| -> Result<Value, Failure> {
-        let _deadline = Deadline::set(limit.map(|l| Instant::now() + l));
         let mut full = Vec::with_capacity(1 + args.len());
         full.push(item.clone());
         full.extend(args.iter().cloned());
-        match catch_unwind(AssertUnwindSafe(|| call(&f, &full))) {
+        match guarded(limit, || call(&f, &full)) {
             Ok(result) => result.map_err(Failure::Raised),
-            Err(panic) => Err(Failure::Panic(panic_message(&panic))),
+            Err(Panicked(message)) => Err(Failure::Panic(message)),
         }
     };
     let results: Vec<Result<Value, Failure>> = on_pool(py, &pool, || {

@@ -10,8 +10,6 @@
 //! Any other error of the core ([`arcbatch::Error`]) gets its class from the layer and kind it
 //! comes from ([`core_error`]), and as message the error with its causes, as the CLI prints it.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
 use pyo3::exceptions::{
     PyAttributeError, PyException, PyIndexError, PyKeyboardInterrupt, PyRecursionError, PyRuntimeError,
     PyStopIteration, PyTimeoutError, PyTypeError, PyValueError, PyZeroDivisionError,
@@ -20,7 +18,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 
-use arcbatch::dsl::func::panic_message;
+use arcbatch::dsl::func::{caught, Panicked};
 use arcbatch::dsl::DslError;
 use arcbatch::{Chain, Error};
 
@@ -289,8 +287,8 @@ pub fn dsl_error(py: Python<'_>, context: &str, e: &DslError) -> PyErr {
 /// `arcbatch.InternalError`. For work outside the DSL (reading task files); DSL work runs
 /// through [`crate::interrupt`], which can stop it.
 pub fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
-    py.detach(|| catch_unwind(AssertUnwindSafe(f)))
-        .map_err(|panic| internal(py, &panic_message(&panic)))
+    py.detach(|| caught(f))
+        .map_err(|Panicked(message)| internal(py, &message))
 }
 
 /// `arcbatch.InternalError` for a caught panic.

@@ -16,14 +16,13 @@
 //! Either way nothing is left behind: the next call starts afresh.
 
 use std::cell::{Cell, RefCell};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
 
-use arcbatch::dsl::func::{panic_message, Deadline, Interrupt, Watching};
+use arcbatch::dsl::func::{caught, Deadline, Interrupt, Panicked, Watching};
 use arcbatch::dsl::DslResult;
 
 use crate::exceptions::{error, internal, Kind};
@@ -75,7 +74,7 @@ pub fn attached<T>(py: Python<'_>, f: impl FnOnce() -> DslResult<T>) -> PyResult
     let _deadline = CALL_LIMIT
         .with(Cell::get)
         .map(|l| Deadline::set(Some(Instant::now() + l)));
-    catch_unwind(AssertUnwindSafe(f)).map_err(|panic| internal(py, &panic_message(&panic)))
+    caught(f).map_err(|Panicked(message)| internal(py, &message))
 }
 
 /// Runs `work` on `pool` with the GIL released, other Python threads going on meanwhile; this
@@ -100,14 +99,14 @@ pub fn on_pool<T: Send>(py: Python<'_>, pool: &Pool, work: impl FnOnce() -> T + 
         s.spawn(|| {
             let _turn = pool.turn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             watch_pool(pool, Some(&interrupt));
-            let result = catch_unwind(AssertUnwindSafe(|| pool.threads.install(work)));
+            let result = caught(|| pool.threads.install(work));
             watch_pool(pool, None);
             // The receiver is gone only if the waiting thread itself failed.
             let _ = tx.send(result);
         });
         loop {
             match py.detach(|| receive(Some(POLL_EVERY))) {
-                Ok(result) => return result.map_err(|panic| internal(py, &panic_message(&panic))),
+                Ok(result) => return result.map_err(|Panicked(message)| internal(py, &message)),
                 Err(RecvTimeoutError::Timeout) => {
                     if let Err(raised) = py.check_signals() {
                         interrupt.raise();

@@ -17,21 +17,22 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::{json, Value as Json};
 
-use arcbatch::batch::CpuBackend;
 use arcbatch::batt::staged::Staged;
 use arcbatch::batt::{Config, Plan};
+use arcbatch::device::select::Kind as BackendKind;
+use arcbatch::device::SetupError;
 use arcbatch::gen::search::{evaluate, round_label, round_plan, round_seed, Budgets, Evaluated, Harvest};
 use arcbatch::gen::{self, generate, library_files as files_of, parse_library, Generated, Options};
-use arcbatch::program::{parse_file, Program};
-use arcbatch::run::load_solvers;
-use arcbatch::tasks::{self, Task};
+use arcbatch::pipeline::{Engine, Loaded, Programs, Source};
+use arcbatch::program::Program;
+use arcbatch::tasks::{self, Task, TaskSet};
 
 use arcbatch::Chain;
 
 use crate::exceptions::{core_error, error, pool_error, Kind};
 use crate::interrupt::on_pool;
 use crate::pool::pool;
-use crate::run::{load_tasks, skipped};
+use crate::run::{load_tasks, run_plan, skipped};
 
 /// `InputError` with `message`.
 fn input(py: Python<'_>, message: String) -> PyErr {
@@ -64,48 +65,54 @@ fn wire_tasks(py: Python<'_>, text: &str) -> PyResult<Vec<Task>> {
     tasks::from_list(&json).map_err(|e| core_error(py, e))
 }
 
-/// The engine of a part: the CPU backend under a time limit per step and sample.
-fn cpu(timeout_ms: u64) -> CpuBackend {
-    CpuBackend::new(Some(Duration::from_millis(timeout_ms)))
-}
-
 /// `arcbatch.batt`'s run, evaluated part by part: solvers, differs and tasks parsed once, and
 /// any range of the solvers on any range of the tasks evaluated on demand.
 #[pyclass(frozen, module = "arcbatch")]
 pub struct BattParts {
-    solvers: Vec<Program>,
+    loaded: Loaded,
     differs: Vec<Program>,
-    tasks: Vec<Task>,
     config: Config,
+    backend: BackendKind,
 }
 
 impl BattParts {
     fn plan(&self, py: Python<'_>) -> PyResult<Plan<'_>> {
-        Plan::new(&self.solvers, &self.differs, &self.tasks, self.config).map_err(|e| core_error(py, e))
+        self.loaded
+            .plan(&self.differs, self.config)
+            .map_err(|e| core_error(py, e))
     }
 }
 
 #[pymethods]
 impl BattParts {
-    /// `solvers` and `differs` as (name, source) pairs, `tasks` as [`tasks_wire`]'s text.
+    /// `solvers` (a solver or batt text file) and `differs` as (name, source) pairs, `tasks`
+    /// as [`tasks_wire`]'s text; `backend` where the parts run, as `arcbatch.batt`'s.
     #[new]
-    #[pyo3(signature = (solvers, tasks, differs=None, cross=false))]
+    #[pyo3(signature = (solvers, tasks, differs=None, cross=false, backend="auto"))]
     fn new(
         py: Python<'_>,
         solvers: (String, String),
         tasks: &str,
         differs: Option<(String, String)>,
         cross: bool,
+        backend: &str,
     ) -> PyResult<Self> {
+        let text = |(name, text)| Source::Text { name, text };
         let differs = match differs {
-            Some((name, source)) => parse_file(&name, &source).map_err(|e| input(py, e.to_string()))?,
+            Some(pair) => text(pair).differs().map_err(|e| input(py, e.to_string()))?,
             None => Vec::new(),
         };
         let parts = BattParts {
-            solvers: load_solvers(&solvers.0, &solvers.1).map_err(|e| core_error(py, e))?,
+            loaded: Loaded {
+                programs: Programs::read(&text(solvers)).map_err(|e| core_error(py, e))?,
+                tasks: TaskSet {
+                    tasks: wire_tasks(py, tasks)?,
+                    errors: Vec::new(),
+                },
+            },
             differs,
-            tasks: wire_tasks(py, tasks)?,
             config: Config { cross, no_merge: false },
+            backend: backend.parse().map_err(|e: SetupError| core_error(py, e))?,
         };
         // Merging fails on a program batt cannot bind: said here, before any part runs.
         parts.plan(py)?;
@@ -136,11 +143,11 @@ impl BattParts {
         timeout_ms: u64,
         threads: Option<usize>,
     ) -> PyResult<(Vec<(u32, usize)>, String)> {
-        let pool = pool(threads).map_err(|e| pool_error(py, &e))?;
-        let part = self.plan(py)?.part(solvers.0..solvers.1, tasks.0..tasks.1);
-        let backend = cpu(timeout_ms);
-        let report = on_pool(py, &pool, || part.run(&backend, &|| {}))?;
-        let first = solvers.0.min(self.solvers.len());
+        let engine = Engine::new(self.backend, Duration::from_millis(timeout_ms));
+        let plan = self.plan(py)?;
+        let first = solvers.0.min(plan.solvers());
+        let part = plan.part(solvers.0..solvers.1, tasks.0..tasks.1);
+        let (report, _) = run_plan(py, &part, engine, threads)?;
         let keys = part.pairs().into_iter().map(|(t, k)| (t, first + k)).collect();
         Ok((keys, report.to_json()["matches"].to_string()))
     }
@@ -298,9 +305,13 @@ impl SearchRounds {
             .map_err(|e| core_error(py, e))?
             .part(programs.0..programs.1, 0..self.tasks.len());
         let b = &self.budgets;
-        let backend = cpu(b.timeout_ms).with_max_members(Some(b.max_size));
+        let engine = Engine {
+            max_size: Some(b.max_size),
+            ..Engine::new(BackendKind::Cpu, Duration::from_millis(b.timeout_ms))
+        };
+        let backend = engine.backend().map_err(|e| core_error(py, e))?;
         let budgets = Budgets::search(b.early_exit, b.max_size, b.memory_mb, &|| false);
-        let evaluated = on_pool(py, &pool, || evaluate(&plan, &backend, &budgets))?;
+        let evaluated = on_pool(py, &pool, || evaluate(&plan, backend.as_ref(), &budgets))?;
         Ok(evaluated_json(&evaluated).to_string())
     }
 

@@ -1,5 +1,7 @@
 //! `run`, `batt` and `profile`: solver files on ARC tasks, as the CLI's `arcbatch run`,
-//! `arcbatch batt` and `arcbatch profile`, returning their JSON reports.
+//! `arcbatch batt` and `arcbatch profile`, returning their JSON reports. Reading, planning and
+//! the engine are the library's pipeline ([`arcbatch::pipeline`]), as the CLI's; this module
+//! adds the Python forms of input (source text, task JSON) and releases the GIL.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -7,47 +9,56 @@ use std::time::Duration;
 use pyo3::prelude::*;
 
 use arcbatch::batt::{Config, Plan, Report};
-use arcbatch::device::{select, SetupError};
-use arcbatch::program::{parse_file, Program};
-use arcbatch::run::{load_solvers, run_solvers, submission_json};
+use arcbatch::device::select::Kind as BackendKind;
+use arcbatch::device::SetupError;
+use arcbatch::pipeline::{read_tasks, Engine, Loaded, Programs, Source};
+use arcbatch::program::Program;
+use arcbatch::run::{run_solvers, submission_json};
 use arcbatch::tasks::{self, TaskSet};
-use arcbatch::tools::profile::{dynamic_json, static_profile};
+use arcbatch::tools::profile::dynamic_json;
 use arcbatch::Chain;
 
 use crate::exceptions::{core_error, detached, error, pool_error, Kind};
 use crate::interrupt::on_pool;
 use crate::pool::pool;
 
-/// Programs from a file (`path`) or source text, named `name` in messages; `parse` parses and
-/// validates them (solvers must take `(I)` or `(S, I, C)`).
-fn load_programs<E: Into<arcbatch::Error>>(
-    py: Python<'_>,
-    path: Option<PathBuf>,
-    source: Option<&str>,
-    what: &str,
-    parse: fn(&str, &str) -> Result<Vec<Program>, E>,
-) -> PyResult<Vec<Program>> {
-    let input_error = |message: String| error(py, Kind::Input, message);
-    match (path, source) {
-        (Some(path), None) => {
-            let source = std::fs::read_to_string(&path).map_err(|e| input_error(format!("{}: {e}", path.display())))?;
-            parse(&path.display().to_string(), &source)
-        }
-        (None, Some(source)) => parse(&format!("<{what}>"), source),
-        _ => {
-            return Err(input_error(format!(
-                "give exactly one of {what}_path and {what}_source"
-            )))
-        }
+/// A program file given as `path` or as source text (named `<what>` in messages).
+fn source(py: Python<'_>, path: Option<PathBuf>, text: Option<&str>, what: &str) -> PyResult<Source> {
+    match (path, text) {
+        (Some(path), None) => Ok(Source::File(path)),
+        (None, Some(text)) => Ok(Source::Text {
+            name: format!("<{what}>"),
+            text: text.to_string(),
+        }),
+        _ => Err(error(
+            py,
+            Kind::Input,
+            format!("give exactly one of {what}_path and {what}_source"),
+        )),
     }
-    .map_err(|e| core_error(py, e))
+}
+
+/// Solvers from a file, a folder of them or source text, as the CLI reads them
+/// ([`Programs::read`]).
+fn load_programs(py: Python<'_>, path: Option<PathBuf>, text: Option<&str>) -> PyResult<Programs> {
+    Programs::read(&source(py, path, text, "solvers")?).map_err(|e| core_error(py, e))
+}
+
+/// Differ programs from a file or source text; none when neither is given.
+fn load_differs(py: Python<'_>, path: Option<PathBuf>, text: Option<&str>) -> PyResult<Vec<Program>> {
+    match (&path, text) {
+        (None, None) => Ok(Vec::new()),
+        _ => source(py, path, text, "differs")?
+            .differs()
+            .map_err(|e| core_error(py, e)),
+    }
 }
 
 /// Tasks from a path (any layout the CLI reads) or the text of one task file (named `<tasks>`
 /// in messages).
 pub fn load_tasks(py: Python<'_>, path: Option<PathBuf>, json: Option<&str>) -> PyResult<TaskSet> {
     match (path, json) {
-        (Some(path), None) => detached(py, || tasks::load(&path))?,
+        (Some(path), None) => detached(py, || read_tasks(Some(&path)))?,
         (None, Some(text)) => tasks::from_text(Path::new("<tasks>"), text),
         _ => {
             return Err(error(
@@ -75,7 +86,9 @@ pub fn run(
     timeout_ms: u64,
     threads: Option<usize>,
 ) -> PyResult<(String, String, Vec<String>)> {
-    let programs = load_programs(py, solvers_path, solvers_source, "solvers", load_solvers)?;
+    let programs = load_programs(py, solvers_path, solvers_source)?
+        .into_solvers()
+        .map_err(|e| core_error(py, e))?;
     let set = load_tasks(py, tasks_path, tasks_json)?;
     let pool = pool(threads).map_err(|e| pool_error(py, &e))?;
     let limit = Some(Duration::from_millis(timeout_ms));
@@ -105,50 +118,38 @@ pub fn batt(
     threads: Option<usize>,
     backend: &str,
 ) -> PyResult<(String, Vec<String>)> {
-    let programs = load_programs(py, solvers_path, solvers_source, "solvers", load_solvers)?;
-    let differs = match (&differs_path, differs_source) {
-        (None, None) => Vec::new(),
-        _ => load_programs(py, differs_path, differs_source, "differs", parse_file)?,
+    let programs = load_programs(py, solvers_path, solvers_source)?;
+    let differs = load_differs(py, differs_path, differs_source)?;
+    let loaded = Loaded {
+        programs,
+        tasks: load_tasks(py, tasks_path, tasks_json)?,
     };
-    let set = load_tasks(py, tasks_path, tasks_json)?;
-    let report = run_plan(
-        py,
-        &programs,
-        &differs,
-        &set,
-        Config { cross, no_merge },
-        Engine {
-            backend,
-            timeout_ms,
-            threads,
-        },
-    )?;
-    Ok((report.0.to_json().to_string(), skipped(&set)))
+    let engine = engine(py, backend, timeout_ms)?;
+    let plan = loaded
+        .plan(&differs, Config { cross, no_merge })
+        .map_err(|e| core_error(py, e))?;
+    let (report, _) = run_plan(py, &plan, engine, threads)?;
+    Ok((report.to_json().to_string(), skipped(&loaded.tasks)))
 }
 
-/// Where and how a plan runs: the backend by name (`auto`, `cpu`, `gpu`, `emu`, as the
-/// command line's `--backend`), the time limit per step and sample, the worker threads.
-struct Engine<'a> {
-    backend: &'a str,
-    timeout_ms: u64,
-    threads: Option<usize>,
+/// The engine of a batt run: the backend by name (`auto`, `cpu`, `gpu`, `emu`, as the command
+/// line's `--backend`) and the time limit per step and sample.
+fn engine(py: Python<'_>, backend: &str, timeout_ms: u64) -> PyResult<Engine> {
+    let kind: BackendKind = backend.parse().map_err(|e: SetupError| core_error(py, e))?;
+    Ok(Engine::new(kind, Duration::from_millis(timeout_ms)))
 }
 
-/// Merges and evaluates programs on tasks, the GIL released. Returns the report and the name
-/// of the backend it ran on.
-fn run_plan(
+/// Evaluates a plan on the engine's backend, on `threads` worker threads with the GIL
+/// released. Returns the report and the name of the backend it ran on.
+pub fn run_plan(
     py: Python<'_>,
-    programs: &[Program],
-    differs: &[Program],
-    set: &TaskSet,
-    config: Config,
-    engine: Engine<'_>,
+    plan: &Plan<'_>,
+    engine: Engine,
+    threads: Option<usize>,
 ) -> PyResult<(Report, &'static str)> {
-    let kind: select::Kind = engine.backend.parse().map_err(|e: SetupError| core_error(py, e))?;
-    let pool = pool(engine.threads).map_err(|e| pool_error(py, &e))?;
-    let plan = Plan::new(programs, differs, &set.tasks, config).map_err(|e| core_error(py, e))?;
+    let pool = pool(threads).map_err(|e| pool_error(py, &e))?;
     on_pool(py, &pool, || {
-        let backend = select::backend(kind, Some(Duration::from_millis(engine.timeout_ms)))?;
+        let backend = engine.backend()?;
         Ok((plan.run(backend.as_ref(), &|| {}), backend.name()))
     })?
     .map_err(|e: SetupError| core_error(py, e))
@@ -176,28 +177,26 @@ pub fn profile(
     threads: Option<usize>,
     backend: &str,
 ) -> PyResult<(String, Vec<String>)> {
-    let programs = load_programs(py, solvers_path, solvers_source, "solvers", load_solvers)?;
+    let programs = load_programs(py, solvers_path, solvers_source)?;
     if tasks_path.is_none() && tasks_json.is_none() {
-        return Ok((static_profile(&programs).to_json().to_string(), Vec::new()));
+        let profile = programs.static_profile().map_err(|e| core_error(py, e))?;
+        return Ok((profile.to_json().to_string(), Vec::new()));
     }
-    let set = load_tasks(py, tasks_path, tasks_json)?;
-    let (report, backend) = run_plan(
-        py,
-        &programs,
-        &[],
-        &set,
-        Config { cross, no_merge: false },
-        Engine {
-            backend,
-            timeout_ms,
-            threads,
-        },
-    )?;
+    let loaded = Loaded {
+        programs,
+        tasks: load_tasks(py, tasks_path, tasks_json)?,
+    };
+    let engine = engine(py, backend, timeout_ms)?;
+    let plan = loaded
+        .plan(&[], Config { cross, no_merge: false })
+        .map_err(|e| core_error(py, e))?;
+    let (report, backend) = run_plan(py, &plan, engine, threads)?;
+    let set = &loaded.tasks;
     let value = serde_json::json!({
         "backend": backend,
         "lanes": report.lanes,
         "seconds": report.seconds,
         "profile": dynamic_json(&report.profile, backend),
     });
-    Ok((value.to_string(), skipped(&set)))
+    Ok((value.to_string(), skipped(set)))
 }

@@ -71,6 +71,19 @@ def test_batt_with_differs_on_every_training_task_is_arcbatchs_batt(tmp_path):
     assert sum(m["correct"] == m["pairs"] for m in local["matches"]) == 399
 
 
+def test_batt_takes_arcbatchs_backends():
+    """Each chunk runs on the backend named, as arcbatch.batt does: the emulated GPU kernels give
+    the CPU's report; an unknown name is refused on the driver, before any chunk runs."""
+    solvers = shared("ref/arc-dsl/solvers.py")
+    tasks = training_subset(CROSS_TASKS)
+    local = arcbatch.batt(solvers, tasks, backend="cpu")
+    for backend in ("emu", "cpu"):
+        distributed = arcbatch.ray.batt(solvers, tasks, backend=backend, chunks=3, progress=False)
+        assert without_seconds(distributed) == without_seconds(local), backend
+    with pytest.raises(arcbatch.InputError, match='unknown backend "tpu"'):
+        arcbatch.ray.batt(solvers, tasks, backend="tpu")
+
+
 def test_bad_input_raises_input_error(tmp_path):
     tasks = training_subset(1)
     with pytest.raises(arcbatch.InputError, match="chunks must be at least 1"):

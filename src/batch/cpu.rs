@@ -7,7 +7,6 @@
 //! thread's [`Deadline`]) and with a panic turned into that lane's error.
 
 use std::mem::ManuallyDrop;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 use smallvec::SmallVec;
@@ -15,7 +14,7 @@ use smallvec::SmallVec;
 use super::backend::Backend;
 use super::op::{Lanes, Op};
 use super::{par_map, Arg, LaneResult};
-use crate::dsl::func::{call, panic_message, Deadline};
+use crate::dsl::func::{call, caught, Deadline, Panicked};
 use crate::dsl::prims::common::MemberLimit;
 use crate::dsl::{DslError, PrimId, Value};
 
@@ -71,10 +70,7 @@ impl CpuBackend {
 /// Runs one lane, a panic (a bug in the port) becoming the lane's error, so it cannot take the
 /// other lanes down. `what` names the operation in the message.
 fn isolated(what: &dyn Fn() -> String, f: impl FnOnce() -> LaneResult) -> LaneResult {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-        let message = panic_message(&panic);
-        Err(DslError::Internal(format!("{} panicked: {message}", what())))
-    })
+    caught(f).unwrap_or_else(|Panicked(message)| Err(DslError::Internal(format!("{} panicked: {message}", what()))))
 }
 
 /// Whether a call may run function values, and so needs the time limit: only a function, or

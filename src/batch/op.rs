@@ -636,11 +636,14 @@ pub static TRANSFORM: Op = Op {
         pack: |lanes, taken, t, staging| {
             let g = stage_grids(&lanes.grids, taken, staging);
             let out = staging.reserve(g.total);
-            g.packed(&[KernelArg::Ptr(out), KernelArg::U32(t)], out..out + g.total)
+            let transposed = KernelArg::U32(u32::from(transposes(t)));
+            g.packed(
+                &[KernelArg::Ptr(out), KernelArg::U32(t), transposed],
+                out..out + g.total,
+            )
         },
         unpack: |lanes, taken, t, out| {
-            // rot90, rot270, dmirror and cmirror transpose the shape.
-            let transposes = matches!(t, 0 | 2 | 5 | 6);
+            let transposes = transposes(t);
             par_unpack(&lanes.grids, taken, |v, range| {
                 let (h, w) = if transposes { (v.w, v.h) } else { (v.h, v.w) };
                 Ok(grid_out(h, w, &out[range]))
@@ -649,6 +652,12 @@ pub static TRANSFORM: Op = Op {
     }),
     probe: 0,
 };
+
+/// Whether transform `t` swaps a grid's height and width (rot90, rot270, dmirror, cmirror):
+/// the only statement of it, which the kernel receives as its `transposed` argument.
+fn transposes(t: u32) -> bool {
+    matches!(t, 0 | 2 | 5 | 6)
+}
 
 #[cfg(test)]
 mod tests {
@@ -671,6 +680,46 @@ mod tests {
             assert_eq!(owners.count(), 1, "{entry:?}");
             assert_eq!(Op::of_kernel(entry).kernel.as_ref().map(|k| k.entry), Some(entry));
         }
+    }
+
+    #[test]
+    fn the_transforms_that_transpose_are_those_whose_primitive_swaps_the_shape() {
+        let grid = Grid::new(2, 3, vec![1, 2, 3, 4, 5, 6]);
+        let sample = Sample::of(&grid);
+        let mut lanes = Lanes::default();
+        assert!(lanes.push(sample.lane(&grid)));
+        for (t, name) in TRANSFORM.prims.iter().enumerate() {
+            let out = (TRANSFORM.cpu)(&lanes, 0, t as u32)
+                .and_then(|v| v.as_grid())
+                .expect("a grid");
+            let shape = (out.h, out.w);
+            let expected = if transposes(t as u32) { (3, 2) } else { (2, 3) };
+            assert_eq!(shape, expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_readme_names_exactly_the_primitives_that_have_a_kernel() {
+        let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"));
+        let start = readme
+            .find("Kernels exist for ")
+            .expect("the README's sentence on kernels");
+        let text = &readme[start..];
+        let sentence = &text[..text
+            .find(".\n")
+            .into_iter()
+            .chain(text.find(". "))
+            .min()
+            .expect("its end")];
+        let mut named: Vec<&str> = sentence.split('`').skip(1).step_by(2).collect();
+        let mut with_kernel: Vec<&str> = OPS
+            .iter()
+            .filter(|op| op.kernel.is_some())
+            .flat_map(|op| op.prims.iter().copied())
+            .collect();
+        named.sort_unstable();
+        with_kernel.sort_unstable();
+        assert_eq!(named, with_kernel, "README: {sentence}");
     }
 
     #[test]

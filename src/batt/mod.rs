@@ -25,7 +25,7 @@ pub mod score;
 pub mod staged;
 pub mod text;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ops::Range;
 use std::time::Instant;
 
@@ -34,6 +34,7 @@ use serde_json::{json, Value as Json};
 
 use crate::batch::{Backend, LaneResult};
 use crate::program::Program;
+use crate::run::Assignment;
 use crate::tasks::Task;
 use eval::Lanes;
 pub use merge::{MergeError, Merged};
@@ -167,95 +168,23 @@ fn shards<'t>(
         .collect()
 }
 
-/// Which solvers run on which tasks.
-struct Assignment<'t> {
-    /// Indices of the solvers that run, in run order.
-    solvers: Vec<usize>,
-    names: Vec<String>,
-    solver_tasks: Vec<Vec<u32>>,
-    chosen: Vec<&'t Task>,
-    solvers_without_task: Vec<String>,
-    tasks_without_solver: Vec<String>,
-    duplicate_solvers: Vec<String>,
-}
-
-impl<'t> Assignment<'t> {
-    /// Assigns solvers, given as (name, task id), to tasks: in cross mode every solver to every
-    /// task; else each to its own task, the first solver of a task winning.
-    fn new(keys: &[(&str, &str)], tasks: &'t [Task], config: Config) -> Assignment<'t> {
-        let mut a = Assignment {
-            solvers: Vec::new(),
-            names: Vec::new(),
-            solver_tasks: Vec::new(),
-            chosen: Vec::new(),
-            solvers_without_task: Vec::new(),
-            tasks_without_solver: Vec::new(),
-            duplicate_solvers: Vec::new(),
-        };
-        if config.cross {
-            a.chosen = tasks.iter().collect();
-            let mut seen: HashMap<&str, usize> = HashMap::new();
-            for (k, &(name, _)) in keys.iter().enumerate() {
-                let n = seen.entry(name).or_default();
-                *n += 1;
-                a.names.push(if *n == 1 {
-                    name.to_string()
-                } else {
-                    format!("{name}#{n}")
-                });
-                a.solvers.push(k);
-                a.solver_tasks.push((0..tasks.len() as u32).collect());
-            }
-            return a;
-        }
-        let by_id: HashMap<&str, &Task> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
-        let mut taken: HashSet<&str> = HashSet::new();
-        let mut pairs: Vec<(&Task, usize)> = Vec::new();
-        for (k, &(name, id)) in keys.iter().enumerate() {
-            if !taken.insert(id) {
-                a.duplicate_solvers.push(name.to_string());
-                continue;
-            }
-            match by_id.get(id) {
-                Some(t) => pairs.push((t, k)),
-                None => a.solvers_without_task.push(name.to_string()),
-            }
-        }
-        pairs.sort_by(|x, y| x.0.id.cmp(&y.0.id));
-        a.chosen = pairs.iter().map(|(t, _)| *t).collect();
-        for (n, &(_, k)) in pairs.iter().enumerate() {
-            a.names.push(keys[k].0.to_string());
-            a.solvers.push(k);
-            a.solver_tasks.push(vec![n as u32]);
-        }
-        let with: HashSet<&str> = a.chosen.iter().map(|t| t.id.as_str()).collect();
-        a.tasks_without_solver = tasks
-            .iter()
-            .filter(|t| !with.contains(t.id.as_str()))
-            .map(|t| t.id.clone())
-            .collect();
-        a.solvers_without_task.sort();
-        a
-    }
-
-    /// The plan of the merged solvers (those of [`solvers`](Self::solvers), in that order).
-    fn plan(self, merged: Merged, start: Instant) -> Plan<'t> {
+impl<'t> Plan<'t> {
+    /// The plan of an assignment's solvers, merged into `merged` (in the assignment's order).
+    fn assigned(a: Assignment<'t>, merged: Merged, start: Instant) -> Plan<'t> {
         Plan {
             merged,
-            lanes: Lanes::new(self.chosen),
-            names: self.names,
-            solver_tasks: self.solver_tasks,
-            solvers_without_task: self.solvers_without_task,
-            tasks_without_solver: self.tasks_without_solver,
-            duplicate_solvers: self.duplicate_solvers,
+            lanes: Lanes::new(a.chosen),
+            names: a.names,
+            solver_tasks: a.solver_tasks,
+            solvers_without_task: a.solvers_without_task,
+            tasks_without_solver: a.tasks_without_solver,
+            duplicate_solvers: a.duplicate_solvers,
             chunk: None,
             max_size: None,
             seconds: start.elapsed().as_secs_f64(),
         }
     }
-}
 
-impl<'t> Plan<'t> {
     /// Assigns solvers to tasks and merges them (with their differs).
     pub fn new(
         solvers: &[Program],
@@ -264,14 +193,10 @@ impl<'t> Plan<'t> {
         config: Config,
     ) -> Result<Plan<'t>, PlanError> {
         let start = Instant::now();
-        let keys: Vec<(&str, &str)> = solvers
-            .iter()
-            .map(|p| (p.name.as_str(), p.task_id().unwrap_or(&p.name)))
-            .collect();
-        let a = Assignment::new(&keys, tasks, config);
+        let a = Assignment::of_programs(solvers, tasks, config.cross);
         let chosen: Vec<&Program> = a.solvers.iter().map(|&k| &solvers[k]).collect();
         let merged = merge::merge(&chosen, differs, !config.no_merge)?;
-        Ok(a.plan(merged, start))
+        Ok(Plan::assigned(a, merged, start))
     }
 
     /// A plan for a DAG merged beforehand (a batt text file, [`text`]): its solvers are
@@ -290,10 +215,10 @@ impl<'t> Plan<'t> {
                 (s.name.as_str(), base.strip_prefix("solve_").unwrap_or(base))
             })
             .collect();
-        let a = Assignment::new(&keys, tasks, config);
+        let a = Assignment::new(&keys, tasks, config.cross);
         let mut merged = merged;
         merged.solvers = a.solvers.iter().map(|&k| merged.solvers[k].clone()).collect();
-        Ok(a.plan(merged, start))
+        Ok(Plan::assigned(a, merged, start))
     }
 
     /// The part of the plan that evaluates its solvers `solvers` on its tasks `tasks` (index

@@ -5,16 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use arcbatch::batch::{Backend, CpuBackend};
-use arcbatch::batt::{text, Config, Plan, Report};
-use arcbatch::device::select::{self, Kind};
-use arcbatch::program::{parse_file, Program};
-use arcbatch::run::load_solvers;
-use arcbatch::tasks::TaskSet;
-use arcbatch::Chain;
+use arcbatch::batch::Backend;
+use arcbatch::batt::{Config, Plan, Report};
+use arcbatch::device::select::Kind;
+use arcbatch::pipeline::{Engine, Loaded, Source};
+use arcbatch::program::Program;
 
 use super::progress::Progress;
-use super::run::{list, read_tasks, solver_source, write_json};
+use super::run::{list, report_skipped, write_json};
 use super::Failure;
 
 /// The backends `--backend` offers.
@@ -34,20 +32,19 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
-    /// The backend, with a time limit per step and lane.
-    pub fn build(self, timeout: Duration) -> Result<Box<dyn Backend>, Failure> {
-        self.build_on(CpuBackend::new(Some(timeout)))
-    }
-
-    /// The backend over `cpu`, the CPU backend with its limits.
-    pub fn build_on(self, cpu: CpuBackend) -> Result<Box<dyn Backend>, Failure> {
-        let kind = match self {
+    /// The library's name for it.
+    pub fn kind(self) -> Kind {
+        match self {
             BackendKind::Auto => Kind::Auto,
             BackendKind::Cpu => Kind::Cpu,
             BackendKind::Gpu => Kind::Gpu,
             BackendKind::Emu => Kind::Emu,
-        };
-        Ok(select::backend_on(kind, cpu)?)
+        }
+    }
+
+    /// The backend, with a time limit per step and lane.
+    pub fn build(self, timeout: Duration) -> Result<Box<dyn Backend>, Failure> {
+        Ok(Engine::new(self.kind(), timeout).backend()?)
     }
 }
 
@@ -67,8 +64,15 @@ pub struct Options {
 
 /// Reads a differ file: each function `differ(S, I, C)` (checked when merging).
 pub fn read_differs(path: &Path) -> Result<Vec<Program>, Failure> {
-    let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(parse_file(&path.display().to_string(), &source)?)
+    Ok(Source::File(path.to_path_buf()).differs()?)
+}
+
+/// Reads the solvers (`None`: the embedded library) and tasks (`None`: the demo tasks) that
+/// `batt`, `profile` and `diff` plan from, saying which task files were skipped.
+pub fn load(solvers: Option<&Path>, tasks: Option<&Path>) -> Result<Loaded, Failure> {
+    let loaded = Loaded::read(&Source::file_or_embedded(solvers), tasks)?;
+    report_skipped(&loaded.tasks);
+    Ok(loaded)
 }
 
 pub fn run(options: &Options) -> Result<(), Failure> {
@@ -77,16 +81,17 @@ pub fn run(options: &Options) -> Result<(), Failure> {
         Some(path) => read_differs(path)?,
         None => Vec::new(),
     };
-    let loaded = Loaded::read(options.solvers.as_deref(), options.tasks.as_deref())?;
+    let loaded = load(options.solvers.as_deref(), options.tasks.as_deref())?;
     if options.memory_mb == 0 {
         return Err("--memory must be at least 1 (MB)".into());
     }
-    let plan = loaded
-        .plan(&differs, options.config)?
-        .with_memory(options.memory_mb << 20)
-        .with_max_size(options.max_size);
-    let cpu = CpuBackend::new(Some(options.timeout)).with_max_members(options.max_size);
-    let backend = options.backend.build_on(cpu)?;
+    let engine = Engine {
+        memory: Some(options.memory_mb << 20),
+        max_size: options.max_size,
+        ..Engine::new(options.backend.kind(), options.timeout)
+    };
+    let plan = engine.budget(loaded.plan(&differs, options.config)?);
+    let backend = engine.backend()?;
     let progress = Progress::new(plan.work(backend.as_ref()), "nodes");
     let report = plan.run(backend.as_ref(), &|| progress.tick());
     progress.finish();
@@ -99,58 +104,6 @@ pub fn run(options: &Options) -> Result<(), Failure> {
         write_json(path, &report.to_json())?;
     }
     Ok(())
-}
-
-/// A solver file (or a batt text file, recognised by its first line) and tasks, read; what
-/// `batt`, `profile` and `diff` plan from. Bad task files are reported and skipped.
-pub struct Loaded {
-    tasks: TaskSet,
-    programs: Programs,
-}
-
-/// The programs of a solver file.
-pub enum Programs {
-    /// Solvers in the reference syntax or the search dialect, to be merged.
-    Solvers(Vec<Program>),
-    /// A batt text file (name and text), merged already; parsed when planned, with the
-    /// differs given then.
-    BattText(String, String),
-}
-
-impl Programs {
-    /// Reads a solver file (`None`: the embedded library), telling a batt text file by its
-    /// first line.
-    pub fn read(path: Option<&Path>) -> Result<Programs, Failure> {
-        let (name, source) = solver_source(path)?;
-        Ok(if text::is_batt_text(&source) {
-            Programs::BattText(name, source)
-        } else {
-            Programs::Solvers(load_solvers(&name, &source)?)
-        })
-    }
-}
-
-impl Loaded {
-    pub fn read(solvers: Option<&Path>, tasks: Option<&Path>) -> Result<Loaded, Failure> {
-        let programs = Programs::read(solvers)?;
-        let tasks = read_tasks(tasks)?;
-        for e in &tasks.errors {
-            eprintln!("arcbatch: skipped: {}", Chain(e));
-        }
-        Ok(Loaded { tasks, programs })
-    }
-
-    /// The plan: the solvers with `differs`, or the batt text's program (its own differ lines,
-    /// then `differs`, on every output).
-    pub fn plan(&self, differs: &[Program], config: Config) -> Result<Plan<'_>, Failure> {
-        match &self.programs {
-            Programs::BattText(file, source) => {
-                let (merged, _) = text::parse(file, source, differs)?;
-                Ok(Plan::from_merged(merged, &self.tasks.tasks, config)?)
-            }
-            Programs::Solvers(programs) => Ok(Plan::new(programs, differs, &self.tasks.tasks, config)?),
-        }
-    }
 }
 
 fn print_summary(plan: &Plan<'_>, report: &Report, config: Config) {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use arcbatch::batt::Config;
 use arcbatch::tools::diff::diff;
 
-use super::batt::{BackendKind, Loaded};
+use super::batt::{load, BackendKind};
 use super::progress::Progress;
 use super::Failure;
 
@@ -25,7 +25,7 @@ pub struct Options {
 }
 
 pub fn run(options: &Options) -> Result<ExitCode, Failure> {
-    let loaded = Loaded::read(options.solvers.as_deref(), options.tasks.as_deref())?;
+    let loaded = load(options.solvers.as_deref(), options.tasks.as_deref())?;
     let config = Config {
         cross: options.cross,
         no_merge: false,

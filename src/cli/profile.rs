@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use arcbatch::batt::{text, Config};
-use arcbatch::tools::profile::{dynamic_json, dynamic_svg, dynamic_table, merged_profile, static_profile};
+use arcbatch::batt::Config;
+use arcbatch::pipeline::{Programs, Source};
+use arcbatch::tools::profile::{dynamic_json, dynamic_svg, dynamic_table};
 
-use super::batt::{BackendKind, Loaded, Programs};
+use super::batt::{load, BackendKind};
 use super::progress::Progress;
 use super::run::write_json;
 use super::Failure;
@@ -31,17 +32,14 @@ pub fn run(options: &Options) -> Result<(), Failure> {
         if options.svg.is_some() {
             return Err("--svg draws the dynamic profile: give --tasks too".into());
         }
-        let profile = match Programs::read(Some(&options.file))? {
-            Programs::Solvers(programs) => static_profile(&programs),
-            Programs::BattText(file, source) => merged_profile(&text::parse(&file, &source, &[])?.0),
-        };
+        let profile = Programs::read(&Source::File(options.file.clone()))?.static_profile()?;
         print!("{}", profile.table());
         if let Some(path) = &options.json {
             write_json(path, &profile.to_json())?;
         }
         return Ok(());
     };
-    let loaded = Loaded::read(Some(&options.file), Some(tasks))?;
+    let loaded = load(Some(&options.file), Some(tasks))?;
     let config = Config {
         cross: options.cross,
         no_merge: false,

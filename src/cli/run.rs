@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
-use arcbatch::embedded;
+use arcbatch::pipeline::{read_tasks, Programs, Source};
 use arcbatch::program::Program;
-use arcbatch::run::{load_solvers, run_solvers, submission_json, RunReport};
-use arcbatch::tasks::{self, Task, TaskSet};
+use arcbatch::run::{run_solvers, submission_json, RunReport};
+use arcbatch::tasks::{Task, TaskSet};
 use arcbatch::Chain;
 
 use super::progress::Progress;
@@ -26,36 +26,16 @@ pub struct Inputs {
 /// A directory of solver files (a library, or what `arcbatch search` harvested) is read whole,
 /// as `gen --library` reads it.
 pub fn read_inputs(solvers: Option<&Path>, tasks_path: Option<&Path>) -> Result<Inputs, Failure> {
-    let programs = match solvers {
-        Some(dir) if dir.is_dir() => arcbatch::gen::load_library(dir)?,
-        _ => {
-            let (name, source) = solver_source(solvers)?;
-            load_solvers(&name, &source)?
-        }
-    };
     Ok(Inputs {
-        programs,
+        programs: Programs::read(&Source::file_or_embedded(solvers))?.into_solvers()?,
         tasks: read_tasks(tasks_path)?,
     })
 }
 
-/// The text of a solver file and the name messages give it; `None` stands for the embedded
-/// library.
-pub fn solver_source(path: Option<&Path>) -> Result<(String, String), Failure> {
-    match path {
-        Some(path) => {
-            let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            Ok((path.display().to_string(), source))
-        }
-        None => Ok(("(embedded) dsl/solvers.py".to_string(), embedded::all_solvers())),
-    }
-}
-
-/// The tasks of a run; `None` stands for the embedded demo tasks.
-pub fn read_tasks(path: Option<&Path>) -> Result<TaskSet, Failure> {
-    match path {
-        Some(path) => Ok(tasks::load(path)?),
-        None => Ok(embedded::demo_tasks()),
+/// Says which task files were skipped, and why.
+pub fn report_skipped(tasks: &TaskSet) {
+    for e in &tasks.errors {
+        eprintln!("arcbatch: skipped: {}", Chain(e));
     }
 }
 
@@ -70,10 +50,7 @@ pub struct Options {
 }
 
 pub fn run(inputs: Inputs, options: &Options) -> Result<(), Failure> {
-    let load_errors = &inputs.tasks.errors;
-    for e in load_errors {
-        eprintln!("arcbatch: skipped: {}", Chain(e));
-    }
+    report_skipped(&inputs.tasks);
     let started = Instant::now();
     let progress = Progress::new(inputs.programs.len().min(inputs.tasks.tasks.len()) as u64, "tasks");
     let report = run_solvers(

@@ -5,13 +5,13 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use arcbatch::batch::CpuBackend;
 use arcbatch::gen::search::{round, round_label, round_seed, Budgets, Harvest};
+use arcbatch::pipeline::Engine;
 use arcbatch::tasks;
-use arcbatch::Chain;
 
 use super::batt::BackendKind;
 use super::gen::GenArgs;
+use super::run::report_skipped;
 use super::Failure;
 
 /// Rounds when neither `--rounds` nor `--minutes` is given.
@@ -50,9 +50,7 @@ pub fn run(options: &Options) -> Result<(), Failure> {
         return Err("search scores by exact match; --differs is for gen and batt".into());
     }
     let set = tasks::load(&options.tasks)?;
-    for e in &set.errors {
-        eprintln!("arcbatch: skipped: {}", Chain(e));
-    }
+    report_skipped(&set);
     if set.tasks.is_empty() {
         return Err(format!("{}: no tasks", options.tasks.display()).into());
     }
@@ -65,8 +63,11 @@ pub fn run(options: &Options) -> Result<(), Failure> {
     }
     let mut harvest = Harvest::open(&options.out)?;
     let known = harvest.solutions();
-    let cpu = CpuBackend::new(Some(options.timeout)).with_max_members(Some(options.max_size));
-    let backend = options.backend.build_on(cpu)?;
+    let engine = Engine {
+        max_size: Some(options.max_size),
+        ..Engine::new(options.backend.kind(), options.timeout)
+    };
+    let backend = engine.backend()?;
     let stop = || deadline.is_some_and(|d| Instant::now() >= d);
     let budgets = Budgets::search(options.early_exit, options.max_size, options.memory_mb, &stop);
     let limit = match (options.rounds, options.minutes) {

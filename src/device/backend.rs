@@ -14,7 +14,6 @@
 //! caller. Ops without a kernel and function values run on the CPU backend too.
 
 use std::collections::HashSet;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -22,7 +21,7 @@ use std::time::Instant;
 use super::emu::EmuDevice;
 use super::{Device, DeviceError, Entry, Job, Launch, SetupError, Staging};
 use crate::batch::{Arg, Backend, CpuBackend, Kernel, LaneResult, Lanes, Op, Selection};
-use crate::dsl::func::panic_message;
+use crate::dsl::func::{caught, Panicked};
 use crate::dsl::PrimId;
 
 /// Lanes above which a batch is sharded across the devices.
@@ -166,7 +165,7 @@ impl<D: Device> DeviceBackend<D> {
             .ok()
             .flatten()
             .unwrap_or_default();
-        let attempt = catch_unwind(AssertUnwindSafe(|| {
+        let attempt = caught(|| {
             let mut clock = Instant::now();
             staging.clear();
             let packed = (op.kernel.pack)(op.lanes, lanes, op.param, &mut staging);
@@ -188,8 +187,8 @@ impl<D: Device> DeviceBackend<D> {
             let results = (op.kernel.unpack)(op.lanes, lanes, op.param, &out).map_err(|e| DeviceError::BadOutput(e.0));
             self.lap(2, &mut clock);
             results
-        }))
-        .unwrap_or_else(|panic| Err(DeviceError::Launch(format!("panicked: {}", panic_message(&panic)))));
+        })
+        .unwrap_or_else(|Panicked(message)| Err(DeviceError::Launch(format!("panicked: {message}"))));
         if let Ok(mut pool) = self.buffers.lock() {
             pool.push((staging, out));
         }

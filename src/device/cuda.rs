@@ -13,7 +13,6 @@
 //! synchronises after each phase to split the time between transfers and kernels.
 
 use std::collections::HashMap;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -27,7 +26,7 @@ use cudarc::nvrtc::Ptx;
 use super::library::{self, NotFound};
 use super::nvrtc::{self, NvrtcError};
 use super::{Device, DeviceError, Entry, Job, KernelArg, KernelFamily};
-use crate::dsl::func::panic_message;
+use crate::dsl::func::{caught, Panicked};
 use crate::error::Chain;
 
 /// Why the GPUs cannot be used, or a kernel family not loaded on one.
@@ -99,12 +98,7 @@ struct Slot {
 
 /// Runs `f`, a panic inside the CUDA libraries becoming an error.
 fn guarded<T>(what: &'static str, f: impl FnOnce() -> Result<T, CudaError>) -> Result<T, CudaError> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-        Err(CudaError::Panic {
-            what,
-            message: panic_message(&panic),
-        })
-    })
+    caught(f).unwrap_or_else(|Panicked(message)| Err(CudaError::Panic { what, message }))
 }
 
 /// For `map_err`: a failed driver call, saying what it was doing.
@@ -387,7 +381,6 @@ impl Device for CudaDevice {
     }
 
     fn run(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
-        catch_unwind(AssertUnwindSafe(|| self.run_job(job, out)))
-            .unwrap_or_else(|panic| Err(DeviceError::Launch(panic_message(&panic))))
+        caught(|| self.run_job(job, out)).unwrap_or_else(|Panicked(message)| Err(DeviceError::Launch(message)))
     }
 }

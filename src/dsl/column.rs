@@ -429,17 +429,9 @@ impl Nested {
 
 // ----- compiling ------------------------------------------------------------------------------
 
-/// A closure the compiler keeps symbolic: its parts are nodes (see the module doc).
-#[derive(Clone, Copy)]
-enum Sym {
-    Compose(NodeId, NodeId),
-    Chain(NodeId, NodeId, NodeId),
-    Fork(NodeId, NodeId, NodeId),
-    Matcher(NodeId, NodeId),
-    Rbind(NodeId, NodeId),
-    Lbind(NodeId, NodeId),
-    Power(NodeId, u32),
-}
+/// A closure the compiler keeps symbolic: its parts are nodes (see the module doc). The
+/// compiler never makes a symbolic [`Func::Prim`]; [`Builder::inline`] calls one as a primitive.
+type Sym = Func<NodeId>;
 
 /// The primitives the compiler knows by name.
 struct Known {
@@ -538,12 +530,7 @@ impl<'p> Builder<'p> {
     fn arity_of(&self, n: NodeId) -> Option<usize> {
         match (&self.nodes[n as usize], self.syms[n as usize]) {
             (Node::Const(Value::Func(f)), _) => Some(f.arity()),
-            (_, Some(Sym::Rbind(f, _) | Sym::Lbind(f, _))) => Some(match self.arity_of(f) {
-                Some(2) => 1,
-                Some(3) => 2,
-                _ => 3,
-            }),
-            (_, Some(_)) => Some(1),
+            (_, Some(sym)) => Some(sym.arity_with(|&f| self.arity_of(f))),
             _ => None,
         }
     }
@@ -563,16 +550,7 @@ impl<'p> Builder<'p> {
             Ok(func) => func,
             Err(e) => return self.push(Node::Raise(e)),
         };
-        let sym = match func {
-            Func::Prim(id) => return self.prim(*id, args),
-            Func::Compose(outer, inner) => Sym::Compose(self.constant(outer), self.constant(inner)),
-            Func::Chain(h, g, f) => Sym::Chain(self.constant(h), self.constant(g), self.constant(f)),
-            Func::Fork(outer, a, b) => Sym::Fork(self.constant(outer), self.constant(a), self.constant(b)),
-            Func::Matcher(function, target) => Sym::Matcher(self.constant(function), self.constant(target)),
-            Func::Rbind(function, fixed) => Sym::Rbind(self.constant(function), self.constant(fixed)),
-            Func::Lbind(function, fixed) => Sym::Lbind(self.constant(function), self.constant(fixed)),
-            Func::Power(function, n) => Sym::Power(self.constant(function), *n),
-        };
+        let sym = func.map(|part| self.constant(part));
         self.inline(sym, args)
     }
 
@@ -602,21 +580,22 @@ impl<'p> Builder<'p> {
     /// A symbolic closure's body on arguments.
     fn inline(&mut self, sym: Sym, args: &[NodeId]) -> NodeId {
         match sym {
-            Sym::Compose(outer, inner) => {
+            Func::Prim(id) => self.prim(id, args),
+            Func::Compose(outer, inner) => {
                 let x = self.call_node(inner, args);
                 self.call_node(outer, &[x])
             }
-            Sym::Chain(h, g, f) => {
+            Func::Chain(h, g, f) => {
                 let x = self.call_node(f, args);
                 let y = self.call_node(g, &[x]);
                 self.call_node(h, &[y])
             }
-            Sym::Fork(outer, a, b) => {
+            Func::Fork(outer, a, b) => {
                 let x = self.call_node(a, args);
                 let y = self.call_node(b, args);
                 self.call_node(outer, &[x, y])
             }
-            Sym::Matcher(function, target) => {
+            Func::Matcher(function, target) => {
                 let value = self.call_node(function, args);
                 match (self.const_value(value), self.const_value(target)) {
                     (Some(v), Some(t)) => {
@@ -626,18 +605,18 @@ impl<'p> Builder<'p> {
                     _ => self.push(Node::Equals(value, target)),
                 }
             }
-            Sym::Rbind(function, fixed) => {
+            Func::Rbind(function, fixed) => {
                 let mut full: Args = args.iter().copied().collect();
                 full.push(fixed);
                 self.call_node(function, &full)
             }
-            Sym::Lbind(function, fixed) => {
+            Func::Lbind(function, fixed) => {
                 let mut full: Args = SmallVec::new();
                 full.push(fixed);
                 full.extend(args.iter().copied());
                 self.call_node(function, &full)
             }
-            Sym::Power(function, n) => {
+            Func::Power(function, n) => {
                 let mut x = self.call_node(function, args);
                 for _ in 1..n {
                     x = self.call_node(function, &[x]);
@@ -669,7 +648,7 @@ impl<'p> Builder<'p> {
             }
         }
         if let Some(sym) = self.symbolic(id, args) {
-            if let Sym::Power(f, 1) = sym {
+            if let Func::Power(f, 1) = sym {
                 return f;
             }
             let n = self.push(Node::Prim {
@@ -695,14 +674,14 @@ impl<'p> Builder<'p> {
     fn symbolic(&self, id: PrimId, args: &[NodeId]) -> Option<Sym> {
         let k = &*KNOWN;
         Some(match args {
-            [a, b] if id == k.compose => Sym::Compose(*a, *b),
-            [a, b, c] if id == k.chain => Sym::Chain(*a, *b, *c),
-            [a, b, c] if id == k.fork => Sym::Fork(*a, *b, *c),
-            [a, b] if id == k.matcher => Sym::Matcher(*a, *b),
-            [a, b] if id == k.rbind && self.is_function(*a) => Sym::Rbind(*a, *b),
-            [a, b] if id == k.lbind && self.is_function(*a) => Sym::Lbind(*a, *b),
+            [a, b] if id == k.compose => Func::Compose(*a, *b),
+            [a, b, c] if id == k.chain => Func::Chain(*a, *b, *c),
+            [a, b, c] if id == k.fork => Func::Fork(*a, *b, *c),
+            [a, b] if id == k.matcher => Func::Matcher(*a, *b),
+            [a, b] if id == k.rbind && self.is_function(*a) => Func::Rbind(*a, *b),
+            [a, b] if id == k.lbind && self.is_function(*a) => Func::Lbind(*a, *b),
             [a, b] if id == k.power => match self.const_value(*b)?.as_int().ok()? {
-                n @ 1..=super::func::MAX_POWER => Sym::Power(*a, n as u32),
+                n @ 1..=super::func::MAX_POWER => Func::Power(*a, n as u32),
                 _ => return None,
             },
             _ => return None,
@@ -736,15 +715,7 @@ impl<'p> Builder<'p> {
             (Node::Const(v), _) => self.constant(v),
             (Node::Prim { id, args }, Some(sym)) => {
                 let args: Args = args.iter().map(|&a| self.import(a)).collect();
-                let sym = match sym {
-                    Sym::Compose(a, b) => Sym::Compose(self.import(a), self.import(b)),
-                    Sym::Chain(a, b, c) => Sym::Chain(self.import(a), self.import(b), self.import(c)),
-                    Sym::Fork(a, b, c) => Sym::Fork(self.import(a), self.import(b), self.import(c)),
-                    Sym::Matcher(a, b) => Sym::Matcher(self.import(a), self.import(b)),
-                    Sym::Rbind(a, b) => Sym::Rbind(self.import(a), self.import(b)),
-                    Sym::Lbind(a, b) => Sym::Lbind(self.import(a), self.import(b)),
-                    Sym::Power(a, k) => Sym::Power(self.import(a), k),
-                };
+                let sym = sym.map(|&part| self.import(part));
                 let node = self.push(Node::Prim { id: *id, args });
                 self.syms[node as usize] = Some(sym);
                 node

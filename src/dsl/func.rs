@@ -7,9 +7,10 @@
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use smallvec::SmallVec;
 
@@ -17,25 +18,26 @@ use super::error::{DslError, DslResult};
 use super::registry::PrimId;
 use super::value::Value;
 
-/// A callable value.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Func {
+/// A callable value. `T` is what a closure's parts are: [`Value`]s in a function value, and
+/// nodes of a kernel while the column compiler keeps a closure symbolic ([`super::column`]).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Func<T = Value> {
     /// A primitive of the registry.
     Prim(PrimId),
     /// `compose(outer, inner)`: `x -> outer(inner(x))`.
-    Compose(Value, Value),
+    Compose(T, T),
     /// `chain(h, g, f)`: `x -> h(g(f(x)))`.
-    Chain(Value, Value, Value),
+    Chain(T, T, T),
     /// `fork(outer, a, b)`: `x -> outer(a(x), b(x))`.
-    Fork(Value, Value, Value),
+    Fork(T, T, T),
     /// `matcher(function, target)`: `x -> function(x) == target`.
-    Matcher(Value, Value),
+    Matcher(T, T),
     /// `rbind(function, fixed)`: fixes the last argument.
-    Rbind(Value, Value),
+    Rbind(T, T),
     /// `lbind(function, fixed)`: fixes the first argument.
-    Lbind(Value, Value),
+    Lbind(T, T),
     /// `power(function, n)` for `n >= 2`: `function` applied `n` times.
-    Power(Value, u32),
+    Power(T, u32),
 }
 
 /// The deepest `power` the port builds. The reference builds `power(f, n)` by recursion and
@@ -45,27 +47,41 @@ pub const MAX_POWER: i64 = 990;
 impl Func {
     /// The number of arguments the function takes (Python's `__code__.co_argcount`).
     pub fn arity(&self) -> usize {
+        self.arity_with(|f| match f {
+            Value::Func(f) => Some(f.arity()),
+            _ => None,
+        })
+    }
+}
+
+impl<T> Func<T> {
+    /// The number of arguments the function takes, given the arity of a part where it is
+    /// known to be a function. `rbind(f, x)` / `lbind(f, x)` take the reference's three-way
+    /// branch on `f`'s arity.
+    pub fn arity_with(&self, part_arity: impl FnOnce(&T) -> Option<usize>) -> usize {
         match self {
             Func::Prim(id) => id.spec().arity(),
             Func::Compose(..) | Func::Chain(..) | Func::Fork(..) | Func::Matcher(..) | Func::Power(..) => 1,
-            Func::Rbind(f, _) | Func::Lbind(f, _) => bound_arity(f),
+            Func::Rbind(f, _) | Func::Lbind(f, _) => match part_arity(f) {
+                Some(2) => 1,
+                Some(3) => 2,
+                _ => 3,
+            },
         }
     }
-}
 
-/// The arity of `rbind(f, x)` / `lbind(f, x)`: the reference's three-way branch on `f`'s arity.
-fn bound_arity(f: &Value) -> usize {
-    match value_arity(f) {
-        Some(2) => 1,
-        Some(3) => 2,
-        _ => 3,
-    }
-}
-
-fn value_arity(f: &Value) -> Option<usize> {
-    match f {
-        Value::Func(f) => Some(f.arity()),
-        _ => None,
+    /// The same closure over other parts, each mapped in order (left to right).
+    pub fn map<U>(&self, mut part: impl FnMut(&T) -> U) -> Func<U> {
+        match self {
+            Func::Prim(id) => Func::Prim(*id),
+            Func::Compose(a, b) => Func::Compose(part(a), part(b)),
+            Func::Chain(a, b, c) => Func::Chain(part(a), part(b), part(c)),
+            Func::Fork(a, b, c) => Func::Fork(part(a), part(b), part(c)),
+            Func::Matcher(a, b) => Func::Matcher(part(a), part(b)),
+            Func::Rbind(a, b) => Func::Rbind(part(a), part(b)),
+            Func::Lbind(a, b) => Func::Lbind(part(a), part(b)),
+            Func::Power(a, n) => Func::Power(part(a), *n),
+        }
     }
 }
 
@@ -213,13 +229,30 @@ impl Drop for Watching {
     }
 }
 
-/// The message of a caught panic (for isolating a program, or one lane, from a bug).
-pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "(no message)".into())
+/// A panic that [`caught`] caught (a bug in the port): its message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Panicked(pub String);
+
+/// Runs `f`, a panic in it caught and returned with its message, so that a bug cannot take
+/// down the programs, lanes or jobs around the one it hit.
+pub fn caught<T>(f: impl FnOnce() -> T) -> Result<T, Panicked> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
+        Panicked(
+            panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "(no message)".into()),
+        )
+    })
+}
+
+/// Runs `f` isolated, as a program or a call runs on its own: under a [`Deadline`] `limit`
+/// from now (`None`: none, whatever the thread had) and [`caught`].
+pub fn guarded<T>(limit: Option<Duration>, f: impl FnOnce() -> T) -> Result<T, Panicked> {
+    let _deadline = Deadline::set(limit.map(|l| Instant::now() + l));
+    caught(f)
 }
 
 /// Counts one call towards the periodic deadline check (every 256th call reads the clock).
@@ -296,7 +329,7 @@ pub fn call1(f: &Value, x: Value) -> DslResult<Value> {
     call(f, std::slice::from_ref(&x))
 }
 
-impl fmt::Display for Func {
+impl<T: fmt::Display> fmt::Display for Func<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Func::Prim(id) => f.write_str(id.spec().name),

@@ -3,13 +3,12 @@
 //! Isolation lives here too: [`run_guarded`] gives a program a deadline and turns a panic into
 //! an error, so a caller running thousands of programs never dies because of one.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use smallvec::SmallVec;
 
 use super::ir::{Callee, Operand, Program};
-use crate::dsl::func::{call, panic_message, Deadline};
+use crate::dsl::func::{call, guarded, Deadline, Panicked};
 use crate::dsl::{DslError, Value};
 
 /// A primitive's error, with the step that raised it.
@@ -78,11 +77,10 @@ pub fn eval(program: &Program, params: &[Value]) -> Result<Value, EvalError> {
 
 /// Runs a program with a time limit, turning a panic into [`RunError::Panic`].
 pub fn run_guarded(program: &Program, params: &[Value], limit: Option<Duration>) -> Result<Value, RunError> {
-    let _deadline = Deadline::set(limit.map(|l| Instant::now() + l));
-    match catch_unwind(AssertUnwindSafe(|| eval(program, params))) {
+    match guarded(limit, || eval(program, params)) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) if e.error == DslError::Timeout => Err(RunError::Timeout { line: e.line }),
         Ok(Err(e)) => Err(RunError::Raised(e)),
-        Err(panic) => Err(RunError::Panic(panic_message(&panic))),
+        Err(Panicked(message)) => Err(RunError::Panic(message)),
     }
 }
