@@ -148,6 +148,13 @@ CASES = [
     ("occurrences", (GRID, ((5, (0, 0)), (6, (0, 1))))),
     ("delta", (PAIRS,)),
     ("delta", (CELLS,)),
+    # Arithmetic on a tuple of one pair: Python computes `a[0] + b[0]` (TypeError) before it
+    # reads `b[1]` (IndexError).
+    ("add", (0, ((1, 2),))),
+    ("subtract", (((1, 2),), (3, 4))),
+    ("divide", (((1, 2),), 2)),
+    ("invert", (((1, 2),),)),
+    ("increment", (((1, 2),),)),
     # More cells than a container may have members (solve_feca6190 on 0934a4d8 builds 2305x2305).
     ("canvas", (0, (1100, 1000))),
     ("upscale", (COUNTED, 400)),

@@ -203,18 +203,20 @@ fn numerical(op: Op, a: &Value, b: &Value) -> DslResult<Value> {
         _ => {}
     }
     let (a_int, b_int) = (number(a).is_some(), number(b).is_some());
-    let halves = |v: &Value| -> DslResult<(Value, Value)> { Ok((item(v, 0)?, item(v, 1)?)) };
-    let twice = |v: &Value| (v.clone(), v.clone());
-    let ((a0, a1), (b0, b1)) = if a_int && b_int {
+    // Which sides are indexed; Python computes `a[0] op b[0]` before it reads `a[1]` or `b[1]`.
+    let (index_a, index_b) = if a_int && b_int {
         return binop(op, a, b);
     } else if a.is_tuple() && b.is_tuple() {
-        (halves(a)?, halves(b)?)
+        (true, true)
     } else if a_int && b.is_tuple() {
-        (twice(a), halves(b)?)
+        (false, true)
     } else {
-        (halves(a)?, twice(b))
+        (true, false)
     };
-    Ok(pair_of(binop(op, &a0, &b0)?, binop(op, &a1, &b1)?))
+    let side = |v: &Value, indexed: bool, k: usize| if indexed { item(v, k) } else { Ok(v.clone()) };
+    let part = |k: usize| binop(op, &side(a, index_a, k)?, &side(b, index_b, k)?);
+    let first = part(0)?;
+    Ok(pair_of(first, part(1)?))
 }
 
 /// The reference's `f(x) if isinstance(x, int) else (f(x[0]), f(x[1]))`.
@@ -222,8 +224,9 @@ fn numerical_map(x: &Value, f: impl Fn(&Value) -> DslResult<Value>) -> DslResult
     if number(x).is_some() {
         return f(x);
     }
-    let (p, q) = (item(x, 0)?, item(x, 1)?);
-    Ok(pair_of(f(&p)?, f(&q)?))
+    // `f(x[0])` raises before `x[1]` is read.
+    let first = f(&item(x, 0)?)?;
+    Ok(pair_of(first, f(&item(x, 1)?)?))
 }
 
 /// An integer function lifted to values: other kinds raise `TypeError`, overflow is
