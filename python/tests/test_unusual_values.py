@@ -155,6 +155,13 @@ CASES = [
     ("divide", (((1, 2),), 2)),
     ("invert", (((1, 2),),)),
     ("increment", (((1, 2),),)),
+    # `vconcat` is `a + b`; `product` and `prapply` never iterate `a` when `b` is empty.
+    ("vconcat", (3, 4)),
+    ("vconcat", ((1, 2), ((3,),))),
+    ("vconcat", (frozenset({1}), frozenset({2}))),
+    ("product", (0, ())),
+    ("prapply", (0, 0, frozenset())),
+    ("product", (0, (1,))),
     # More cells than a container may have members (solve_feca6190 on 0934a4d8 builds 2305x2305).
     ("canvas", (0, (1100, 1000))),
     ("upscale", (COUNTED, 400)),

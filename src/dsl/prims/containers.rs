@@ -785,7 +785,12 @@ fn other(a: &[Value]) -> DslResult<Value> {
 
 fn product(args: &[Value]) -> DslResult<Value> {
     let (a, b) = (&args[0], &args[1]);
-    let (na, nb) = (length(a)?, length(b)?);
+    // `for j in b for i in a`: `a` is never iterated when `b` is empty.
+    let nb = length(b)?;
+    if nb == 0 {
+        return Ok(Value::empty_set());
+    }
+    let na = length(a)?;
     check_members(na.saturating_mul(nb))?;
     if let (Some(xs), Some(ys)) = (small_ints(a), small_ints(b)) {
         let locs = ys.iter().flat_map(|&j| xs.iter().map(move |&i| Loc { i, j })).collect();

@@ -695,7 +695,7 @@ fn hconcat(a: &[Value]) -> DslResult<Value> {
     }))
 }
 
-/// `vconcat`: tuple concatenation, a grid when the rows agree in width.
+/// `vconcat`: the reference's `a + b`; a grid when both are grids whose rows agree in width.
 fn vconcat(a: &[Value]) -> DslResult<Value> {
     if let (Ok(x), Ok(y)) = (a[0].as_grid(), a[1].as_grid()) {
         if x.h == 0 || y.h == 0 || x.w == y.w {
@@ -703,13 +703,7 @@ fn vconcat(a: &[Value]) -> DslResult<Value> {
             return Ok(grid_value(x.h + y.h, w, [&x.cells[..], &y.cells[..]].concat()));
         }
     }
-    match (a[0].members(), a[1].members()) {
-        (Some(x), Some(y)) if a[0].is_tuple() && a[1].is_tuple() => Ok(Value::tuple([x, y].concat())),
-        _ => Err(DslError::type_error(
-            "two tuples",
-            if a[0].is_tuple() { &a[1] } else { &a[0] },
-        )),
-    }
+    super::numbers::py_add(&a[0], &a[1])
 }
 
 /// The `n` ranges of `hsplit`/`vsplit` along an axis of `len` cells: `len // n` cells each, one

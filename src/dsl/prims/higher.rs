@@ -146,9 +146,14 @@ fn mpapply(a: &[Value]) -> DslResult<Value> {
 }
 
 fn prapply(a: &[Value]) -> DslResult<Value> {
-    let (xs, ys) = (members_of(&a[1])?, members_of(&a[2])?);
-    // The reference loops over `b` outside and `a` inside. The pairs go through the function
-    // a block of whole rows of `b` at a time, so that the argument columns stay small.
+    // The reference loops over `b` outside and `a` inside (never iterated when `b` is empty).
+    let ys = members_of(&a[2])?;
+    if ys.is_empty() {
+        return Ok(Value::empty_set());
+    }
+    let xs = members_of(&a[1])?;
+    // The pairs go through the function a block of whole rows of `b` at a time, so that the
+    // argument columns stay small.
     let rows = (BLOCK / xs.len().max(1)).max(1);
     let (mut left, mut right) = (Vec::new(), Vec::new());
     let mut results = Vec::new();

@@ -142,6 +142,11 @@ fn floor_div(x: i64, y: i64) -> Option<i64> {
     Some(if r != 0 && ((r < 0) != (y < 0)) { q - 1 } else { q })
 }
 
+/// Python's `x + y` (`vconcat` is `a + b`: tuples concatenate, integers add).
+pub(super) fn py_add(x: &Value, y: &Value) -> DslResult<Value> {
+    binop(Op::Add, x, y)
+}
+
 /// Python's `x <op> y` on the operands the reference's branches can meet.
 fn binop(op: Op, x: &Value, y: &Value) -> DslResult<Value> {
     if let (Some(a), Some(b)) = (number(x), number(y)) {
