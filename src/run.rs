@@ -9,7 +9,7 @@ use serde_json::{json, Value as Json};
 
 use crate::dsl::{Grid, Value};
 use crate::program::{parse_file, run_guarded, ParseError, Program, RunError};
-use crate::tasks::{grid_json, Example, Task};
+use crate::tasks::{grid_json, Example, Input, Task};
 
 /// Why a solver file cannot be run: it cannot be read, it does not parse, or a program takes
 /// parameters that no task binds.
@@ -59,11 +59,7 @@ pub fn arguments(program: &Program, task_pairs: &Value, example: &Example) -> Ve
     program
         .params
         .iter()
-        .map(|p| match p.as_str() {
-            "S" => task_pairs.clone(),
-            "C" => example.output.clone().map_or(Value::None, Value::grid),
-            _ => Value::grid(example.input.clone()),
-        })
+        .map(|p| Input::of(p).unwrap_or(Input::I).value(task_pairs, example))
         .collect()
 }
 
