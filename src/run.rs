@@ -1,5 +1,6 @@
 //! Running solver programs on their tasks: each `solve_<id>` on every train and test pair of
 //! task `<id>`, in parallel over tasks, each program isolated (time limit, panics caught).
+//! Which solver runs on which task is an `Assignment`, which batt's plans share.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
