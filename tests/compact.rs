@@ -2,6 +2,8 @@
 //! tuples boxed member by member: every primitive of one or two arguments gives the same
 //! result, or an error of the same kind, whichever form it is handed (proptest). The boxed form
 //! is what the generic code paths read, so this checks each compact fast path against them.
+//! Sets built through `Value::set` (of locations, of cells, of index sets: the unboxed and
+//! bitmap sorts) are checked against their boxed members sorted by the generic comparison.
 
 use std::mem::discriminant;
 use std::sync::Arc;
@@ -60,6 +62,8 @@ fn shapes() -> impl Strategy<Value = Shape> {
         cell(),
         (loc(), loc()).prop_map(|(a, b)| Shape::Tuple(vec![a, b])),
         (cell(), cell()).prop_map(|(a, b)| Shape::Tuple(vec![a, b])),
+        // Index sets (empty ones too): a set of them sorts them as slices of locations.
+        proptest::collection::vec(loc(), 0..4).prop_map(Shape::Set),
     ];
     prop_oneof![
         3 => leaf.clone(),
@@ -126,6 +130,26 @@ proptest! {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// Many index sets, most of them small or empty (what `prapply(connect, ..)` makes), and
+    /// large sets of locations or cells (the bitmap sort): sorted as the boxed members are.
+    #[test]
+    fn sets_of_index_sets_and_large_sets_sort_as_boxed(
+        lines in proptest::collection::vec(proptest::collection::vec(loc(), 0..3), 0..60),
+        many_locs in proptest::collection::vec(loc(), 0..200),
+        many_cells in proptest::collection::vec(cell(), 0..200),
+    ) {
+        let shapes = [
+            Shape::Set(lines.into_iter().map(Shape::Set).collect()),
+            Shape::Set(many_locs),
+            Shape::Set(many_cells),
+        ];
+        for shape in shapes {
+            let (compact, boxed) = (shape.compact(), shape.boxed());
+            prop_assert_eq!(&compact, &boxed);
+            prop_assert_eq!(compact.to_string(), boxed.to_string());
         }
     }
 

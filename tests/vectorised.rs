@@ -293,3 +293,30 @@ fn containers_of_several_blocks_agree() {
     assert_eq!(scalar.0.len(), xs.len());
     assert_eq!(scalar, vectorised);
 }
+
+/// `prapply` over more pairs than one block: its pairs go through the function a block of
+/// rows at a time; the set, and the first error in the reference's loop order (over `b`
+/// outside, `a` inside), are those of calling the function pair by pair.
+#[test]
+fn prapply_over_several_blocks_is_the_pairwise_loop() {
+    let xs: Vec<Value> = (0..150).map(Value::Int).collect();
+    // y = 0, where `divide` raises, is row 120 of `b`: past the first block of 109 rows.
+    let ys: Vec<Value> = (-120..30).map(Value::Int).collect();
+    let pairwise = |f: &Value| -> Result<Value, arcbatch::dsl::DslError> {
+        let mut out = Vec::new();
+        for y in &ys {
+            for x in &xs {
+                out.push(call(f, &[x.clone(), y.clone()])?);
+            }
+        }
+        Ok(Value::set(out))
+    };
+    let (a, b) = (Value::tuple(xs.clone()), Value::tuple(ys.clone()));
+    for f in [p("add"), p("divide"), p("astuple")] {
+        let want = pairwise(&f);
+        let (scalar, vectorised) = both(|| call(&p("prapply"), &[f.clone(), a.clone(), b.clone()]));
+        assert_eq!(scalar, want, "{f}");
+        assert_eq!(vectorised, want, "{f}");
+    }
+    assert!(pairwise(&p("divide")).is_err(), "divide(x, 0) raises");
+}

@@ -1,6 +1,8 @@
 """Values the reference computes with that the compact representations do not hold: ragged
-grids (rows of different lengths, as ``vconcat`` of grids of different widths builds them) and
-colours beyond ``i8`` or beyond 32 bits, each call compared with the reference's own dsl.py."""
+grids (rows of different lengths, as ``vconcat`` of grids of different widths builds them),
+colours beyond ``i8`` or beyond 32 bits, and patches given as tuples (which ``toindices`` hands
+back as they are, and ``shape``, ``center`` and ``subgrid`` measure as grids), each call
+compared with the reference's own dsl.py."""
 
 import signal
 import sys
@@ -17,6 +19,10 @@ SHORT_FIRST = ((1, 2), (3, 3, 3))
 WIDE = ((1, 200, 200), (-300, 200, 1), (1, 1, 1 << 40))
 COUNTED = ((0, 0, 0), (0, 130, 0), (0, 0, 131))
 OBJECT = frozenset({(200, (0, 2)), (129, (1, 2)), (5, (2, 3)), (6, (1, 0))})
+GRID = tuple(tuple((i * 7 + j) % 10 for j in range(8)) for i in range(8))
+PAIRS = ((1, 2), (3, 3), (2, 6))
+CELLS = ((5, (1, 2)), (5, (3, 3)), (6, (2, 6)))
+ROWS = ((1, 2, 3), (4, 5, 6))
 
 CASES = [
     ("replace", (RAGGED, 5, 0)),
@@ -124,6 +130,24 @@ CASES = [
     ("canvas", (5, (2, 3, 4))),
     ("vfrontier", ((1, 2, 3),)),
     ("move", (COUNTED, frozenset({(1, (1, 1))}), (1, 1, 1))),
+    # Patches as tuples: `toindices` gives a tuple of pairs (or of longer rows) back as it is.
+    ("toindices", (PAIRS + PAIRS,)),
+    ("toindices", (ROWS,)),
+    ("ulcorner", (ROWS,)),
+    ("lrcorner", (ROWS,)),
+    ("subgrid", (((0, 0), (5, 5)), GRID)),
+    ("subgrid", (PAIRS, GRID)),
+    ("subgrid", (CELLS, GRID)),
+    ("subgrid", (ROWS, GRID)),
+    ("center", (PAIRS,)),
+    ("center", (CELLS,)),
+    ("centerofmass", (((1, 2), (1, 2), (4, 4)),)),
+    ("centerofmass", (ROWS,)),
+    ("position", (PAIRS, frozenset({(2, 4)}))),
+    ("gravitate", (PAIRS, frozenset({(0, 4)}))),
+    ("occurrences", (GRID, ((5, (0, 0)), (6, (0, 1))))),
+    ("delta", (PAIRS,)),
+    ("delta", (CELLS,)),
     # More cells than a container may have members (solve_feca6190 on 0934a4d8 builds 2305x2305).
     ("canvas", (0, (1100, 1000))),
     ("upscale", (COUNTED, 400)),

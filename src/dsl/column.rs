@@ -106,10 +106,10 @@ impl Mapped {
     }
 }
 
-/// How many elements one evaluation of a kernel takes at most ([`map`], and the members of a
-/// [`Node::Nested`]), so that its columns stay small however large the container: a column of
-/// `Value`s costs 24 bytes an element per node.
-const BLOCK: usize = 1 << 14;
+/// How many elements one evaluation of a kernel takes at most ([`map`], `prapply`'s pairs, the
+/// members of a [`Node::Nested`]), so that its columns stay small however large the container:
+/// a column of `Value`s costs 24 bytes an element per node.
+pub const BLOCK: usize = 1 << 14;
 
 /// Whether [`map`] evaluates column-wise (the default) or one element at a time.
 static VECTORISED: AtomicBool = AtomicBool::new(true);

@@ -281,7 +281,8 @@ pub fn callable(f: &Value, nargs: usize) -> DslResult<&Func> {
     let arity = func.arity();
     if nargs != arity {
         return Err(DslError::Type {
-            expected: format!("{arity} argument(s) for {func}"),
+            // Cut short: a function value may bind large containers.
+            expected: format!("{arity} argument(s) for {}", f.repr_cut(80)),
             got: format!("{nargs} argument(s)"),
         });
     }

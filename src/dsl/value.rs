@@ -40,10 +40,11 @@
 
 use std::cmp::Ordering;
 use std::fmt;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use super::error::{DslError, DslResult};
 use super::func::Func;
+use super::points;
 
 /// A grid colour. ARC uses 0..9; programs may also paint with negative constants or counts
 /// (`recolor` of an object's rank). The same width as a [`Cell`]'s colour, so painting an object
@@ -272,12 +273,10 @@ impl Value {
         Value::Grid(Arc::new(g))
     }
 
-    /// An index set from locations in any order (sorted and deduplicated here). The sort is
-    /// the stable one, which finds sorted runs: the members of merged or shifted sets arrive
-    /// as a few of them, and are then merged in linear time per run.
+    /// An index set from locations in any order (sorted and deduplicated here, by a bitmap
+    /// over their bounding box where it is small; see [`points`]).
     pub fn indices(mut locs: Vec<Loc>) -> Value {
-        locs.sort();
-        locs.dedup();
+        points::sort_dedup(&mut locs);
         Value::Indices(Arc::new(locs))
     }
 
@@ -289,8 +288,7 @@ impl Value {
 
     /// An object from cells in any order (sorted and deduplicated here, as [`Value::indices`]).
     pub fn object(mut cells: Vec<Cell>) -> Value {
-        cells.sort();
-        cells.dedup();
+        points::sort_dedup(&mut cells);
         Value::Object(Arc::new(cells))
     }
 
@@ -351,6 +349,36 @@ impl Value {
     /// as an index set or an object when every member is a location or a cell. Of equal
     /// members (`0` and `False`) the first one given stays, as in a Python set.
     pub fn set(mut items: Vec<Value>) -> Value {
+        // Locations or cells only (`apply` of a function giving pairs): sorted unboxed.
+        if matches!(items.first(), Some(Value::Pair(..))) {
+            if let Some(locs) = items.iter().map(Value::as_loc_exact).collect::<Option<Vec<_>>>() {
+                return Value::indices(locs);
+            }
+        } else if matches!(items.first(), Some(Value::Cell(_))) {
+            if let Some(cells) = items.iter().map(Value::as_cell_exact).collect::<Option<Vec<_>>>() {
+                return Value::object(cells);
+            }
+        }
+        // Index sets only (`prapply(connect, ..)` gives thousands of lines, most of them
+        // empty): compared as slices of locations, the empty ones set aside (the first stays).
+        fn locs_of(v: &Value) -> Option<&[Loc]> {
+            match v {
+                Value::Indices(l) => Some(l.as_slice()),
+                Value::Set(s) if s.is_empty() => Some(&[]),
+                _ => None,
+            }
+        }
+        if items.iter().all(|v| locs_of(v).is_some()) {
+            let empty = items
+                .iter()
+                .find(|v| locs_of(v).is_some_and(<[Loc]>::is_empty))
+                .cloned();
+            items.retain(|v| locs_of(v).is_some_and(|l| !l.is_empty()));
+            items.sort_unstable_by(|a, b| locs_of(a).cmp(&locs_of(b)));
+            items.dedup_by(|a, b| locs_of(a) == locs_of(b));
+            items.splice(0..0, empty);
+            return Value::set_sorted(items);
+        }
         // Equal members are interchangeable unless one may hold a bool where the other holds
         // an int (`True == 1`): only then must the sort keep the order given.
         if items.iter().all(Value::holds_no_bool) {
@@ -383,7 +411,7 @@ impl Value {
     /// Like [`Value::set`] for members already sorted and unique.
     pub fn set_sorted(items: Vec<Value>) -> Value {
         if items.is_empty() {
-            return Value::Set(Arc::new(items));
+            return Value::empty_set();
         }
         if let Some(locs) = items.iter().map(|v| v.as_loc_exact()).collect::<Option<Vec<_>>>() {
             return Value::Indices(Arc::new(locs));
@@ -396,14 +424,16 @@ impl Value {
 
     /// The empty frozenset, shared (as the empty tuple): `connect` of unaligned points and
     /// filters that keep nothing return it by the million in search, one allocation each before.
+    /// One per thread: a single shared count, changed by every clone and drop on every core,
+    /// would make the cores wait on each other.
     pub fn empty_set() -> Value {
-        static EMPTY: LazyLock<Arc<Vec<Value>>> = LazyLock::new(|| Arc::new(Vec::new()));
-        Value::Set(EMPTY.clone())
+        thread_local!(static EMPTY: Arc<Vec<Value>> = Arc::new(Vec::new()));
+        Value::Set(EMPTY.with(Arc::clone))
     }
 
     pub fn empty_tuple() -> Value {
-        static EMPTY: LazyLock<Arc<Vec<Value>>> = LazyLock::new(|| Arc::new(Vec::new()));
-        Value::Tuple(EMPTY.clone())
+        thread_local!(static EMPTY: Arc<Vec<Value>> = Arc::new(Vec::new()));
+        Value::Tuple(EMPTY.with(Arc::clone))
     }
 
     // ----- kind tests ---------------------------------------------------------------------

@@ -19,6 +19,7 @@
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::{self, Write as _};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -354,11 +355,26 @@ fn output_hash(seen: &Seen<'_>) -> u64 {
     (seen.task, seen.sample).hash(&mut h);
     match seen.result {
         Some(Ok(Value::Grid(g))) => (0u8, g.as_ref()).hash(&mut h),
-        Some(Ok(v)) => (1u8, v.to_string()).hash(&mut h),
-        Some(Err(e)) => (2u8, e.to_string()).hash(&mut h),
+        Some(Ok(v)) => spelled(&mut h, 1, v),
+        Some(Err(e)) => spelled(&mut h, 2, e),
         None => 3u8.hash(&mut h),
     }
     h.finish()
+}
+
+/// Hashes a tag and how `x` is spelled, as the hasher receives it piece by piece (no string
+/// is built: outputs are hashed by the hundred thousand in a search).
+fn spelled(h: &mut DefaultHasher, tag: u8, x: &dyn fmt::Display) {
+    struct Feed<'a>(&'a mut DefaultHasher);
+    impl fmt::Write for Feed<'_> {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            self.0.write(s.as_bytes());
+            Ok(())
+        }
+    }
+    tag.hash(h);
+    // Writing into a hasher cannot fail.
+    let _ = write!(Feed(h), "{x}");
 }
 
 /// Which candidates represent their observational-equivalence class (equal signatures): the

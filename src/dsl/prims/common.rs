@@ -46,21 +46,9 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
         // A tuple of pairs may arrive as a grid of width 2 (from Python, say).
         _ if patch.is_tuple() || patch.is_set() => {
             let members = patch.members().unwrap_or_default();
-            let Some(first) = members.first() else {
+            let Some(of_cells) = holds_cells(&members)? else {
                 return Ok(Arc::new(Vec::new()));
             };
-            // Like the reference: a patch of cells if its first member's second item is a tuple
-            // (`next(iter(patch))[1]`, which only a tuple of two or more members survives).
-            if !first.is_tuple() {
-                return Err(DslError::Type {
-                    expected: "a patch".into(),
-                    got: format!("'{}' object is not subscriptable", first.type_name()),
-                });
-            }
-            let Some(second) = first.member(1) else {
-                return Err(DslError::Index("tuple index out of range".into()));
-            };
-            let of_cells = second.is_tuple();
             let mut l = members
                 .iter()
                 .map(|m| {
@@ -78,6 +66,25 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
         // Python treats any empty container, `()` included, as an empty patch.
         other if other.is_empty() => Ok(Arc::new(Vec::new())),
         _ => Err(DslError::type_error("a patch", patch)),
+    }
+}
+
+/// Whether a patch's members are cells, as the reference decides it: by its first member's
+/// second item being a tuple (`next(iter(patch))[1]`, which only a tuple of two or more
+/// members survives); `None` for no members.
+pub fn holds_cells(members: &[Value]) -> DslResult<Option<bool>> {
+    let Some(first) = members.first() else {
+        return Ok(None);
+    };
+    if !first.is_tuple() {
+        return Err(DslError::Type {
+            expected: "a patch".into(),
+            got: format!("'{}' object is not subscriptable", first.type_name()),
+        });
+    }
+    match first.member(1) {
+        Some(second) => Ok(Some(second.is_tuple())),
+        None => Err(DslError::Index("tuple index out of range".into())),
     }
 }
 

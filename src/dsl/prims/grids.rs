@@ -22,6 +22,7 @@ use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
 use crate::prim;
 
 use super::common::{self, coord, MemberLimit, MAX_GRID_CELLS, MAX_MEMBERS};
+use super::patches::{piece_center, piece_shape, toindices_of, ulcorner_of};
 use super::rows;
 
 pub const PRIMS: &[PrimSpec] = &[
@@ -252,11 +253,6 @@ impl Bounds {
 
     pub(super) fn width(&self) -> i64 {
         self.right - self.left + 1
-    }
-
-    /// The reference's `center`: `(uppermost + height // 2, leftmost + width // 2)`.
-    fn center(&self) -> (i64, i64) {
-        (self.top + self.height() / 2, self.left + self.width() / 2)
     }
 
     /// Every location of the box, row by row (sorted).
@@ -761,17 +757,19 @@ fn vsplit(a: &[Value]) -> DslResult<Value> {
 // ----- cropping ------------------------------------------------------------------------------
 
 /// `subgrid(patch, grid)`: `crop` to the bounding box, with Python's slicing.
+/// `subgrid(patch, grid)`: `crop(grid, ulcorner(patch), shape(patch))`, where a tuple's shape
+/// is a grid's (`len(patch)` rows of `len(patch[0])`), not its bounding box.
 fn subgrid(a: &[Value]) -> DslResult<Value> {
-    let b = Patch::of(&a[0])?.bounds().ok_or_else(corner_of_empty)?;
+    let corner = ulcorner_of(&a[0])?;
+    let at = |k| corner.member(k).ok_or_else(corner_of_empty)?.as_int();
+    let (top, left) = (at(0)?, at(1)?);
+    let (height, width) = piece_shape(&a[0])?;
     let g = match a[1].as_grid() {
         Ok(g) => g,
-        Err(_) => {
-            let (start, dims) = ((b.top, b.left), (b.height(), b.width()));
-            return Ok(rows::crop(&rows::of(&a[1])?, start, dims));
-        }
+        Err(_) => return Ok(rows::crop(&rows::of(&a[1])?, (top, left), (height, width))),
     };
-    let rows = common::py_slice(g.h, b.top, b.top + b.height());
-    let cols = common::py_slice(g.w, b.left, b.left + b.width());
+    let rows = common::py_slice(g.h, top, top.saturating_add(height));
+    let cols = common::py_slice(g.w, left, left.saturating_add(width));
     Ok(crop(&g, rows, cols))
 }
 
@@ -998,7 +996,11 @@ fn occurrences(a: &[Value]) -> DslResult<Value> {
         };
         return Ok(Value::indices_sorted(everywhere.locations()?));
     };
-    let (h2, w2) = (g.h as i64 - b.height() + 1, w as i64 - b.width() + 1);
+    // The offsets tried are `shape(obj)`'s (a tuple's is a grid's); past the bounding box's
+    // the shifted object leaves the grid and fails the reference's `0 <= a < h` test.
+    let (oh, ow) = piece_shape(&a[1])?;
+    let h2 = (g.h as i64 - oh).min(g.h as i64 - b.height()) + 1;
+    let w2 = (w as i64 - ow).min(w as i64 - b.width()) + 1;
     if h2 <= 0 || w2 <= 0 {
         return Ok(Value::indices_sorted(Vec::new()));
     }
@@ -1088,7 +1090,7 @@ fn scan_cells(g: &Grid, probes: &[Probe], h2: usize, w2: usize) -> Vec<Loc> {
 
 /// `center(patch)`.
 fn center(a: &[Value]) -> DslResult<Value> {
-    let (i, j) = nonempty_bounds(&a[0])?.center();
+    let (i, j) = piece_center(&a[0])?;
     Ok(Value::Pair(i, j))
 }
 
@@ -1104,8 +1106,9 @@ fn toward(from: i64, to: i64) -> i64 {
 /// `position(a, b)`: the unit step from `a`'s centre towards `b`'s, 0 on an axis where the
 /// centres agree (and `(0, -1)` when they coincide).
 fn position(a: &[Value]) -> DslResult<Value> {
-    let (ia, ja) = nonempty_bounds(&a[0])?.center();
-    let (ib, jb) = nonempty_bounds(&a[1])?.center();
+    // `center(toindices(a))`: a tuple of pairs is its own `toindices`, measured as a grid.
+    let (ia, ja) = piece_center(&toindices_of(&a[0])?)?;
+    let (ib, jb) = piece_center(&toindices_of(&a[1])?)?;
     Ok(if ia == ib {
         Value::Pair(0, toward(ja, jb))
     } else if ja == jb {
@@ -1140,9 +1143,17 @@ fn delta(a: &[Value]) -> DslResult<Value> {
     let Some(b) = Bounds::of_locs(&locs) else {
         return Ok(Value::empty_set());
     };
+    let backdrop = b.locations()?;
+    // `backdrop(patch) - toindices(patch)`: a tuple of pairs is its own `toindices`.
+    if toindices_of(&a[0])?.is_tuple() {
+        return Err(DslError::Type {
+            expected: "a frozenset".into(),
+            got: "unsupported operand type(s) for -: 'frozenset' and 'tuple'".into(),
+        });
+    }
     let mut inside = locs.iter().peekable();
     let mut out = Vec::new();
-    for l in b.locations()? {
+    for l in backdrop {
         if inside.next_if_eq(&&l).is_none() {
             out.push(l);
         }
@@ -1218,6 +1229,19 @@ fn line(a: (i128, i128), b: (i128, i128)) -> DslResult<Value> {
         return Ok(Value::empty_set());
     };
     let n = capped(n)?;
+    // Both ends in range: so is every point between them (a line is monotone in each axis).
+    let end = (start.0 + (n as i128 - 1) * step.0, start.1 + (n as i128 - 1) * step.1);
+    let fits = |x: i128| i32::try_from(x).is_ok();
+    if n > 0 && [start.0, start.1, end.0, end.1].into_iter().all(fits) {
+        let (i, j) = (start.0 as i64, start.1 as i64);
+        let (di, dj) = (step.0 as i64, step.1 as i64);
+        let point = |k: i64| Loc {
+            i: (i + k * di) as i32,
+            j: (j + k * dj) as i32,
+        };
+        return Ok(Value::indices_sorted((0..n as i64).map(point).collect()));
+    }
+    // Otherwise point by point, to raise at the first one out of range.
     let wide = |x: i128| i64::try_from(x).map_err(|_| DslError::TooLarge(format!("coordinate {x} is out of range")));
     let mut out = Vec::with_capacity(n);
     for k in 0..n as i128 {
@@ -1284,9 +1308,9 @@ fn adjacent_after(a: &[Loc], b: &[Loc], di: i64, dj: i64) -> bool {
 /// `gravitate(source, destination)`: step towards the destination (vertically when they share a
 /// column) until adjacent, at most 42 steps; the offset of the steps taken.
 fn gravitate(a: &[Value]) -> DslResult<Value> {
+    let (si, sj) = piece_center(&a[0])?;
+    let (di, dj) = piece_center(&a[1])?;
     let (src, dst) = (common::locs(&a[0])?, common::locs(&a[1])?);
-    let (si, sj) = Bounds::of_locs(&src).ok_or_else(empty_patch)?.center();
-    let (di, dj) = Bounds::of_locs(&dst).ok_or_else(empty_patch)?.center();
     let (i, j) = if vmatching(&src, &dst) {
         (toward(si, di), 0)
     } else {
@@ -1359,6 +1383,58 @@ fn vperiod(a: &[Value]) -> DslResult<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `connect` as the reference writes it, point by point in i64, with this port's rule that
+    /// a coordinate beyond i32 raises.
+    fn connect_pointwise(a: (i64, i64), b: (i64, i64)) -> Option<Vec<Loc>> {
+        let (si, ei) = (a.0.min(b.0), a.0.max(b.0));
+        let (sj, ej) = (a.1.min(b.1), a.1.max(b.1));
+        let points: Vec<(i64, i64)> = if a.0 == b.0 {
+            (sj..=ej).map(|j| (a.0, j)).collect()
+        } else if a.1 == b.1 {
+            (si..=ei).map(|i| (i, a.1)).collect()
+        } else if b.0 - a.0 == b.1 - a.1 {
+            (si..=ei).zip(sj..=ej).collect()
+        } else if b.0 - a.0 == a.1 - b.1 {
+            (si..=ei).zip((sj..=ej).rev()).collect()
+        } else {
+            Vec::new()
+        };
+        let locs = points.into_iter().map(|(i, j)| {
+            Some(Loc {
+                i: i32::try_from(i).ok()?,
+                j: i32::try_from(j).ok()?,
+            })
+        });
+        let mut locs: Vec<Loc> = locs.collect::<Option<_>>()?;
+        locs.sort();
+        Some(locs)
+    }
+
+    proptest::proptest! {
+        /// Lines within range (the direct path) and crossing the i32 limit (point by point).
+        #[test]
+        fn connect_is_the_pointwise_line(
+            a in (-40i64..40, -40i64..40),
+            d in (-40i64..40, -40i64..40, 0..4usize),
+            near_limit in proptest::bool::ANY,
+        ) {
+            let shift = if near_limit { i64::from(i32::MAX) - 20 } else { 0 };
+            let a = (a.0 + shift, a.1);
+            // b on a row, a column, either diagonal, or anywhere.
+            let b = match d.2 {
+                0 => (a.0, a.1 + d.1),
+                1 => (a.0 + d.0, a.1),
+                2 => (a.0 + d.0, a.1 + d.0),
+                _ => (a.0 + d.0, a.1 - d.0 + d.1 % 2),
+            };
+            let got = connect(&[Value::Pair(a.0, a.1), Value::Pair(b.0, b.1)]);
+            match connect_pointwise(a, b) {
+                Some(locs) => proptest::prop_assert_eq!(got, Ok(Value::indices(locs))),
+                None => proptest::prop_assert!(matches!(got, Err(DslError::TooLarge(_))), "{:?}", got),
+            }
+        }
+    }
 
     /// A 20x40 grid of a few colours in an irregular pattern.
     fn noisy() -> Grid {

@@ -6,7 +6,7 @@
 //! `type(container)(...)` does: a tuple maps to a tuple, a frozenset to a frozenset in which
 //! equal results collapse.
 
-use crate::dsl::column::{map, Mapped, Mapping};
+use crate::dsl::column::{map, Mapped, Mapping, BLOCK};
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::func::{call1, Func, MAX_POWER};
 use crate::dsl::registry::PrimSpec;
@@ -147,15 +147,19 @@ fn mpapply(a: &[Value]) -> DslResult<Value> {
 
 fn prapply(a: &[Value]) -> DslResult<Value> {
     let (xs, ys) = (members_of(&a[1])?, members_of(&a[2])?);
-    // The reference loops over `b` outside and `a` inside.
-    // Reserved up front (the time limit, not the memory, ends a call over too many pairs).
-    let pairs = xs.len().saturating_mul(ys.len()).min(1 << 20);
-    let (mut left, mut right) = (Vec::with_capacity(pairs), Vec::with_capacity(pairs));
-    for y in &ys {
-        left.extend(xs.iter().cloned());
-        right.resize(right.len() + xs.len(), y.clone());
+    // The reference loops over `b` outside and `a` inside. The pairs go through the function
+    // a block of whole rows of `b` at a time, so that the argument columns stay small.
+    let rows = (BLOCK / xs.len().max(1)).max(1);
+    let (mut left, mut right) = (Vec::new(), Vec::new());
+    let mut results = Vec::new();
+    for block in ys.chunks(rows) {
+        left.clear();
+        right.clear();
+        for y in block {
+            left.extend(xs.iter().cloned());
+            right.resize(right.len() + xs.len(), y.clone());
+        }
+        results.extend(map(&a[0], &[&left, &right]).all().map_err(DslError::in_generator)?);
     }
-    Ok(Value::set(
-        map(&a[0], &[&left, &right]).all().map_err(DslError::in_generator)?,
-    ))
+    Ok(Value::set(results))
 }

@@ -399,12 +399,35 @@ fn patch_shape(p: &Value) -> DslResult<(i64, i64)> {
 }
 
 /// `(height(piece), width(piece))`: a tuple is measured as a grid, a set as a patch.
-fn piece_shape(p: &Value) -> DslResult<(i64, i64)> {
+pub(super) fn piece_shape(p: &Value) -> DslResult<(i64, i64)> {
     if p.is_tuple() {
         let h = tuple_len(p);
         return Ok((h, if h == 0 { 0 } else { first_row_len(p)? }));
     }
     patch_shape(p)
+}
+
+/// The reference's `center(patch)`: `(uppermost + height // 2, leftmost + width // 2)`, with
+/// a tuple's height and width read as a grid's (`len(piece)`, `len(piece[0])`).
+pub(super) fn piece_center(p: &Value) -> DslResult<(i64, i64)> {
+    let b = nonempty_bounds(p)?;
+    let (h, w) = piece_shape(p)?;
+    Ok((b.top + h.div_euclid(2), b.left + w.div_euclid(2)))
+}
+
+/// The reference's `zip(*toindices(patch))` where `toindices` gives a tuple back (a tuple of
+/// pairs, or of longer rows): its integers position by position, up to the shortest member.
+fn positions(t: &Value) -> DslResult<Vec<Vec<i64>>> {
+    let members = t.members().unwrap_or_default();
+    let rows = members
+        .iter()
+        .map(|m| {
+            let items = m.members().ok_or_else(|| DslError::type_error("an iterable", m))?;
+            items.iter().map(Value::as_int).collect::<DslResult<Vec<i64>>>()
+        })
+        .collect::<DslResult<Vec<_>>>()?;
+    let width = rows.iter().map(Vec::len).min().unwrap_or(0);
+    Ok((0..width).map(|k| rows.iter().map(|r| r[k]).collect()).collect())
 }
 
 fn height(a: &[Value]) -> DslResult<Value> {
@@ -469,6 +492,26 @@ fn rightmost(a: &[Value]) -> DslResult<Value> {
 
 /// A corner `(row, column)` picked from the bounding box; `()` for an empty patch.
 fn corner(p: &Value, bottom: bool, right: bool) -> DslResult<Value> {
+    // `ulcorner`/`lrcorner` are `tuple(map(min, zip(*toindices(patch))))` (max): a tuple that
+    // `toindices` gives back is read position by position, however long its members.
+    if bottom == right {
+        let indices = toindices_of(p)?;
+        if indices.is_tuple() {
+            let extreme = |column: Vec<i64>| {
+                if bottom {
+                    column.into_iter().max()
+                } else {
+                    column.into_iter().min()
+                }
+            };
+            let corner: Vec<Value> = positions(&indices)?
+                .into_iter()
+                .filter_map(extreme)
+                .map(Value::Int)
+                .collect();
+            return Ok(Value::tuple(corner));
+        }
+    }
     Ok(match patch_bounds(p)? {
         None => Value::empty_tuple(),
         Some(b) => Value::Pair(
@@ -479,7 +522,12 @@ fn corner(p: &Value, bottom: bool, right: bool) -> DslResult<Value> {
 }
 
 fn ulcorner(a: &[Value]) -> DslResult<Value> {
-    corner(&a[0], false, false)
+    ulcorner_of(&a[0])
+}
+
+/// The reference's `ulcorner(patch)`.
+pub(super) fn ulcorner_of(p: &Value) -> DslResult<Value> {
+    corner(p, false, false)
 }
 
 fn urcorner(a: &[Value]) -> DslResult<Value> {
@@ -515,12 +563,20 @@ fn bordering(a: &[Value]) -> DslResult<Value> {
 
 fn centerofmass(a: &[Value]) -> DslResult<Value> {
     let p = &a[0];
-    let locs = common::locs(p)?;
+    // The sums run over `toindices`, the divisor is `len(patch)` (cells, duplicates included);
+    // a tuple `toindices` gives back is summed member by member, duplicates included.
+    let n = tuple_len(p);
+    let indices = toindices_of(p)?;
+    if indices.is_tuple() {
+        let sums = positions(&indices)?
+            .into_iter()
+            .map(|c| Value::Int(c.iter().sum::<i64>().div_euclid(n)));
+        return Ok(Value::tuple(sums.collect()));
+    }
+    let locs = common::locs(&indices)?;
     if locs.is_empty() {
         return Ok(Value::empty_tuple());
     }
-    // The sums run over `toindices`, the divisor is `len(patch)` (cells, duplicates included).
-    let n = tuple_len(p);
     let (si, sj) = locs
         .iter()
         .fold((0i64, 0i64), |(si, sj), l| (si + l.i as i64, sj + l.j as i64));
@@ -530,9 +586,21 @@ fn centerofmass(a: &[Value]) -> DslResult<Value> {
 // ----- moving and converting patches --------------------------------------------------------
 
 fn toindices(a: &[Value]) -> DslResult<Value> {
-    match &a[0] {
-        p @ Value::Indices(_) => Ok(p.clone()),
-        p => Ok(Value::Indices(common::locs(p)?)),
+    toindices_of(&a[0])
+}
+
+/// The reference's `toindices`: the locations of a patch of cells; any other patch itself, so
+/// that a tuple of pairs stays a tuple (which `center`, `shape` and `subgrid` measure as a
+/// grid, and set difference refuses).
+pub(super) fn toindices_of(p: &Value) -> DslResult<Value> {
+    if p.is_tuple() {
+        if let Some(false) = common::holds_cells(&p.members().unwrap_or_default())? {
+            return Ok(p.clone());
+        }
+    }
+    match p {
+        Value::Indices(_) => Ok(p.clone()),
+        _ => Ok(Value::Indices(common::locs(p)?)),
     }
 }
 
