@@ -3,8 +3,8 @@
 //!
 //! - **load**: a solver file, a folder of them or a batt text file ([`Source`], [`Programs`]),
 //!   differ programs ([`Source::differs`]) and tasks ([`read_tasks`]), as [`Loaded`];
-//! - **plan**: solvers assigned to tasks ([`crate::run::Assignment`]) and, for batt, merged
-//!   ([`Loaded::plan`]);
+//! - **plan**: solvers assigned to tasks (one assignment for `run` and `batt`) and, for batt,
+//!   merged ([`Loaded::plan`]);
 //! - **evaluate and score**: [`crate::run::run_solvers`] (each solver by the interpreter on its
 //!   task) or [`Plan::run`] on the backend and under the budgets an [`Engine`] names.
 //!

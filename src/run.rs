@@ -1,5 +1,6 @@
 //! Running solver programs on their tasks: each `solve_<id>` on every train and test pair of
 //! task `<id>`, in parallel over tasks, each program isolated (time limit, panics caught).
+//! Which solver runs on which task is an `Assignment`, which batt's plans share.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -9,7 +10,7 @@ use serde_json::{json, Value as Json};
 
 use crate::dsl::{Grid, Value};
 use crate::program::{parse_file, run_guarded, ParseError, Program, RunError};
-use crate::tasks::{grid_json, Example, Task};
+use crate::tasks::{grid_json, Example, Input, Task};
 
 /// Why a solver file cannot be run: it cannot be read, it does not parse, or a program takes
 /// parameters that no task binds.
@@ -59,11 +60,7 @@ pub fn arguments(program: &Program, task_pairs: &Value, example: &Example) -> Ve
     program
         .params
         .iter()
-        .map(|p| match p.as_str() {
-            "S" => task_pairs.clone(),
-            "C" => example.output.clone().map_or(Value::None, Value::grid),
-            _ => Value::grid(example.input.clone()),
-        })
+        .map(|p| Input::of(p).unwrap_or(Input::I).value(task_pairs, example))
         .collect()
 }
 
@@ -156,11 +153,37 @@ pub fn submission_json(report: &RunReport, tasks: &[Task]) -> (Json, Vec<String>
     (Json::Object(submission), placeholders)
 }
 
-/// Whether an output is the expected grid (in Python's terms: any tuple of rows with its cells).
-fn is_grid(output: &Value, expected: &Grid) -> bool {
-    match output {
-        Value::Grid(g) if g.h > 0 && expected.h > 0 => **g == *expected,
-        other => *other == Value::grid(expected.clone()),
+/// A solver's score on one task, sample by sample: what `run`'s [`TaskResult`] and batt's
+/// matches report. A sample with an expected output is a pair, correct where the output equals
+/// it (in Python's terms: any tuple of rows with its cells); the first error of any sample is
+/// kept.
+pub(crate) struct Tally<E> {
+    pub(crate) pairs: usize,
+    pub(crate) correct: usize,
+    pub(crate) error: Option<E>,
+}
+
+impl<E: Clone> Tally<E> {
+    pub(crate) fn new() -> Tally<E> {
+        Tally {
+            pairs: 0,
+            correct: 0,
+            error: None,
+        }
+    }
+
+    /// Counts one sample: its outcome (`None`: not evaluated) against its expected output
+    /// (`Value::None`: it has none).
+    pub(crate) fn add(&mut self, outcome: Option<Result<&Value, &E>>, expected: &Value) {
+        if *expected != Value::None {
+            self.pairs += 1;
+            if matches!(outcome, Some(Ok(v)) if v == expected) {
+                self.correct += 1;
+            }
+        }
+        if let Some(Err(e)) = outcome {
+            self.error.get_or_insert_with(|| e.clone());
+        }
     }
 }
 
@@ -174,35 +197,25 @@ pub fn run_on_task(program: &Program, task: &Task, limit: Option<Duration>) -> T
     } else {
         Value::None
     };
-    let mut result = TaskResult {
-        task: task.id.clone(),
-        solver: program.name.clone(),
-        pairs: 0,
-        correct: 0,
-        error: None,
-        test_outputs: Vec::new(),
-        micros: 0,
-    };
+    let mut tally = Tally::new();
+    let mut test_outputs = Vec::new();
     let n_train = task.train.len();
     for (k, example) in task.examples().enumerate() {
         let out = run_guarded(program, &arguments(program, &pairs_value, example), limit);
-        if let Some(expected) = &example.output {
-            result.pairs += 1;
-            if out.as_ref().is_ok_and(|v| is_grid(v, expected)) {
-                result.correct += 1;
-            }
-        }
+        tally.add(Some(out.as_ref()), &example.expected_value());
         if k >= n_train {
-            result
-                .test_outputs
-                .push(out.as_ref().ok().and_then(|v| v.as_grid().ok()).map(|g| (*g).clone()));
-        }
-        if let Err(e) = out {
-            result.error.get_or_insert(e);
+            test_outputs.push(out.as_ref().ok().and_then(|v| v.as_grid().ok()).map(|g| (*g).clone()));
         }
     }
-    result.micros = start.elapsed().as_micros() as u64;
-    result
+    TaskResult {
+        task: task.id.clone(),
+        solver: program.name.clone(),
+        pairs: tally.pairs,
+        correct: tally.correct,
+        error: tally.error,
+        test_outputs,
+        micros: start.elapsed().as_micros() as u64,
+    }
 }
 
 /// Runs each `solve_<id>` on task `<id>` (the first of a task's solvers), in parallel over

@@ -19,6 +19,52 @@ pub struct Example {
     pub output: Option<Grid>,
 }
 
+impl Example {
+    /// `I`: the input grid.
+    pub fn input_value(&self) -> Value {
+        Value::grid(self.input.clone())
+    }
+
+    /// `C`: the expected output grid, or `None`.
+    pub fn expected_value(&self) -> Value {
+        self.output.clone().map_or(Value::None, Value::grid)
+    }
+}
+
+/// What a program's parameter binds to, by its name: the inputs a task gives a program (the
+/// reference's `(I)`, the search dialect's `(S, I, C)`), for the interpreter and batt alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Input {
+    /// The task's training pairs.
+    S,
+    /// The sample's input grid.
+    I,
+    /// The sample's expected output, or `None`.
+    C,
+}
+
+impl Input {
+    /// The input a parameter name binds to, if any.
+    pub fn of(name: &str) -> Option<Input> {
+        match name {
+            "S" => Some(Input::S),
+            "I" => Some(Input::I),
+            "C" => Some(Input::C),
+            _ => None,
+        }
+    }
+
+    /// Its value for one example of a task whose training pairs are `pairs`
+    /// ([`Task::train_pairs_value`]).
+    pub fn value(self, pairs: &Value, example: &Example) -> Value {
+        match self {
+            Input::S => pairs.clone(),
+            Input::I => example.input_value(),
+            Input::C => example.expected_value(),
+        }
+    }
+}
+
 /// An ARC task.
 #[derive(Clone, Debug)]
 pub struct Task {
@@ -38,10 +84,7 @@ impl Task {
         Value::tuple(
             self.train
                 .iter()
-                .map(|e| {
-                    let output = e.output.clone().map_or(Value::None, Value::grid);
-                    Value::tuple(vec![Value::grid(e.input.clone()), output])
-                })
+                .map(|e| Value::tuple(vec![e.input_value(), e.expected_value()]))
                 .collect(),
         )
     }

@@ -53,8 +53,8 @@ impl<'t> Lanes<'t> {
         for t in &tasks {
             start.push(inputs.len());
             for ex in t.examples() {
-                inputs.push(Value::grid(ex.input.clone()));
-                expected.push(ex.output.clone().map_or(Value::None, Value::grid));
+                inputs.push(ex.input_value());
+                expected.push(ex.expected_value());
             }
         }
         let pairs = tasks.iter().map(|t| t.train_pairs_value()).collect();

@@ -20,20 +20,11 @@ use smallvec::SmallVec;
 pub use crate::batch::Group;
 use crate::dsl::PrimId;
 use crate::program::{Callee, ConstKey, Operand, Program};
+/// The inputs a program may read.
+pub use crate::tasks::Input;
 
 /// A node's index in [`Merged::nodes`]; arguments always have smaller indices.
 pub type NodeId = u32;
-
-/// The inputs a program may read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Input {
-    /// The task's training pairs.
-    S,
-    /// The sample's input grid.
-    I,
-    /// The sample's expected output, or `None`.
-    C,
-}
 
 /// What a node computes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -137,17 +128,12 @@ pub enum MergeError {
 
 /// The input a parameter name binds to.
 fn input_of(program: &Program, param: &str) -> Result<Input, MergeError> {
-    match param {
-        "S" => Ok(Input::S),
-        "I" => Ok(Input::I),
-        "C" => Ok(Input::C),
-        other => Err(MergeError::Param {
-            file: program.file.clone(),
-            line: program.line,
-            name: program.name.clone(),
-            param: other.to_string(),
-        }),
-    }
+    Input::of(param).ok_or_else(|| MergeError::Param {
+        file: program.file.clone(),
+        line: program.line,
+        name: program.name.clone(),
+        param: param.to_string(),
+    })
 }
 
 /// Checks a differ's parameters: exactly `(S, I, C)`.

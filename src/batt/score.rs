@@ -4,6 +4,7 @@
 use super::eval::{Evaluation, Lanes};
 use super::merge::Merged;
 use crate::dsl::Value;
+use crate::run::Tally;
 
 /// One solver on one task.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,28 +53,17 @@ pub fn score(
         .map(|(t, k)| {
             let t = t as usize;
             let solver = &merged.solvers[k];
-            let mut m = Match {
-                solver: names[k].clone(),
-                task: lanes.tasks[t].id.clone(),
-                correct: 0,
-                pairs: 0,
-                differs: merged.differ_names.iter().map(|d| (d.clone(), Vec::new())).collect(),
-                error: None,
-            };
+            let mut tally = Tally::new();
+            let mut differs: Vec<(String, Vec<Option<i64>>)> =
+                merged.differ_names.iter().map(|d| (d.clone(), Vec::new())).collect();
             for s in 0..lanes.samples(t) {
                 let out = eval.outcome(&solver.outcome, t, s);
-                if let Some(Err(e)) = out {
-                    m.error.get_or_insert_with(|| e.to_string());
-                }
                 let expected = &lanes.expected[lanes.lane(t, s)];
+                tally.add(out.map(Result::as_ref), expected);
                 if *expected == Value::None {
                     continue;
                 }
-                m.pairs += 1;
-                if out.is_some_and(|r| r.as_ref().is_ok_and(|v| v == expected)) {
-                    m.correct += 1;
-                }
-                for (d, (_, scores)) in solver.differs.iter().zip(&mut m.differs) {
+                for (d, (_, scores)) in solver.differs.iter().zip(&mut differs) {
                     let score = eval
                         .outcome(d, t, s)
                         .and_then(|r| r.as_ref().ok())
@@ -81,7 +71,14 @@ pub fn score(
                     scores.push(score);
                 }
             }
-            m
+            Match {
+                solver: names[k].clone(),
+                task: lanes.tasks[t].id.clone(),
+                correct: tally.correct,
+                pairs: tally.pairs,
+                differs,
+                error: tally.error.map(|e| e.to_string()),
+            }
         })
         .collect()
 }

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use arcbatch::batch::Backend;
 use arcbatch::batt::{Config, Plan, Report};
 use arcbatch::device::select::Kind;
 use arcbatch::pipeline::{Engine, Loaded, Source};
@@ -14,39 +13,6 @@ use arcbatch::program::Program;
 use super::progress::Progress;
 use super::run::{list, report_skipped, write_json};
 use super::Failure;
-
-/// The backends `--backend` offers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum BackendKind {
-    /// The GPUs when there are any, each op only from the batch size where it wins (probed
-    /// once and cached; see `arcbatch gpu-info`), else the CPU.
-    Auto,
-    /// rayon over lanes on this machine's cores.
-    Cpu,
-    /// Every op that has a kernel on all visible GPUs (the CPU, with a warning, if none).
-    Gpu,
-    /// The GPU kernels compiled for the host and run on the CPU, through the device backend's
-    /// staging, dispatch and fallback (ARCBATCH_EMU_DEVICES=N emulated devices, default 1;
-    /// ARCBATCH_EMU_FAULT=<kernel> corrupts one kernel's output, for testing).
-    Emu,
-}
-
-impl BackendKind {
-    /// The library's name for it.
-    pub fn kind(self) -> Kind {
-        match self {
-            BackendKind::Auto => Kind::Auto,
-            BackendKind::Cpu => Kind::Cpu,
-            BackendKind::Gpu => Kind::Gpu,
-            BackendKind::Emu => Kind::Emu,
-        }
-    }
-
-    /// The backend, with a time limit per step and lane.
-    pub fn build(self, timeout: Duration) -> Result<Box<dyn Backend>, Failure> {
-        Ok(Engine::new(self.kind(), timeout).backend()?)
-    }
-}
 
 pub struct Options {
     pub solvers: Option<PathBuf>,
@@ -58,7 +24,7 @@ pub struct Options {
     pub memory_mb: u64,
     /// Size budget per value ([`Plan::with_max_size`]), or none.
     pub max_size: Option<usize>,
-    pub backend: BackendKind,
+    pub backend: Kind,
     pub timeout: Duration,
 }
 
@@ -88,7 +54,7 @@ pub fn run(options: &Options) -> Result<(), Failure> {
     let engine = Engine {
         memory: Some(options.memory_mb << 20),
         max_size: options.max_size,
-        ..Engine::new(options.backend.kind(), options.timeout)
+        ..Engine::new(options.backend, options.timeout)
     };
     let plan = engine.budget(loaded.plan(&differs, options.config)?);
     let backend = engine.backend()?;

@@ -7,17 +7,19 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use arcbatch::batt::Config;
+use arcbatch::device::select::Kind;
+use arcbatch::pipeline::Engine;
 use arcbatch::tools::diff::diff;
 
-use super::batt::{load, BackendKind};
+use super::batt::load;
 use super::progress::Progress;
 use super::Failure;
 
 pub struct Options {
     pub solvers: Option<PathBuf>,
     pub tasks: Option<PathBuf>,
-    pub a: BackendKind,
-    pub b: BackendKind,
+    pub a: Kind,
+    pub b: Kind,
     pub out: Option<PathBuf>,
     pub cross: bool,
     pub max: usize,
@@ -31,7 +33,8 @@ pub fn run(options: &Options) -> Result<ExitCode, Failure> {
         no_merge: false,
     };
     let plan = loaded.plan(&[], config)?;
-    let (a, b) = (options.a.build(options.timeout)?, options.b.build(options.timeout)?);
+    let backend = |kind| Engine::new(kind, options.timeout).backend();
+    let (a, b) = (backend(options.a)?, backend(options.b)?);
     let (name_a, name_b) = (a.name(), b.name());
     let progress = Progress::new(2 * plan.work_all(), "nodes");
     let report = diff(&plan, a.as_ref(), b.as_ref(), options.max, &|| progress.tick());

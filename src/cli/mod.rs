@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
+use arcbatch::device::select::Kind;
+
 #[derive(Parser)]
 #[command(name = "arcbatch", version, about = "Fast, bit-exact evaluation of ARC DSL programs")]
 pub struct Args {
@@ -119,11 +121,11 @@ enum Command {
         #[arg(long)]
         tasks: Option<PathBuf>,
         /// The reference backend.
-        #[arg(long, value_enum, default_value_t = batt::BackendKind::Cpu)]
-        a: batt::BackendKind,
+        #[arg(long, value_enum, default_value_t = Kind::Cpu)]
+        a: Kind,
         /// The backend under test.
-        #[arg(long, value_enum, default_value_t = batt::BackendKind::Emu)]
-        b: batt::BackendKind,
+        #[arg(long, value_enum, default_value_t = Kind::Emu)]
+        b: Kind,
         /// Draw each divergence shown (both values side by side, differing cells outlined) as
         /// an SVG file in this folder.
         #[arg(long)]
@@ -235,8 +237,8 @@ enum Command {
 #[derive(clap::Args)]
 struct EngineFlags {
     /// Where the batched operations run.
-    #[arg(long, value_enum, default_value_t = batt::BackendKind::Auto)]
-    backend: batt::BackendKind,
+    #[arg(long, value_enum, default_value_t = Kind::Auto)]
+    backend: Kind,
     /// Time limit per step and sample, in milliseconds (default: 2000; for search, whose
     /// candidates mostly do not fit the task they run on, 5).
     #[arg(long)]

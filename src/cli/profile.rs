@@ -9,10 +9,11 @@ use std::time::Duration;
 use serde_json::json;
 
 use arcbatch::batt::Config;
-use arcbatch::pipeline::{Programs, Source};
+use arcbatch::device::select::Kind;
+use arcbatch::pipeline::{Engine, Programs, Source};
 use arcbatch::tools::profile::{dynamic_json, dynamic_svg, dynamic_table};
 
-use super::batt::{load, BackendKind};
+use super::batt::load;
 use super::progress::Progress;
 use super::run::write_json;
 use super::Failure;
@@ -23,7 +24,7 @@ pub struct Options {
     pub cross: bool,
     pub json: Option<PathBuf>,
     pub svg: Option<PathBuf>,
-    pub backend: BackendKind,
+    pub backend: Kind,
     pub timeout: Duration,
 }
 
@@ -45,7 +46,7 @@ pub fn run(options: &Options) -> Result<(), Failure> {
         no_merge: false,
     };
     let plan = loaded.plan(&[], config)?;
-    let backend = options.backend.build(options.timeout)?;
+    let backend = Engine::new(options.backend, options.timeout).backend()?;
     let backend_name = backend.name();
     let progress = Progress::new(plan.work(backend.as_ref()), "nodes");
     let report = plan.run(backend.as_ref(), &|| progress.tick());

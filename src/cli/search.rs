@@ -5,11 +5,11 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use arcbatch::device::select::Kind;
 use arcbatch::gen::search::{round, round_label, round_seed, Budgets, Harvest};
 use arcbatch::pipeline::Engine;
 use arcbatch::tasks;
 
-use super::batt::BackendKind;
 use super::gen::GenArgs;
 use super::run::report_skipped;
 use super::Failure;
@@ -27,7 +27,7 @@ pub struct Options {
     pub memory_mb: u64,
     pub max_size: usize,
     pub early_exit: bool,
-    pub backend: BackendKind,
+    pub backend: Kind,
     /// Time limit per step and sample.
     pub timeout: Duration,
 }
@@ -65,7 +65,7 @@ pub fn run(options: &Options) -> Result<(), Failure> {
     let known = harvest.solutions();
     let engine = Engine {
         max_size: Some(options.max_size),
-        ..Engine::new(options.backend.kind(), options.timeout)
+        ..Engine::new(options.backend, options.timeout)
     };
     let backend = engine.backend()?;
     let stop = || deadline.is_some_and(|d| Instant::now() >= d);

@@ -13,13 +13,21 @@ use super::{auto, DeviceBackend, SetupError};
 use crate::batch::{Backend, CpuBackend};
 use crate::error::Chain;
 
-/// The backends by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The backends by name, as `--backend` offers them (the variants' docs are its help) and
+/// the Python module's `backend=` takes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Kind {
-    Cpu,
-    Gpu,
-    Emu,
+    /// The GPUs when there are any, each op only from the batch size where it wins (probed
+    /// once and cached; see `arcbatch gpu-info`), else the CPU.
     Auto,
+    /// rayon over lanes on this machine's cores.
+    Cpu,
+    /// Every op that has a kernel on all visible GPUs (the CPU, with a warning, if none).
+    Gpu,
+    /// The GPU kernels compiled for the host and run on the CPU, through the device backend's
+    /// staging, dispatch and fallback (ARCBATCH_EMU_DEVICES=N emulated devices, default 1;
+    /// ARCBATCH_EMU_FAULT=<kernel> corrupts one kernel's output, for testing).
+    Emu,
 }
 
 impl std::str::FromStr for Kind {
@@ -27,13 +35,7 @@ impl std::str::FromStr for Kind {
 
     /// A backend by its command-line name: `auto`, `cpu`, `gpu` or `emu`.
     fn from_str(name: &str) -> Result<Kind, SetupError> {
-        Ok(match name {
-            "auto" => Kind::Auto,
-            "cpu" => Kind::Cpu,
-            "gpu" => Kind::Gpu,
-            "emu" => Kind::Emu,
-            _ => return Err(SetupError::UnknownKind(name.to_string())),
-        })
+        <Kind as clap::ValueEnum>::from_str(name, false).map_err(|_| SetupError::UnknownKind(name.to_string()))
     }
 }
 
