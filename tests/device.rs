@@ -263,22 +263,10 @@ fn training() -> Option<Vec<Task>> {
     Some(set.tasks)
 }
 
-/// Every input and output grid of the training tasks.
-fn training_grids(tasks: &[Task]) -> Vec<Grid> {
-    let mut grids = Vec::new();
-    for t in tasks {
-        for s in t.train.iter().chain(&t.test) {
-            grids.push(s.input.clone());
-            grids.extend(s.output.clone());
-        }
-    }
-    grids
-}
-
 #[test]
 fn every_kernel_equals_the_scalar_primitive_on_the_training_grids() {
     let Some(tasks) = training() else { return };
-    let grids = training_grids(&tasks);
+    let grids = arcbatch::device::workload::task_grids(&tasks);
     assert!(grids.len() > 3000);
     let lanes = Inputs::of(&grids, 11);
     // Every thread count in every order; each `objects` mode under three of these launches.
