@@ -46,7 +46,7 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
         // A tuple of pairs may arrive as a grid of width 2 (from Python, say).
         _ if patch.is_tuple() || patch.is_set() => {
             let members = patch.members().unwrap_or_default();
-            let Some(of_cells) = holds_cells(&members)? else {
+            let Some(of_cells) = holds_cells(members.first())? else {
                 return Ok(Arc::new(Vec::new()));
             };
             let mut l = members
@@ -71,9 +71,9 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
 
 /// Whether a patch's members are cells, as the reference decides it: by its first member's
 /// second item being a tuple (`next(iter(patch))[1]`, which only a tuple of two or more
-/// members survives); `None` for no members.
-pub fn holds_cells(members: &[Value]) -> DslResult<Option<bool>> {
-    let Some(first) = members.first() else {
+/// members survives), from that first member; `None` for no members.
+pub fn holds_cells(first: Option<&Value>) -> DslResult<Option<bool>> {
+    let Some(first) = first else {
         return Ok(None);
     };
     if !first.is_tuple() {

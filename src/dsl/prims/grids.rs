@@ -22,7 +22,7 @@ use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
 use crate::prim;
 
 use super::common::{self, coord, MemberLimit, MAX_GRID_CELLS, MAX_MEMBERS};
-use super::patches::{piece_center, piece_shape, toindices_of, ulcorner_of};
+use super::patches::{is_own_indices, piece_center, piece_shape, toindices_of, ulcorner_of};
 use super::rows;
 
 pub const PRIMS: &[PrimSpec] = &[
@@ -750,14 +750,18 @@ fn vsplit(a: &[Value]) -> DslResult<Value> {
 
 // ----- cropping ------------------------------------------------------------------------------
 
-/// `subgrid(patch, grid)`: `crop` to the bounding box, with Python's slicing.
-/// `subgrid(patch, grid)`: `crop(grid, ulcorner(patch), shape(patch))`, where a tuple's shape
-/// is a grid's (`len(patch)` rows of `len(patch[0])`), not its bounding box.
+/// `subgrid(patch, grid)`: `crop(grid, ulcorner(patch), shape(patch))`, with Python's slicing:
+/// a set's bounding box; a tuple's shape is a grid's (`len(patch)` rows of `len(patch[0])`).
 fn subgrid(a: &[Value]) -> DslResult<Value> {
-    let corner = ulcorner_of(&a[0])?;
-    let at = |k| corner.member(k).ok_or_else(corner_of_empty)?.as_int();
-    let (top, left) = (at(0)?, at(1)?);
-    let (height, width) = piece_shape(&a[0])?;
+    let (top, left, height, width) = if a[0].is_tuple() {
+        let corner = ulcorner_of(&a[0])?;
+        let at = |k| corner.member(k).ok_or_else(corner_of_empty)?.as_int();
+        let (height, width) = piece_shape(&a[0])?;
+        (at(0)?, at(1)?, height, width)
+    } else {
+        let b = Patch::of(&a[0])?.bounds().ok_or_else(corner_of_empty)?;
+        (b.top, b.left, b.height(), b.width())
+    };
     let g = match a[1].as_grid() {
         Ok(g) => g,
         Err(_) => return Ok(rows::crop(&rows::of(&a[1])?, (top, left), (height, width))),
@@ -992,7 +996,11 @@ fn occurrences(a: &[Value]) -> DslResult<Value> {
     };
     // The offsets tried are `shape(obj)`'s (a tuple's is a grid's); past the bounding box's
     // the shifted object leaves the grid and fails the reference's `0 <= a < h` test.
-    let (oh, ow) = piece_shape(&a[1])?;
+    let (oh, ow) = if a[1].is_tuple() {
+        piece_shape(&a[1])?
+    } else {
+        (b.height(), b.width())
+    };
     let h2 = (g.h as i64 - oh).min(g.h as i64 - b.height()) + 1;
     let w2 = (w as i64 - ow).min(w as i64 - b.width()) + 1;
     if h2 <= 0 || w2 <= 0 {
@@ -1139,7 +1147,7 @@ fn delta(a: &[Value]) -> DslResult<Value> {
     };
     let backdrop = b.locations()?;
     // `backdrop(patch) - toindices(patch)`: a tuple of pairs is its own `toindices`.
-    if toindices_of(&a[0])?.is_tuple() {
+    if is_own_indices(&a[0])? {
         return Err(DslError::Type {
             expected: "a frozenset".into(),
             got: "unsupported operand type(s) for -: 'frozenset' and 'tuple'".into(),

@@ -411,7 +411,11 @@ pub(super) fn piece_shape(p: &Value) -> DslResult<(i64, i64)> {
 /// a tuple's height and width read as a grid's (`len(piece)`, `len(piece[0])`).
 pub(super) fn piece_center(p: &Value) -> DslResult<(i64, i64)> {
     let b = nonempty_bounds(p)?;
-    let (h, w) = piece_shape(p)?;
+    let (h, w) = if p.is_tuple() {
+        piece_shape(p)?
+    } else {
+        (b.height(), b.width())
+    };
     Ok((b.top + h.div_euclid(2), b.left + w.div_euclid(2)))
 }
 
@@ -494,23 +498,16 @@ fn rightmost(a: &[Value]) -> DslResult<Value> {
 fn corner(p: &Value, bottom: bool, right: bool) -> DslResult<Value> {
     // `ulcorner`/`lrcorner` are `tuple(map(min, zip(*toindices(patch))))` (max): a tuple that
     // `toindices` gives back is read position by position, however long its members.
-    if bottom == right {
-        let indices = toindices_of(p)?;
-        if indices.is_tuple() {
-            let extreme = |column: Vec<i64>| {
-                if bottom {
-                    column.into_iter().max()
-                } else {
-                    column.into_iter().min()
-                }
-            };
-            let corner: Vec<Value> = positions(&indices)?
-                .into_iter()
-                .filter_map(extreme)
-                .map(Value::Int)
-                .collect();
-            return Ok(Value::tuple(corner));
-        }
+    if bottom == right && is_own_indices(p)? {
+        let extreme = |column: Vec<i64>| {
+            if bottom {
+                column.into_iter().max()
+            } else {
+                column.into_iter().min()
+            }
+        };
+        let corner: Vec<Value> = positions(p)?.into_iter().filter_map(extreme).map(Value::Int).collect();
+        return Ok(Value::tuple(corner));
     }
     Ok(match patch_bounds(p)? {
         None => Value::empty_tuple(),
@@ -593,15 +590,19 @@ fn toindices(a: &[Value]) -> DslResult<Value> {
 /// that a tuple of pairs stays a tuple (which `center`, `shape` and `subgrid` measure as a
 /// grid, and set difference refuses).
 pub(super) fn toindices_of(p: &Value) -> DslResult<Value> {
-    if p.is_tuple() {
-        if let Some(false) = common::holds_cells(&p.members().unwrap_or_default())? {
-            return Ok(p.clone());
-        }
+    if is_own_indices(p)? {
+        return Ok(p.clone());
     }
     match p {
         Value::Indices(_) => Ok(p.clone()),
         _ => Ok(Value::Indices(common::locs(p)?)),
     }
+}
+
+/// Whether `toindices` hands `p` back as it is while it is a tuple (its members are not cells):
+/// then the reference reads it as a tuple, not as a set of locations.
+pub(super) fn is_own_indices(p: &Value) -> DslResult<bool> {
+    Ok(p.is_tuple() && common::holds_cells(p.member(0).as_ref())? == Some(false))
 }
 
 fn recolor(a: &[Value]) -> DslResult<Value> {
