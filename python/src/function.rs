@@ -1,6 +1,7 @@
 //! `arcbatch.Function`: a DSL function value in Python. Every primitive of `arcbatch.dsl` is
 //! one, and so is what `compose`, `rbind`, `fork`, ... return; calling one converts the
-//! arguments, runs the core and converts the result back. Passing one to a primitive hands the
+//! arguments, runs the core and converts the result back (a primitive with a tuple form, called
+//! on tuples, works on them directly: [`crate::tuples`]). Passing one to a primitive hands the
 //! core value over as it is.
 
 use std::collections::hash_map::DefaultHasher;
@@ -14,6 +15,7 @@ use arcbatch::dsl::{call, Func, Value};
 use crate::convert::{to_py, to_value};
 use crate::exceptions::{dsl_error, error, Kind};
 use crate::interrupt::attached;
+use crate::tuples::TupleOp;
 
 /// How much of a closure its name and repr spell out.
 const NAME_LENGTH: usize = 200;
@@ -23,13 +25,21 @@ const NAME_LENGTH: usize = 200;
 pub struct Function {
     /// Always a `Value::Func`.
     value: Value,
+    /// A primitive's tuple form, which its calls on tuples take.
+    tuple_op: Option<TupleOp>,
 }
 
 impl Function {
     /// Wraps a `Value::Func`.
     pub fn new(value: Value) -> Function {
-        debug_assert!(matches!(value, Value::Func(_)));
-        Function { value }
+        let tuple_op = match &value {
+            Value::Func(f) => match **f {
+                Func::Prim(id) => TupleOp::of(id),
+                _ => None,
+            },
+            _ => unreachable!("a Function holds a function value"),
+        };
+        Function { value, tuple_op }
     }
 
     pub fn value(&self) -> &Value {
@@ -59,6 +69,11 @@ impl Function {
                 Kind::DslType,
                 format!("{}: DSL functions take positional arguments only", self.describe()),
             ));
+        }
+        if let Some(op) = self.tuple_op {
+            if let Some(out) = op.apply(&args.iter().collect::<Vec<_>>()) {
+                return Ok(out);
+            }
         }
         let values = args.iter().map(|a| to_value(&a)).collect::<PyResult<Vec<_>>>()?;
         let result = attached(py, || call(&self.value, &values))?;

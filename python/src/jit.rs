@@ -21,6 +21,7 @@ use arcbatch::program::{parse_program, run_guarded, Callee, Operand, Program, Ru
 
 use crate::convert::{to_py, to_value};
 use crate::exceptions::{core_error, dsl_error, error, internal, Kind};
+use crate::tuples::TupleProgram;
 
 /// A compiled solver. Holds its source (one `def`, its first line at `first_line` of `file`)
 /// so that it pickles as text and compiles again where it is unpickled.
@@ -30,6 +31,8 @@ pub struct JitFunction {
     /// Whether the program reads each parameter: those it never reads are not converted, so a
     /// value the DSL cannot take fails a call only where the Python function would fail too.
     reads: Vec<bool>,
+    /// The program on the Python tuples themselves, where every step has a tuple form.
+    tuples: Option<TupleProgram>,
     source: String,
     first_line: u32,
     timeout_ms: Option<u64>,
@@ -66,6 +69,7 @@ impl JitFunction {
             }
         }
         Ok(JitFunction {
+            tuples: TupleProgram::of(py, &program)?,
             program,
             reads,
             source,
@@ -82,6 +86,18 @@ impl JitFunction {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(tuples) = &self.tuples {
+            let given: Vec<_> = if kwargs.is_none_or(|k| k.is_empty()) {
+                args.iter().collect()
+            } else {
+                self.arrange(args, kwargs)?
+            };
+            if given.len() == self.program.params.len() {
+                if let Some(out) = tuples.run(&given) {
+                    return Ok(out);
+                }
+            }
+        }
         let params = self.bind(args, kwargs)?;
         // Attached to the signal watch, as `arcbatch.dsl` calls are: a handler that raises
         // (SIGALRM, Ctrl-C) stops the call within milliseconds.

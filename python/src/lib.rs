@@ -19,6 +19,7 @@ mod jit;
 mod parts;
 mod pool;
 mod run;
+mod tuples;
 
 use pyo3::prelude::*;
 

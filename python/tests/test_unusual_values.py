@@ -48,6 +48,11 @@ CASES = [
     ("crop", (WIDE, (1, 1), (2, 2))),
     ("hconcat", (RAGGED, SHORT_FIRST)),
     ("hconcat", (COUNTED, RAGGED)),
+    # `hconcat` is `+` on each pair of members, whatever they are.
+    ("hconcat", ((1, 2), (3, 4))),
+    ("hconcat", (((1,), 2), ((3,), 4, 5))),
+    ("hconcat", (((1,), 2), ((3,), (4,)))),
+    ("hconcat", ((1, 2), 3)),
     ("vconcat", (RAGGED, SHORT_FIRST)),
     ("vmirror", (RAGGED,)),
     ("hmirror", (RAGGED,)),

@@ -681,10 +681,21 @@ fn downscale(a: &[Value]) -> DslResult<Value> {
 
 // ----- concatenation and splitting -----------------------------------------------------------
 
-/// `hconcat`: rows joined pairwise, as many as the shorter grid has.
+/// `hconcat`: the reference's `tuple(i + j for i, j in zip(a, b))`: rows joined pairwise, as
+/// many as the shorter grid has; on containers of other members, Python's `+` on each pair.
 fn hconcat(a: &[Value]) -> DslResult<Value> {
     let (Ok(x), Ok(y)) = (a[0].as_grid(), a[1].as_grid()) else {
-        return Ok(rows::hconcat(&rows::of(&a[0])?, &rows::of(&a[1])?));
+        if let (Ok(x), Ok(y)) = (rows::of(&a[0]), rows::of(&a[1])) {
+            return Ok(rows::hconcat(&x, &y));
+        }
+        let members = |v: &Value| v.members().ok_or_else(|| DslError::type_error("an iterable", v));
+        let (x, y) = (members(&a[0])?, members(&a[1])?);
+        return x
+            .iter()
+            .zip(&y)
+            .map(|(i, j)| super::numbers::py_add(i, j))
+            .collect::<DslResult<_>>()
+            .map(Value::tuple);
     };
     Ok(build(x.h.min(y.h), x.w + y.w, |r, c| {
         if c < x.w {
