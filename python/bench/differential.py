@@ -21,9 +21,10 @@ only arcbatch does is counted apart.
 
 CPython iterates a frozenset in hash order, arcbatch in its canonical order (DESIGN.md §3), so
 ``first``, ``argmax`` ties, ``totuple`` or ``paint`` of overlapping cells can differ on inputs a
-solver was not written for. A call that differs is therefore run once more by the reference's
+solver was not written for (a set of function values, CPython orders by their addresses, so even
+the reference's own runs may differ). A call that differs is therefore run once more by the reference's
 own code with every set iterated in the canonical order (its dsl.py rewritten, see
-``canonical_reference_namespace``): agreeing with that is counted as ``order``, differing from
+``canonical_reference_namespace``; function values ordered by their closures, ``function_key``): agreeing with that is counted as ``order``, differing from
 it too is a mismatch, a defect of arcbatch. For each mismatch the first step whose values differ
 is found by running both step by step. Exit status 1 on any mismatch.
 """
@@ -181,7 +182,8 @@ class _CanonicalIteration(ast.NodeTransformer):
 
 def canonical_key(v) -> tuple:
     """arcbatch's canonical order (src/dsl/value.rs): None < numbers < tuples < sets <
-    functions; tuples lexicographically, sets by their sorted members."""
+    functions; tuples lexicographically, sets by their sorted members, functions as
+    ``function_key`` says."""
     if v is None:
         return (0,)
     if isinstance(v, int):
@@ -190,7 +192,37 @@ def canonical_key(v) -> tuple:
         return (2, tuple(canonical_key(m) for m in v))
     if isinstance(v, (set, frozenset)):
         return (3, tuple(sorted(canonical_key(m) for m in v)))
-    return (4,)
+    return (4, function_key(v))
+
+
+# arcbatch orders function values by their structure (`Func`'s derived order in
+# src/dsl/func.rs): primitives first, in registry order, then the closures by builder in this
+# order, each by its parts; the reference's closures keep their parts in closure cells.
+_PRIMITIVE_RANK = {name: k for k, name in enumerate(arcbatch._arcbatch.primitives())}
+_CLOSURE_PARTS = {
+    "compose": ("outer", "inner"),
+    "chain": ("h", "g", "f"),
+    "fork": ("outer", "a", "b"),
+    "matcher": ("function", "target"),
+    "rbind": ("function", "fixed"),
+    "lbind": ("function", "fixed"),
+}
+_CLOSURE_RANK = {name: k + 1 for k, name in enumerate(_CLOSURE_PARTS)}
+
+
+def function_key(f) -> tuple:
+    """A reference function value's place in arcbatch's order of function values. Closures the
+    port builds differently (``power``'s nested ``compose``) rank after all others, unordered."""
+    qualname = getattr(f, "__qualname__", "")
+    if qualname in _PRIMITIVE_RANK:
+        return (0, _PRIMITIVE_RANK[qualname])
+    builder = qualname.split(".<locals>.", 1)[0]
+    code, cells = getattr(f, "__code__", None), getattr(f, "__closure__", None) or ()
+    if builder in _CLOSURE_PARTS and code is not None:
+        parts = dict(zip(code.co_freevars, (c.cell_contents for c in cells)))
+        if all(p in parts for p in _CLOSURE_PARTS[builder]):
+            return (_CLOSURE_RANK[builder], tuple(canonical_key(parts[p]) for p in _CLOSURE_PARTS[builder]))
+    return (len(_CLOSURE_RANK) + 1,)
 
 
 def _canonical(x):

@@ -55,3 +55,32 @@ def test_same_is_strict():
     assert differential.same(frozenset({(1, (0, 0))}), frozenset({(1, (0, 0))}))
     assert differential.same(frozenset({len}), frozenset({abs}))
     assert not differential.same(frozenset({len, 1}), frozenset({abs, 2}))
+
+
+
+def test_the_canonical_reference_orders_function_values_as_arcbatch_does():
+    """A set of function values (solve_36d67576's compositions of mirrors) is iterated in
+    arcbatch's order of function values, read from the reference's closures."""
+    import arcbatch.dsl as port
+
+    reference = differential.canonical_reference_namespace(shared("ref/arc-dsl"))
+
+    def functions(ns):
+        mirrors = [ns[n] for n in ("vmirror", "cmirror", "hmirror", "dmirror")]
+        built = [ns["compose"](f, g) for f in mirrors for g in mirrors]
+        built += [ns["rbind"](ns["shift"], (1, 0)), ns["lbind"](ns["add"], 2), ns["rbind"](ns["add"], 1)]
+        built += [ns["fork"](ns["combine"], mirrors[0], mirrors[1]), ns["chain"](*mirrors[:3])]
+        return ns["totuple"](frozenset(built + mirrors))
+
+    def spelled(f):
+        """A reference function as arcbatch's ``__name__`` spells one."""
+        builder = f.__qualname__.split(".<locals>.", 1)[0]
+        if builder not in differential._CLOSURE_PARTS:
+            return f.__qualname__
+        parts = dict(zip(f.__code__.co_freevars, (c.cell_contents for c in f.__closure__)))
+        shown = [spelled(v) if callable(v) else repr(v) for v in (parts[p] for p in differential._CLOSURE_PARTS[builder])]
+        return f"{builder}({', '.join(shown)})"
+
+    ours = [f.__name__ for f in functions(vars(port))]
+    assert len(ours) == 16 + 3 + 2 + 4
+    assert [spelled(f) for f in functions(reference)] == ours
