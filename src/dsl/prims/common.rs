@@ -24,6 +24,9 @@ fn member_loc(v: &Value) -> DslResult<Loc> {
 
 /// A member `(colour, (i, j))` of an object as a cell, unpacked as `for v, (i, j) in obj` does.
 pub fn member_cell(v: &Value) -> DslResult<Cell> {
+    if let Value::Cell(c) = v {
+        return Ok(*c);
+    }
     let (color, at) = v.unpack2()?;
     let l = member_loc(&at)?;
     Ok(Cell {

@@ -465,7 +465,8 @@ fn shifted_cells(cells: &[Cell], di: i64, dj: i64) -> impl Iterator<Item = (i64,
 /// kept), a set's canonical order.
 fn cells_in_order(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
     match obj {
-        Value::Tuple(_) | Value::Ints(_) | Value::LocPair(..) | Value::CellPair(..) => Ok(Arc::new(
+        Value::Tuple(items) => Ok(Arc::new(items.iter().map(common::member_cell).collect::<DslResult<_>>()?)),
+        Value::Ints(_) | Value::LocPair(..) | Value::CellPair(..) => Ok(Arc::new(
             obj.members()
                 .unwrap_or_default()
                 .iter()
