@@ -137,6 +137,43 @@ pub fn cells(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
     }
 }
 
+/// The distinct values among some cells or colours, in canonical order, each standing for its
+/// rank (a [`Color`], in the same order): a primitive that only compares cells with `==`
+/// (`objects`, `occurrences`, the periods) runs its compact path on the ranks of values no
+/// [`Color`] holds (`None`), then turns the ranks back into the values.
+pub struct Ranks<'a>(Vec<&'a Value>);
+
+impl<'a> Ranks<'a> {
+    pub fn of(values: impl IntoIterator<Item = &'a Value>) -> Ranks<'a> {
+        let mut values: Vec<&Value> = values.into_iter().collect();
+        values.sort();
+        values.dedup();
+        Ranks(values)
+    }
+
+    /// The rank of a value; one past the last rank for a value not among them.
+    pub fn rank(&self, v: &Value) -> Color {
+        self.0.binary_search(&v).unwrap_or(self.0.len()) as Color
+    }
+
+    /// The value of a rank.
+    pub fn value(&self, rank: Color) -> &'a Value {
+        self.0[rank as usize]
+    }
+
+    /// Cells of any colours as compact cells of their colours' ranks (sorted as they were).
+    pub fn cells(&self, cells: &[(Value, Loc)]) -> Vec<Cell> {
+        cells
+            .iter()
+            .map(|(color, l)| Cell {
+                color: self.rank(color),
+                i: l.i,
+                j: l.j,
+            })
+            .collect()
+    }
+}
+
 /// Largest number of members the port lets one container have; past it a primitive returns
 /// [`DslError::TooLarge`] instead of exhausting memory (the reference would stall or die).
 pub const MAX_MEMBERS: usize = 1 << 20;

@@ -1036,8 +1036,10 @@ struct Probe {
 /// The reference tries the offsets `0..=h - oh` by `0..=w - ow`, where the shifted object always
 /// lies inside the grid; so an empty object occurs at every offset of `0..=h` by `0..=w`.
 fn occurrences(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    let patch = Patch::of(&a[1])?;
+    let (g, patch) = match a[0].as_grid() {
+        Ok(g) => (g, Patch::of(&a[1])?),
+        Err(refused) => ranked_occurrence_args(&a[0], &a[1], refused)?,
+    };
     let w = first_row_width(&g)?;
     let Some(b) = patch.bounds() else {
         let everywhere = Bounds {
@@ -1062,7 +1064,7 @@ fn occurrences(a: &[Value]) -> DslResult<Value> {
     }
     let cells = match patch {
         Patch::Cells(cells) => cells,
-        // A colour no grid cell holds equals no cell: the object occurs nowhere.
+        // A colour no cell of a compact grid holds equals none of them: no occurrence.
         Patch::AnyCells(_) => return Ok(Value::indices_sorted(Vec::new())),
         Patch::Locs(_) => return Err(DslError::type_error("an object (cells (value, (i, j)))", &a[1])),
     };
@@ -1082,6 +1084,30 @@ fn occurrences(a: &[Value]) -> DslResult<Value> {
         scan_cells(&g, &probes, h2, w2)
     };
     Ok(Value::indices_sorted(found))
+}
+
+/// `occurrences`' grid and object where the grid is a rectangular tuple of tuples that is no
+/// compact grid (a cell is `None`, say): cells and colours as their [`Ranks`](common::Ranks),
+/// which `occurrences` compares with `==` only. A ragged grid fails with `refused`.
+fn ranked_occurrence_args(grid: &Value, obj: &Value, refused: DslError) -> DslResult<(Arc<Grid>, Patch)> {
+    let rows = rows::of(grid)?;
+    let w = rows.first().map_or(0, Vec::len);
+    if rows.iter().any(|r| r.len() != w) {
+        return Err(refused);
+    }
+    let patch = Patch::of(obj)?;
+    let any_cells = match &patch {
+        Patch::Cells(c) => c.iter().map(|c| (Value::Int(c.color.into()), c.loc())).collect(),
+        Patch::AnyCells(c) => c.clone(),
+        Patch::Locs(_) => Vec::new(),
+    };
+    let ranks = common::Ranks::of(rows.iter().flatten().chain(any_cells.iter().map(|(v, _)| v)));
+    let cells = rows.iter().flatten().map(|v| ranks.rank(v)).collect();
+    let ranked = match patch {
+        Patch::Locs(l) => Patch::Locs(l),
+        _ => Patch::Cells(Arc::new(ranks.cells(&any_cells))),
+    };
+    Ok((Arc::new(Grid::new(rows.len(), w, cells)), ranked))
 }
 
 /// Matches probes against a grid at most 64 wide: per colour, a bit mask of each row's cells
@@ -1394,8 +1420,11 @@ fn period(obj: &Value, vertical: bool) -> DslResult<Value> {
     if extent <= 1 {
         return Ok(Value::Int(extent));
     }
-    let Patch::Cells(cells) = patch else {
-        return Err(DslError::type_error("an object (cells (value, (i, j)))", obj));
+    let cells = match patch {
+        Patch::Cells(cells) => cells,
+        // Only whether two colours are equal matters: their ranks do.
+        Patch::AnyCells(c) => Arc::new(common::Ranks::of(c.iter().map(|(v, _)| v)).cells(&c)),
+        Patch::Locs(_) => return Err(DslError::type_error("an object (cells (value, (i, j)))", obj)),
     };
     // Along the axis: (cross coordinate, coordinate) of a cell.
     let axis = |c: &Cell| if vertical { (c.j, c.i) } else { (c.i, c.j) };

@@ -426,21 +426,14 @@ fn ragged_objects(grid: &Value, univalued: bool, diagonal: bool, without_bg: boo
     if rows.iter().any(|r| r.len() < w) {
         bail!(Index, "tuple index out of range");
     }
-    let mut values: Vec<&Value> = rows.iter().flat_map(|r| &r[..w]).collect();
-    values.sort();
-    values.dedup();
-    // A rank per value (a background no cell holds ranks past them all).
-    let rank = |v: &Value| values.binary_search(&v).unwrap_or(values.len()) as Color;
-    let cells = rows.iter().flat_map(|r| &r[..w]).map(rank).collect();
+    let ranks = common::Ranks::of(rows.iter().flat_map(|r| &r[..w]));
+    let cells = rows.iter().flat_map(|r| &r[..w]).map(|v| ranks.rank(v)).collect();
     let cut = Grid::new(rows.len(), w, cells);
-    let found = objects_with(cut.view(), univalued, diagonal, Some(rank(&bg)))?;
+    let found = objects_with(cut.view(), univalued, diagonal, Some(ranks.rank(&bg)))?;
     let unranked = |obj: Value| {
-        let cells = obj.members().unwrap_or_default();
-        let cell = |c: &Value| {
-            let (rank, at) = c.unpack2()?;
-            Ok(Value::duo(values[rank.as_int()? as usize].clone(), at))
-        };
-        Ok(Value::set(cells.iter().map(cell).collect::<DslResult<_>>()?))
+        let cells = common::cells(&obj)?;
+        let cell = |c: &Cell| Value::duo(ranks.value(c.color).clone(), Value::loc(c.loc()));
+        Ok(Value::set(cells.iter().map(cell).collect()))
     };
     let objs = found.members().unwrap_or_default().into_iter().map(unranked);
     Ok(Value::set(objs.collect::<DslResult<_>>()?))

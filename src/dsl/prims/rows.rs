@@ -749,6 +749,20 @@ mod tests {
             "((1, 0, 0), (0, None, 0), (2, None, 0))"
         );
         assert_eq!(p("upscale", vec![obj, Value::Int(2)]).unwrap().len(), Some(8));
+        // Compared with `==` only: run on the ranks of the values.
+        let pattern = Value::set(vec![
+            Value::duo(Value::None, Value::Pair(0, 0)),
+            Value::duo(Value::Int(1), Value::Pair(0, 1)),
+        ]);
+        assert_eq!(
+            p("occurrences", vec![g.clone(), pattern]).unwrap(),
+            Value::indices(vec![Loc { i: 1, j: 0 }])
+        );
+        let striped = (0..4).map(|j| Value::duo([Value::None, Value::Int(3)][j % 2].clone(), Value::Pair(0, j as i64)));
+        assert_eq!(
+            p("hperiod", vec![Value::set(striped.collect())]).unwrap(),
+            Value::Int(2)
+        );
     }
 
     #[test]
