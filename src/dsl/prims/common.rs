@@ -161,6 +161,12 @@ impl<'a> Ranks<'a> {
         self.0[rank as usize]
     }
 
+    /// An object of cells whose colours are ranks, with each rank's value back.
+    pub fn unrank(&self, obj: &Value) -> DslResult<Value> {
+        let cell = |c: &Cell| Value::duo(self.value(c.color).clone(), Value::loc(c.loc()));
+        Ok(Value::set(cells(obj)?.iter().map(cell).collect()))
+    }
+
     /// Cells of any colours as compact cells of their colours' ranks (sorted as they were).
     pub fn cells(&self, cells: &[(Value, Loc)]) -> Vec<Cell> {
         cells

@@ -182,7 +182,7 @@ impl Patch {
     }
 
     /// The bounding box, or `None` for an empty patch.
-    pub(super) fn bounds(&self) -> Option<Bounds> {
+    fn bounds(&self) -> Option<Bounds> {
         match self {
             Patch::Locs(l) => Bounds::of_locs(l),
             Patch::Cells(c) => Bounds::of_cells(c),
@@ -191,7 +191,7 @@ impl Patch {
     }
 
     /// The patch with every location moved by `f`; cells keep their colour.
-    pub(super) fn map(&self, f: impl Fn(i64, i64) -> (i64, i64)) -> DslResult<Value> {
+    fn map(&self, f: impl Fn(i64, i64) -> (i64, i64)) -> DslResult<Value> {
         match self {
             Patch::Locs(l) => {
                 let moved = l.iter().map(|l| {
@@ -234,7 +234,7 @@ pub(super) struct Bounds {
 }
 
 impl Bounds {
-    pub(super) fn of(mut points: impl Iterator<Item = (i32, i32)>) -> Option<Bounds> {
+    fn of(mut points: impl Iterator<Item = (i32, i32)>) -> Option<Bounds> {
         let (i, j) = points.next()?;
         let mut b = Bounds {
             top: i.into(),
@@ -662,55 +662,44 @@ fn upscale(a: &[Value]) -> DslResult<Value> {
         let f = factor(&a[1])?;
         return scaled_value(&a[0], f, f);
     }
-    let patch = match Patch::of(&a[0])? {
-        Patch::Locs(_) => Patch::Cells(common::cells(&a[0])?),
-        cells => cells,
+    let cells = match common::cells(&a[0]) {
+        // Colours no `Cell` holds (`None`): only their identity matters, so their ranks scale.
+        Err(DslError::ColorRange(_)) => {
+            let cells = common::any_cells(&a[0])?;
+            let ranks = common::Ranks::of(cells.iter().map(|(v, _)| v));
+            return ranks.unrank(&upscaled(&ranks.cells(&cells), &a[1])?);
+        }
+        cells => cells?,
     };
-    let Some(b) = patch.bounds() else {
+    upscaled(&cells, &a[1])
+}
+
+/// `upscale` of an object's cells about its upper left corner.
+fn upscaled(cells: &[Cell], factor_arg: &Value) -> DslResult<Value> {
+    let Some(b) = Bounds::of_cells(cells) else {
         return Ok(Value::empty_set());
     };
-    let f = factor(&a[1])?;
-    let n = match &patch {
-        Patch::Cells(c) => c.len(),
-        Patch::AnyCells(c) => c.len(),
-        Patch::Locs(_) => unreachable!("a patch of locations was read as cells above"),
-    };
-    capped(n as i128 * f as i128 * f as i128)?;
+    let f = factor(factor_arg)?;
+    capped(cells.len() as i128 * f as i128 * f as i128)?;
     let f = f as i64;
-    // Each location's block of `f` by `f` locations.
-    let block = move |l: Loc| {
+    let mut out = Vec::with_capacity(cells.len() * (f * f) as usize);
+    for c in cells.iter() {
         let (i, j) = (
-            b.top + (i64::from(l.i) - b.top) * f,
-            b.left + (i64::from(l.j) - b.left) * f,
+            b.top + (i64::from(c.i) - b.top) * f,
+            b.left + (i64::from(c.j) - b.left) * f,
         );
-        (0..f).flat_map(move |di| (0..f).map(move |dj| loc(i + di, j + dj)))
-    };
-    Ok(match patch {
-        Patch::Cells(cells) => {
-            let mut out = Vec::with_capacity(n * (f * f) as usize);
-            for c in cells.iter() {
-                for l in block(c.loc()) {
-                    let l = l?;
-                    out.push(Cell {
-                        color: c.color,
-                        i: l.i,
-                        j: l.j,
-                    });
-                }
+        for di in 0..f {
+            for dj in 0..f {
+                let l = loc(i + di, j + dj)?;
+                out.push(Cell {
+                    color: c.color,
+                    i: l.i,
+                    j: l.j,
+                });
             }
-            Value::object(out)
         }
-        Patch::AnyCells(cells) => {
-            let mut out = Vec::with_capacity(n * (f * f) as usize);
-            for (color, at) in cells {
-                for l in block(at) {
-                    out.push(Value::duo(color.clone(), Value::loc(l?)));
-                }
-            }
-            Value::set(out)
-        }
-        Patch::Locs(_) => unreachable!("a patch of locations was read as cells above"),
-    })
+    }
+    Ok(Value::object(out))
 }
 
 /// `downscale`: the rows and columns whose index is a multiple of the factor (Python's `%`, so

@@ -430,13 +430,13 @@ fn ragged_objects(grid: &Value, univalued: bool, diagonal: bool, without_bg: boo
     let cells = rows.iter().flat_map(|r| &r[..w]).map(|v| ranks.rank(v)).collect();
     let cut = Grid::new(rows.len(), w, cells);
     let found = objects_with(cut.view(), univalued, diagonal, Some(ranks.rank(&bg)))?;
-    let unranked = |obj: Value| {
-        let cells = common::cells(&obj)?;
-        let cell = |c: &Cell| Value::duo(ranks.value(c.color).clone(), Value::loc(c.loc()));
-        Ok(Value::set(cells.iter().map(cell).collect()))
-    };
-    let objs = found.members().unwrap_or_default().into_iter().map(unranked);
-    Ok(Value::set(objs.collect::<DslResult<_>>()?))
+    let objs = found
+        .members()
+        .unwrap_or_default()
+        .iter()
+        .map(|o| ranks.unrank(o))
+        .collect::<DslResult<_>>()?;
+    Ok(Value::set(objs))
 }
 
 /// `objects` of a borrowed grid: the primitive's core, and the lane function of the batched

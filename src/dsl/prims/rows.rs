@@ -45,10 +45,14 @@ pub fn of(v: &Value) -> DslResult<Vec<Vec<Value>>> {
     }
 }
 
-/// The rows of a tuple of tuples, their members as they are.
+/// The rows of a tuple of tuples (in any representation: a pair of cells too), their members
+/// as they are.
 fn rows_of(v: &Value) -> Option<Vec<Vec<Value>>> {
-    let Value::Tuple(rows) = v else { return None };
-    rows.iter()
+    if !v.is_tuple() {
+        return None;
+    }
+    v.members()?
+        .iter()
         .map(|r| if r.is_tuple() { r.members() } else { None })
         .collect()
 }
