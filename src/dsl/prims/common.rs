@@ -180,6 +180,17 @@ impl<'a> Ranks<'a> {
     }
 }
 
+/// Values with their counts, in canonical order; of equal values the first met stands for them
+/// all, as in Python's `set(values)`.
+pub fn tally<'a>(values: impl IntoIterator<Item = &'a Value>) -> Vec<(Value, usize)> {
+    let mut values: Vec<&Value> = values.into_iter().collect();
+    values.sort();
+    values
+        .chunk_by(|a, b| a == b)
+        .map(|run| (run[0].clone(), run.len()))
+        .collect()
+}
+
 /// Largest number of members the port lets one container have; past it a primitive returns
 /// [`DslError::TooLarge`] instead of exhausting memory (the reference would stall or die).
 pub const MAX_MEMBERS: usize = 1 << 20;

@@ -76,14 +76,10 @@ fn color_counts(e: &Value) -> DslResult<Vec<(Value, usize)>> {
     let mut values: Vec<i64> = match e {
         Value::Object(c) => c.iter().map(|c| i64::from(c.color)).collect(),
         Value::Indices(l) => l.iter().map(|l| i64::from(l.i)).collect(),
+        // Any values (`None` from `recolor`).
         Value::Set(items) => {
-            // Any values (`None` from `recolor`): of equal ones the first met stands for all.
-            let mut values = items.iter().map(unpack_value).collect::<DslResult<Vec<_>>>()?;
-            values.sort();
-            return Ok(values
-                .chunk_by(|a, b| a == b)
-                .map(|run| (run[0].clone(), run.len()))
-                .collect());
+            let values = items.iter().map(unpack_value).collect::<DslResult<Vec<_>>>()?;
+            return Ok(common::tally(&values));
         }
         v if v.is_tuple() => {
             return rows::on_grid(

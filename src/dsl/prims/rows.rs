@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::value::{Grid, Loc, Value};
 
-use super::common::{coord, extreme_color, py_slice, MAX_MEMBERS};
+use super::common::{coord, extreme_color, py_slice, tally, MAX_MEMBERS};
 
 /// A grid's rows: `rows[i][j]` is `grid[i][j]`.
 pub type Rows = [Vec<Value>];
@@ -449,15 +449,9 @@ pub fn asindices(rows: &Rows) -> DslResult<Value> {
 }
 
 /// The colours with their counts, in canonical order: the reference's `values` list of
-/// `mostcolor`, `palette`, ... tallied (of equal values, the first met stands for them all, as
-/// in Python's `set(values)`).
+/// `mostcolor`, `palette`, ... tallied.
 pub fn color_counts(rows: &Rows) -> Vec<(Value, usize)> {
-    let mut values: Vec<&Value> = rows.iter().flatten().collect();
-    values.sort();
-    values
-        .chunk_by(|a, b| a == b)
-        .map(|run| (run[0].clone(), run.len()))
-        .collect()
+    tally(rows.iter().flatten())
 }
 
 #[cfg(test)]
