@@ -1,9 +1,11 @@
 """Values the reference computes with that the compact representations do not hold: ragged
 grids (rows of different lengths, as ``vconcat`` of grids of different widths builds them),
-colours beyond ``i8`` or beyond 32 bits, and patches given as tuples (which ``toindices`` hands
-back as they are, and ``shape``, ``center`` and ``subgrid`` measure as grids), each call
-compared with the reference's own dsl.py."""
+colours beyond ``i8`` or beyond 32 bits, cells and colours that are no integer at all (the
+``None`` that ``index`` returns outside a grid, which ``recolor`` and ``paint`` carry on), and
+patches given as tuples (which ``toindices`` hands back as they are, and ``shape``, ``center``
+and ``subgrid`` measure as grids), each call compared with the reference's own dsl.py."""
 
+import json
 import signal
 import sys
 
@@ -23,6 +25,10 @@ GRID = tuple(tuple((i * 7 + j) % 10 for j in range(8)) for i in range(8))
 PAIRS = ((1, 2), (3, 3), (2, 6))
 CELLS = ((5, (1, 2)), (5, (3, 3)), (6, (2, 6)))
 ROWS = ((1, 2, 3), (4, 5, 6))
+NONE_CELLS = ((1, None, 0), (None, 1, 0), (2, 2, None))
+NONE_RAGGED = ((None, 1), (1, None, 3))
+NONE_OBJECT = frozenset({(None, (0, 1)), (None, (1, 1))})
+MIXED_OBJECT = frozenset({(None, (0, 1)), (3, (2, 2)), (None, (1, 1)), (3, (0, 0)), (None, (2, 0))})
 
 CASES = [
     ("replace", (RAGGED, 5, 0)),
@@ -167,6 +173,90 @@ CASES = [
     ("product", (0, ())),
     ("prapply", (0, 0, frozenset())),
     ("product", (0, (1,))),
+    # None cells and colours: `index` outside the grid, then `recolor`, `paint`, ...
+    ("index", (NONE_CELLS, (0, 1))),
+    ("index", (NONE_CELLS, (5, 5))),
+    ("recolor", (None, frozenset({(0, 1), (1, 1)}))),
+    ("recolor", (None, MIXED_OBJECT)),
+    ("recolor", ((1, 2), frozenset({(0, 1)}))),
+    ("paint", (GRID, NONE_OBJECT)),
+    ("paint", (NONE_CELLS, MIXED_OBJECT)),
+    ("paint", (NONE_RAGGED, MIXED_OBJECT)),
+    ("underpaint", (NONE_CELLS, MIXED_OBJECT)),
+    ("paint", (GRID, ((None, (1, 1)), (4, (1, 1))))),
+    ("fill", (GRID, None, frozenset({(0, 0), (2, 1)}))),
+    ("fill", (NONE_CELLS, 7, NONE_OBJECT)),
+    ("underfill", (NONE_CELLS, 7, frozenset({(0, 1), (0, 0)}))),
+    ("asobject", (NONE_CELLS,)),
+    ("asobject", (NONE_RAGGED,)),
+    ("shift", (NONE_OBJECT, (2, -1))),
+    ("shift", (MIXED_OBJECT, (1, 1))),
+    ("normalize", (MIXED_OBJECT,)),
+    ("toindices", (MIXED_OBJECT,)),
+    ("ulcorner", (NONE_OBJECT,)),
+    ("lrcorner", (MIXED_OBJECT,)),
+    ("shape", (MIXED_OBJECT,)),
+    ("center", (MIXED_OBJECT,)),
+    ("centerofmass", (NONE_OBJECT,)),
+    ("subgrid", (NONE_OBJECT, NONE_CELLS)),
+    ("subgrid", (MIXED_OBJECT, GRID)),
+    ("hmirror", (MIXED_OBJECT,)),
+    ("vmirror", (MIXED_OBJECT,)),
+    ("dmirror", (MIXED_OBJECT,)),
+    ("cmirror", (MIXED_OBJECT,)),
+    ("upscale", (MIXED_OBJECT, 2)),
+    ("move", (GRID, MIXED_OBJECT, (1, 1))),
+    ("move", (NONE_CELLS, NONE_OBJECT, (1, 0))),
+    ("color", (NONE_OBJECT,)),
+    ("palette", (NONE_OBJECT,)),
+    ("palette", (NONE_CELLS,)),
+    ("numcolors", (MIXED_OBJECT,)),
+    ("mostcolor", (NONE_CELLS,)),
+    ("mostcolor", (MIXED_OBJECT,)),
+    ("leastcolor", (NONE_RAGGED,)),
+    ("colorcount", (NONE_CELLS, None)),
+    ("colorcount", (MIXED_OBJECT, None)),
+    ("colorcount", (GRID, None)),
+    ("colorfilter", (frozenset({NONE_OBJECT, frozenset({(3, (0, 0))})}), None)),
+    ("ofcolor", (NONE_CELLS, None)),
+    ("ofcolor", (GRID, None)),
+    ("objects", (NONE_CELLS, True, False, True)),
+    ("objects", (NONE_CELLS, False, True, False)),
+    ("objects", (NONE_CELLS, True, False, False)),
+    ("objects", (((None, 1, None), (None, 1, 2)), False, False, True)),
+    ("objects", (NONE_RAGGED, True, True, False)),
+    ("partition", (NONE_CELLS,)),
+    ("fgpartition", (NONE_CELLS,)),
+    ("replace", (NONE_CELLS, None, 5)),
+    ("replace", (GRID, 3, None)),
+    ("switch", (NONE_CELLS, None, 0)),
+    ("cellwise", (NONE_CELLS, NONE_CELLS, 0)),
+    ("cellwise", (GRID, NONE_CELLS, None)),
+    ("cover", (NONE_CELLS, frozenset({(0, 0)}))),
+    ("toobject", (frozenset({(0, 1), (2, 2)}), NONE_CELLS)),
+    ("occurrences", (GRID, frozenset({(None, (0, 0))}))),
+    ("occurrences", (GRID, MIXED_OBJECT)),
+    ("occurrences", (NONE_CELLS, frozenset({(None, (0, 0)), (1, (0, 1))}))),
+    ("occurrences", (NONE_CELLS, frozenset({(1, (0, 0)), (None, (0, 1))}))),
+    ("occurrences", (NONE_CELLS, frozenset())),
+    ("occurrences", (NONE_CELLS, frozenset({(0, 1)}))),
+    ("occurrences", (((None, 1), (None, 1)), frozenset({(None, (0, 0))}))),
+    ("hperiod", (frozenset({(None, (0, 0)), (None, (0, 2)), (3, (0, 1)), (3, (0, 3))}),)),
+    ("vperiod", (frozenset({(None, (0, 0)), (None, (2, 0)), (3, (1, 0)), (3, (3, 0))}),)),
+    ("hperiod", (NONE_OBJECT,)),
+    ("compress", (NONE_CELLS,)),
+    ("frontiers", (((None, None), (1, 2)),)),
+    ("trim", (NONE_CELLS,)),
+    ("rot90", (NONE_CELLS,)),
+    ("dmirror", (NONE_RAGGED,)),
+    ("hconcat", (NONE_CELLS, GRID)),
+    ("upscale", (NONE_CELLS, 2)),
+    ("downscale", (NONE_CELLS, 2)),
+    ("crop", (NONE_CELLS, (1, 1), (2, 2))),
+    ("hsplit", (NONE_CELLS, 3)),
+    ("lefthalf", (NONE_CELLS,)),
+    ("canvas", (None, (2, 3))),
+    ("merge", (frozenset({NONE_OBJECT, frozenset({(3, (0, 0))})}),)),
     # More cells than a container may have members (solve_feca6190 on 0934a4d8 builds 2305x2305).
     ("canvas", (0, (1100, 1000))),
     ("upscale", (COUNTED, 400)),
@@ -186,4 +276,27 @@ def test_unusual_values_compute_as_the_reference_does(namespaces, name, args):
     expected = differential.outcome(lambda _: reference[name](*args), None, 5)
     got = differential.outcome(lambda _: port[name](*args), None, 5)
     assert expected[0] != "timeout"
+    assert differential.agree(expected, got), f"reference {differential.describe(expected)}, arcbatch {differential.describe(got)}"
+
+
+def test_solve_264363fd_carries_none_cells_as_the_reference_does():
+    """On another task's input, solve_264363fd's ``index`` falls outside the grid: the ``None``
+    goes through ``recolor``, ``paint``, ``asobject``, ``shift`` and ``mapply`` into the output
+    grid. Compared with the reference iterating sets in arcbatch's order (its designed
+    difference, DESIGN.md §3), which picks the same objects."""
+    reference_dir = shared("ref/arc-dsl")
+    program = next(
+        p for p in differential.solver_programs(reference_dir / "solvers.py") if p.name == "solve_264363fd"
+    )
+    task = json.loads((shared("arc/evaluation") / "59341089.json").read_text())
+    grid = tuple(map(tuple, task["train"][0]["input"]))
+    previous = signal.signal(signal.SIGALRM, differential._alarm)
+    try:
+        reference = differential.compile_program(program, differential.canonical_reference_namespace(reference_dir))
+        port = differential.compile_program(program, differential.arcbatch_namespace())
+        expected = differential.outcome(reference, grid, 5)
+        got = differential.outcome(port, grid, 5)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert expected[0] == "value" and None in sum(expected[1], ())
     assert differential.agree(expected, got), f"reference {differential.describe(expected)}, arcbatch {differential.describe(got)}"

@@ -34,9 +34,11 @@ pub enum DslError {
     /// Python's `AttributeError` (e.g. `.count` on a frozenset).
     #[error("AttributeError: {0}")]
     Attribute(String),
-    /// A colour that does not fit a grid cell of this port (`i32`); the reference would accept it.
+    /// A colour (given as its repr) that no compact cell holds: an integer past `i32`, or no
+    /// integer at all (`None`); the reference would accept it. The fast paths return it so that
+    /// the simple paths (`rows`, generic cells) take the call over.
     #[error("colour {0} does not fit in a grid cell (this port stores colours as i32)")]
-    ColorRange(i64),
+    ColorRange(String),
     /// A value that would exceed the port's size caps (the reference would run out of memory
     /// or time first).
     #[error("size limit: {0}")]

@@ -602,7 +602,7 @@ impl Value {
                     }
                     for m in members {
                         let c = m.as_int()?;
-                        cells.push(Color::try_from(c).map_err(|_| DslError::ColorRange(c))?);
+                        cells.push(Color::try_from(c).map_err(|_| DslError::ColorRange(c.to_string()))?);
                     }
                 }
                 Ok(Arc::new(Grid::new(rows.len(), w, cells)))

@@ -23,17 +23,49 @@ fn member_loc(v: &Value) -> DslResult<Loc> {
 }
 
 /// A member `(colour, (i, j))` of an object as a cell, unpacked as `for v, (i, j) in obj` does.
+/// A colour no [`Cell`] holds (no integer, or past `i32`) is [`DslError::ColorRange`]: the
+/// callers then take the object's [`any_cells`].
 pub fn member_cell(v: &Value) -> DslResult<Cell> {
     if let Value::Cell(c) = v {
         return Ok(*c);
     }
+    let (color, l) = member_any_cell(v)?;
+    let color = match color.as_int() {
+        Ok(c) => i32::try_from(c).ok(),
+        Err(_) => None,
+    };
+    let color = color.ok_or_else(|| DslError::ColorRange(color_repr(v)))?;
+    Ok(Cell { color, i: l.i, j: l.j })
+}
+
+/// The repr of a member's colour, for [`DslError::ColorRange`].
+fn color_repr(v: &Value) -> String {
+    v.member(0).map_or_else(String::new, |c| c.repr_cut(80))
+}
+
+/// A member `(value, (i, j))` of an object whose value is anything (`None`, say), unpacked as
+/// `for value, (i, j) in obj` does.
+fn member_any_cell(v: &Value) -> DslResult<(Value, Loc)> {
     let (color, at) = v.unpack2()?;
-    let l = member_loc(&at)?;
-    Ok(Cell {
-        color: coord(color.as_int()?)?,
-        i: l.i,
-        j: l.j,
-    })
+    Ok((color, member_loc(&at)?))
+}
+
+/// The cells of an object whose colours are any values, in canonical order, unique: the simple
+/// path of [`cells`], for objects that are no [`Value::Object`] (a `recolor` with `None`).
+pub fn any_cells(obj: &Value) -> DslResult<Vec<(Value, Loc)>> {
+    let mut c = any_cells_in_order(obj)?;
+    c.sort();
+    c.dedup();
+    Ok(c)
+}
+
+/// The cells of an object whose colours are any values, in iteration order: a tuple's own
+/// order (duplicates kept), a set's canonical order.
+pub fn any_cells_in_order(obj: &Value) -> DslResult<Vec<(Value, Loc)>> {
+    match obj.members() {
+        Some(members) => members.iter().map(member_any_cell).collect(),
+        None => Err(DslError::type_error("an object", obj)),
+    }
 }
 
 /// The locations of a patch, sorted and unique: the reference's `toindices`.
@@ -56,7 +88,7 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
                 .iter()
                 .map(|m| {
                     if of_cells {
-                        member_cell(m).map(Cell::loc)
+                        member_any_cell(m).map(|(_, l)| l)
                     } else {
                         member_loc(m)
                     }
@@ -91,7 +123,8 @@ pub fn holds_cells(first: Option<&Value>) -> DslResult<Option<bool>> {
     }
 }
 
-/// The cells of an object, sorted and unique.
+/// The cells of an object, sorted and unique; [`DslError::ColorRange`] for a colour no [`Cell`]
+/// holds.
 pub fn cells(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
     match obj {
         Value::Object(c) => Ok(c.clone()),
@@ -105,6 +138,60 @@ pub fn cells(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
         other if other.is_empty() => Ok(Arc::new(Vec::new())),
         _ => Err(DslError::type_error("an object", obj)),
     }
+}
+
+/// The distinct values among some cells or colours, in canonical order, each standing for its
+/// rank (a [`Color`], in the same order): a primitive that only compares cells with `==`
+/// (`objects`, `occurrences`, the periods) runs its compact path on the ranks of values no
+/// [`Color`] holds (`None`), then turns the ranks back into the values.
+pub struct Ranks<'a>(Vec<&'a Value>);
+
+impl<'a> Ranks<'a> {
+    pub fn of(values: impl IntoIterator<Item = &'a Value>) -> Ranks<'a> {
+        let mut values: Vec<&Value> = values.into_iter().collect();
+        values.sort();
+        values.dedup();
+        Ranks(values)
+    }
+
+    /// The rank of a value; one past the last rank for a value not among them.
+    pub fn rank(&self, v: &Value) -> Color {
+        self.0.binary_search(&v).unwrap_or(self.0.len()) as Color
+    }
+
+    /// The value of a rank.
+    pub fn value(&self, rank: Color) -> &'a Value {
+        self.0[rank as usize]
+    }
+
+    /// An object of cells whose colours are ranks, with each rank's value back.
+    pub fn unrank(&self, obj: &Value) -> DslResult<Value> {
+        let cell = |c: &Cell| Value::duo(self.value(c.color).clone(), Value::loc(c.loc()));
+        Ok(Value::set(cells(obj)?.iter().map(cell).collect()))
+    }
+
+    /// Cells of any colours as compact cells of their colours' ranks (sorted as they were).
+    pub fn cells(&self, cells: &[(Value, Loc)]) -> Vec<Cell> {
+        cells
+            .iter()
+            .map(|(color, l)| Cell {
+                color: self.rank(color),
+                i: l.i,
+                j: l.j,
+            })
+            .collect()
+    }
+}
+
+/// Values with their counts, in canonical order; of equal values the first met stands for them
+/// all, as in Python's `set(values)`.
+pub fn tally<'a>(values: impl IntoIterator<Item = &'a Value>) -> Vec<(Value, usize)> {
+    let mut values: Vec<&Value> = values.into_iter().collect();
+    values.sort();
+    values
+        .chunk_by(|a, b| a == b)
+        .map(|run| (run[0].clone(), run.len()))
+        .collect()
 }
 
 /// Largest number of members the port lets one container have; past it a primitive returns
@@ -151,9 +238,10 @@ pub const MAX_GRID_CELLS: usize = 1 << 24;
 /// key=values.count)` meets the colours in canonical (ascending) order and keeps the first
 /// extreme, so ties go to the smallest colour. `counts` holds `(colour, count)` pairs in
 /// ascending colour order.
-pub fn extreme_color(counts: &[(i64, usize)], most: bool) -> Option<i64> {
-    let mut best: Option<(i64, usize)> = None;
-    for &(color, n) in counts {
+pub fn extreme_color<C: Clone>(counts: &[(C, usize)], most: bool) -> Option<C> {
+    let mut best: Option<(&C, usize)> = None;
+    for (color, n) in counts {
+        let n = *n;
         if n == 0 {
             continue;
         }
@@ -171,7 +259,7 @@ pub fn extreme_color(counts: &[(i64, usize)], most: bool) -> Option<i64> {
             best = Some((color, n));
         }
     }
-    best.map(|(c, _)| c)
+    best.map(|(c, _)| c.clone())
 }
 
 /// Whether a colour has a slot in the fast paths' 256-entry tables: the `i8` range, which holds

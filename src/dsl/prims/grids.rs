@@ -145,7 +145,7 @@ fn has_rows(h: usize) -> DslResult<()> {
 
 /// A colour to store in a cell.
 fn to_color(n: i64) -> DslResult<Color> {
-    Color::try_from(n).map_err(|_| DslError::ColorRange(n))
+    Color::try_from(n).map_err(|_| DslError::ColorRange(n.to_string()))
 }
 
 fn zero_division() -> DslError {
@@ -160,10 +160,12 @@ fn factor(v: &Value) -> DslResult<usize> {
 // ----- patches -------------------------------------------------------------------------------
 
 /// A patch as the reference walks it: cells `(value, (i, j))` when its first member's second
-/// item is a tuple, locations `(i, j)` otherwise. Both are sorted and unique (set semantics).
+/// item is a tuple, locations `(i, j)` otherwise. All are sorted and unique (set semantics).
 pub(super) enum Patch {
     Locs(Arc<Vec<Loc>>),
     Cells(Arc<Vec<Cell>>),
+    /// Cells with a colour no [`Cell`] holds (`None`, say): the simple path of `Cells`.
+    AnyCells(Vec<(Value, Loc)>),
 }
 
 impl Patch {
@@ -171,7 +173,10 @@ impl Patch {
         Ok(match v {
             Value::Indices(l) => Patch::Locs(l.clone()),
             Value::Object(c) => Patch::Cells(c.clone()),
-            _ if v.member(0).and_then(|m| m.member(1)).is_some_and(|x| x.is_tuple()) => Patch::Cells(common::cells(v)?),
+            _ if v.member(0).and_then(|m| m.member(1)).is_some_and(|x| x.is_tuple()) => match common::cells(v) {
+                Err(DslError::ColorRange(_)) => Patch::AnyCells(common::any_cells(v)?),
+                cells => Patch::Cells(cells?),
+            },
             _ => Patch::Locs(common::locs(v)?),
         })
     }
@@ -181,6 +186,7 @@ impl Patch {
         match self {
             Patch::Locs(l) => Bounds::of_locs(l),
             Patch::Cells(c) => Bounds::of_cells(c),
+            Patch::AnyCells(c) => Bounds::of(c.iter().map(|(_, l)| (l.i, l.j))),
         }
     }
 
@@ -205,6 +211,13 @@ impl Patch {
                     })
                 });
                 Ok(Value::object(moved.collect::<DslResult<_>>()?))
+            }
+            Patch::AnyCells(c) => {
+                let moved = c.iter().map(|(color, l)| {
+                    let (i, j) = f(l.i.into(), l.j.into());
+                    Ok(Value::duo(color.clone(), Value::loc(loc(i, j)?)))
+                });
+                Ok(Value::set(moved.collect::<DslResult<_>>()?))
             }
         }
     }
@@ -446,19 +459,30 @@ fn write(g: &mut Grid, items: impl Iterator<Item = (i64, i64, i64)>, under: Opti
 }
 
 /// `(i, j, value)` for each location of a patch.
-fn at_locations(locs: &[Loc], value: i64) -> impl Iterator<Item = (i64, i64, i64)> + '_ {
-    locs.iter().map(move |l| (l.i.into(), l.j.into(), value))
+fn at_locations<'a, T: Clone + 'a>(locs: &'a [Loc], value: T) -> impl Iterator<Item = (i64, i64, T)> + 'a {
+    locs.iter().map(move |l| (l.i.into(), l.j.into(), value.clone()))
 }
 
-/// `(i + di, j + dj, colour)` for each cell of an object.
-fn shifted_cells(cells: &[Cell], di: i64, dj: i64) -> impl Iterator<Item = (i64, i64, i64)> + '_ {
-    cells.iter().map(move |c| {
+/// `(i + di, j + dj, colour)` for each cell `(colour, (i, j))` of an object.
+fn shifted<T>(cells: impl Iterator<Item = (T, Loc)>, di: i64, dj: i64) -> impl Iterator<Item = (i64, i64, T)> {
+    cells.map(move |(color, l)| {
         (
-            i64::from(c.i).saturating_add(di),
-            i64::from(c.j).saturating_add(dj),
-            c.color.into(),
+            i64::from(l.i).saturating_add(di),
+            i64::from(l.j).saturating_add(dj),
+            color,
         )
     })
+}
+
+/// [`shifted`] of compact cells.
+fn shifted_cells(cells: &[Cell], di: i64, dj: i64) -> impl Iterator<Item = (i64, i64, i64)> + '_ {
+    shifted(cells.iter().map(|c| (i64::from(c.color), c.loc())), di, dj)
+}
+
+/// A colour argument as the fast paths take it: an integer (bools count), else
+/// [`DslError::ColorRange`], so that [`rows::on_grid`] hands the call to the simple path.
+fn fast_color(v: &Value) -> DslResult<i64> {
+    v.as_int().map_err(|_| DslError::ColorRange(v.repr_cut(80)))
 }
 
 /// The cells of an object in the reference's iteration order: a tuple's own order (duplicates
@@ -494,14 +518,13 @@ fn fill_patch(a: &[Value], under: bool) -> DslResult<Value> {
         &a[0],
         |g| {
             let bg = target_grid(g, under)?;
-            let value = a[1].as_int()?;
+            let value = fast_color(&a[1])?;
             let locs = common::locs(&a[2])?;
             written(g.view(), at_locations(&locs, value), bg)
         },
         |r| {
-            let value = a[1].as_int()?;
             let locs = common::locs(&a[2])?;
-            rows::write(r, at_locations(&locs, value), under)
+            rows::write(r, at_locations(&locs, a[1].clone()), under)
         },
     )
 }
@@ -516,7 +539,7 @@ fn paint_object(a: &[Value], under: bool) -> DslResult<Value> {
             let cells = cells_in_order(&a[1])?;
             written(g.view(), shifted_cells(&cells, 0, 0), bg)
         },
-        |r| rows::write(r, shifted_cells(&cells_in_order(&a[1])?, 0, 0), under),
+        |r| rows::write(r, shifted(common::any_cells_in_order(&a[1])?.into_iter(), 0, 0), under),
     )
 }
 
@@ -558,43 +581,48 @@ fn underpaint(a: &[Value]) -> DslResult<Value> {
 }
 
 /// The grid with the patch filled with the background colour (`cover`), as a grid to paint on.
-fn covered(grid: &Value, patch: &Value) -> DslResult<(Grid, Arc<Vec<Loc>>)> {
-    let g = grid.as_grid()?;
+fn covered(g: &Grid, patch: &Value) -> DslResult<(Grid, Arc<Vec<Loc>>)> {
     let bg = common::background(&g.cells)?;
     let locs = common::locs(patch)?;
-    let mut out = (*g).clone();
-    write(&mut out, at_locations(&locs, bg.into()), None)?;
+    let mut out = g.clone();
+    write(&mut out, at_locations(&locs, i64::from(bg)), None)?;
     Ok((out, locs))
 }
 
 fn cover(a: &[Value]) -> DslResult<Value> {
-    if a[0].as_grid().is_err() {
-        return rows::cover(&rows::of(&a[0])?, || common::locs(&a[1]));
-    }
-    Ok(Value::grid(covered(&a[0], &a[1])?.0))
+    rows::on_grid(
+        &a[0],
+        |g| Ok(Value::grid(covered(g, &a[1])?.0)),
+        |r| rows::cover(r, || common::locs(&a[1])),
+    )
 }
 
 /// `move(grid, obj, offset)`: cover the object, then paint it shifted (in the shifted set's
 /// order, which is the object's own).
 fn move_object(a: &[Value]) -> DslResult<Value> {
-    if a[0].as_grid().is_err() {
-        let covered = rows::cover(&rows::of(&a[0])?, || common::locs(&a[1]))?;
-        let cells = common::cells(&a[1])?;
-        if cells.is_empty() {
-            return Ok(covered);
-        }
-        let (di, dj) = a[2].unpack_pair()?;
-        return rows::write(&rows::of(&covered)?, shifted_cells(&cells, di, dj), false);
-    }
-    let (mut out, locs) = covered(&a[0], &a[1])?;
-    // `shift` returns an empty patch before reading the offset.
-    if !locs.is_empty() {
-        // `shift`'s `di, dj = directions`.
-        let (di, dj) = a[2].unpack_pair()?;
-        let cells = common::cells(&a[1])?;
-        write(&mut out, shifted_cells(&cells, di, dj), None)?;
-    }
-    Ok(Value::grid(out))
+    rows::on_grid(
+        &a[0],
+        |g| {
+            let (mut out, locs) = covered(g, &a[1])?;
+            // `shift` returns an empty patch before reading the offset.
+            if !locs.is_empty() {
+                // `shift`'s `di, dj = directions`.
+                let (di, dj) = a[2].unpack_pair()?;
+                let cells = common::cells(&a[1])?;
+                write(&mut out, shifted_cells(&cells, di, dj), None)?;
+            }
+            Ok(Value::grid(out))
+        },
+        |r| {
+            let covered = rows::cover(r, || common::locs(&a[1]))?;
+            let cells = common::any_cells(&a[1])?;
+            if cells.is_empty() {
+                return Ok(covered);
+            }
+            let (di, dj) = a[2].unpack_pair()?;
+            rows::write(&rows::of(&covered)?, shifted(cells.into_iter(), di, dj), false)
+        },
+    )
 }
 
 // ----- scaling -------------------------------------------------------------------------------
@@ -635,11 +663,24 @@ fn upscale(a: &[Value]) -> DslResult<Value> {
         let f = factor(&a[1])?;
         return scaled_value(&a[0], f, f);
     }
-    let cells = common::cells(&a[0])?;
-    let Some(b) = Bounds::of_cells(&cells) else {
+    let cells = match common::cells(&a[0]) {
+        // Colours no `Cell` holds (`None`): only their identity matters, so their ranks scale.
+        Err(DslError::ColorRange(_)) => {
+            let cells = common::any_cells(&a[0])?;
+            let ranks = common::Ranks::of(cells.iter().map(|(v, _)| v));
+            return ranks.unrank(&upscaled(&ranks.cells(&cells), &a[1])?);
+        }
+        cells => cells?,
+    };
+    upscaled(&cells, &a[1])
+}
+
+/// `upscale` of an object's cells about its upper left corner.
+fn upscaled(cells: &[Cell], factor_arg: &Value) -> DslResult<Value> {
+    let Some(b) = Bounds::of_cells(cells) else {
         return Ok(Value::empty_set());
     };
-    let f = factor(&a[1])?;
+    let f = factor(factor_arg)?;
     capped(cells.len() as i128 * f as i128 * f as i128)?;
     let f = f as i64;
     let mut out = Vec::with_capacity(cells.len() * (f * f) as usize);
@@ -847,13 +888,13 @@ fn cellwise(a: &[Value]) -> DslResult<Value> {
             result => return result,
         }
     }
-    rows::cellwise(&rows::of(&a[0])?, &rows::of(&a[1])?, a[2].as_int()?)
+    rows::cellwise(&rows::of(&a[0])?, &rows::of(&a[1])?, &a[2])
 }
 
 /// The fast path of `cellwise`.
 fn cellwise_grids(x: &Grid, y: &Grid, fallback: &Value) -> DslResult<Value> {
     let w = first_row_width(x)?;
-    let fallback = fallback.as_int()?;
+    let fallback = fast_color(fallback)?;
     if w > 0 && (y.h < x.h || y.w < w) {
         bail!(Index, "tuple index out of range");
     }
@@ -868,26 +909,28 @@ fn cellwise_grids(x: &Grid, y: &Grid, fallback: &Value) -> DslResult<Value> {
 }
 
 fn replace(a: &[Value]) -> DslResult<Value> {
-    let (from, to) = (a[1].as_int()?, a[2].as_int()?);
     rows::on_grid(
         &a[0],
-        |g| recolored(g, |c| if i64::from(c) == from { to_color(to) } else { Ok(c) }),
-        |r| Ok(rows::replace(r, from, to)),
+        |g| {
+            let (from, to) = (fast_color(&a[1])?, fast_color(&a[2])?);
+            recolored(g, |c| if i64::from(c) == from { to_color(to) } else { Ok(c) })
+        },
+        |r| Ok(rows::replace(r, &a[1], &a[2])),
     )
 }
 
 fn switch(a: &[Value]) -> DslResult<Value> {
-    let (x, y) = (a[1].as_int()?, a[2].as_int()?);
     rows::on_grid(
         &a[0],
         |g| {
+            let (x, y) = (fast_color(&a[1])?, fast_color(&a[2])?);
             recolored(g, |c| match i64::from(c) {
                 v if v == x => to_color(y),
                 v if v == y => to_color(x),
                 _ => Ok(c),
             })
         },
-        |r| Ok(rows::switch(r, x, y)),
+        |r| Ok(rows::switch(r, &a[1], &a[2])),
     )
 }
 
@@ -994,8 +1037,10 @@ struct Probe {
 /// The reference tries the offsets `0..=h - oh` by `0..=w - ow`, where the shifted object always
 /// lies inside the grid; so an empty object occurs at every offset of `0..=h` by `0..=w`.
 fn occurrences(a: &[Value]) -> DslResult<Value> {
-    let g = a[0].as_grid()?;
-    let patch = Patch::of(&a[1])?;
+    let (g, patch) = match a[0].as_grid() {
+        Ok(g) => (g, Patch::of(&a[1])?),
+        Err(refused) => ranked_occurrence_args(&a[0], &a[1], refused)?,
+    };
     let w = first_row_width(&g)?;
     let Some(b) = patch.bounds() else {
         let everywhere = Bounds {
@@ -1018,8 +1063,11 @@ fn occurrences(a: &[Value]) -> DslResult<Value> {
     if h2 <= 0 || w2 <= 0 {
         return Ok(Value::indices_sorted(Vec::new()));
     }
-    let Patch::Cells(cells) = patch else {
-        return Err(DslError::type_error("an object (cells (value, (i, j)))", &a[1]));
+    let cells = match patch {
+        Patch::Cells(cells) => cells,
+        // A colour no cell of a compact grid holds equals none of them: no occurrence.
+        Patch::AnyCells(_) => return Ok(Value::indices_sorted(Vec::new())),
+        Patch::Locs(_) => return Err(DslError::type_error("an object (cells (value, (i, j)))", &a[1])),
     };
     let mut probes = Vec::with_capacity(cells.len());
     for c in cells.iter() {
@@ -1037,6 +1085,30 @@ fn occurrences(a: &[Value]) -> DslResult<Value> {
         scan_cells(&g, &probes, h2, w2)
     };
     Ok(Value::indices_sorted(found))
+}
+
+/// `occurrences`' grid and object where the grid is a rectangular tuple of tuples that is no
+/// compact grid (a cell is `None`, say): cells and colours as their [`Ranks`](common::Ranks),
+/// which `occurrences` compares with `==` only. A ragged grid fails with `refused`.
+fn ranked_occurrence_args(grid: &Value, obj: &Value, refused: DslError) -> DslResult<(Arc<Grid>, Patch)> {
+    let rows = rows::of(grid)?;
+    let w = rows.first().map_or(0, Vec::len);
+    if rows.iter().any(|r| r.len() != w) {
+        return Err(refused);
+    }
+    let patch = Patch::of(obj)?;
+    let any_cells = match &patch {
+        Patch::Cells(c) => c.iter().map(|c| (Value::Int(c.color.into()), c.loc())).collect(),
+        Patch::AnyCells(c) => c.clone(),
+        Patch::Locs(_) => Vec::new(),
+    };
+    let ranks = common::Ranks::of(rows.iter().flatten().chain(any_cells.iter().map(|(v, _)| v)));
+    let cells = rows.iter().flatten().map(|v| ranks.rank(v)).collect();
+    let ranked = match patch {
+        Patch::Locs(l) => Patch::Locs(l),
+        _ => Patch::Cells(Arc::new(ranks.cells(&any_cells))),
+    };
+    Ok((Arc::new(Grid::new(rows.len(), w, cells)), ranked))
 }
 
 /// Matches probes against a grid at most 64 wide: per colour, a bit mask of each row's cells
@@ -1349,8 +1421,11 @@ fn period(obj: &Value, vertical: bool) -> DslResult<Value> {
     if extent <= 1 {
         return Ok(Value::Int(extent));
     }
-    let Patch::Cells(cells) = patch else {
-        return Err(DslError::type_error("an object (cells (value, (i, j)))", obj));
+    let cells = match patch {
+        Patch::Cells(cells) => cells,
+        // Only whether two colours are equal matters: their ranks do.
+        Patch::AnyCells(c) => Arc::new(common::Ranks::of(c.iter().map(|(v, _)| v)).cells(&c)),
+        Patch::Locs(_) => return Err(DslError::type_error("an object (cells (value, (i, j)))", obj)),
     };
     // Along the axis: (cross coordinate, coordinate) of a cell.
     let axis = |c: &Cell| if vertical { (c.j, c.i) } else { (c.i, c.j) };

@@ -399,28 +399,26 @@ fn objects_value(comps: Vec<Vec<Cell>>) -> Value {
 fn find_objects(grid: &Value, univalued: bool, diagonal: bool, without_bg: bool) -> DslResult<Value> {
     match grid.as_grid() {
         Ok(g) => objects_of(g.view(), univalued, diagonal, without_bg),
-        Err(refused) => ragged_objects(grid, refused, univalued, diagonal, without_bg),
+        Err(_) => ragged_objects(grid, univalued, diagonal, without_bg),
     }
 }
 
-/// `objects` of a tuple of integer tuples that is no grid. The reference takes `mostcolor` over
-/// every cell, then `h, w = len(grid), len(grid[0])`, and reads every location of `h` by `w`:
-/// a row shorter than the first is an `IndexError`, and the cells of longer rows past `w` are
-/// never reached, so the objects are those of the grid cut to the first row's width.
-fn ragged_objects(
-    grid: &Value,
-    refused: crate::dsl::DslError,
-    univalued: bool,
-    diagonal: bool,
-    without_bg: bool,
-) -> DslResult<Value> {
+/// `objects` of a tuple of tuples that is no grid (ragged, or with cells no [`Color`] holds).
+/// The reference takes `mostcolor` over every cell, then `h, w = len(grid), len(grid[0])`, and
+/// reads every location of `h` by `w`: a row shorter than the first is an `IndexError`, and the
+/// cells of longer rows past `w` are never reached, so the objects are those of the grid cut to
+/// the first row's width. It only compares cells with `==`, so the cut grid is labelled with
+/// each cell's rank among the distinct values, and the ranks turned back into the values.
+/// Without `without_bg` the background is `None`, which only a cell that is `None` equals.
+fn ragged_objects(grid: &Value, univalued: bool, diagonal: bool, without_bg: bool) -> DslResult<Value> {
     let rows = rows::of(grid)?;
+    // `bg = mostcolor(grid) if without_bg else None`: then `None` cells are background too.
     let bg = match without_bg {
         true => match common::extreme_color(&rows::color_counts(&rows), true) {
-            Some(bg) => Some(bg),
+            Some(bg) => bg,
             None => bail!(Value, "max() arg is an empty sequence"),
         },
-        false => None,
+        false => Value::None,
     };
     let Some(w) = rows.first().map(Vec::len) else {
         bail!(Index, "tuple index out of range");
@@ -428,16 +426,17 @@ fn ragged_objects(
     if rows.iter().any(|r| r.len() < w) {
         bail!(Index, "tuple index out of range");
     }
-    let cells: Option<Vec<Color>> = rows
-        .iter()
-        .flat_map(|r| &r[..w])
-        .map(|&c| Color::try_from(c).ok())
-        .collect();
-    let (Some(cells), Ok(bg)) = (cells, bg.map(Color::try_from).transpose()) else {
-        return Err(refused);
-    };
+    let ranks = common::Ranks::of(rows.iter().flat_map(|r| &r[..w]));
+    let cells = rows.iter().flat_map(|r| &r[..w]).map(|v| ranks.rank(v)).collect();
     let cut = Grid::new(rows.len(), w, cells);
-    objects_with(cut.view(), univalued, diagonal, bg)
+    let found = objects_with(cut.view(), univalued, diagonal, Some(ranks.rank(&bg)))?;
+    let objs = found
+        .members()
+        .unwrap_or_default()
+        .iter()
+        .map(|o| ranks.unrank(o))
+        .collect::<DslResult<_>>()?;
+    Ok(Value::set(objs))
 }
 
 /// `objects` of a borrowed grid: the primitive's core, and the lane function of the batched

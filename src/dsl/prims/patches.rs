@@ -70,17 +70,26 @@ pub const PRIMS: &[PrimSpec] = &[
 
 // ----- colours of elements ----------------------------------------------------------------
 
-/// The colours of an element with their counts, ascending by colour: the reference's
-/// `values` list of `mostcolor`/`palette`, tallied.
-fn color_counts(e: &Value) -> DslResult<Vec<(i64, usize)>> {
+/// The colours of an element with their counts, in canonical (for integers, ascending) order:
+/// the reference's `values` list of `mostcolor`/`palette`, tallied.
+fn color_counts(e: &Value) -> DslResult<Vec<(Value, usize)>> {
     let mut values: Vec<i64> = match e {
         Value::Object(c) => c.iter().map(|c| i64::from(c.color)).collect(),
         Value::Indices(l) => l.iter().map(|l| i64::from(l.i)).collect(),
-        Value::Set(items) => items.iter().map(unpack_value).collect::<DslResult<_>>()?,
+        // Any values (`None` from `recolor`).
+        Value::Set(items) => {
+            let values = items.iter().map(unpack_value).collect::<DslResult<Vec<_>>>()?;
+            return Ok(common::tally(&values));
+        }
         v if v.is_tuple() => {
             return rows::on_grid(
                 v,
-                |g| Ok(Histogram::of(&g.cells).iter().map(|(c, n)| (i64::from(c), n)).collect()),
+                |g| {
+                    Ok(Histogram::of(&g.cells)
+                        .iter()
+                        .map(|(c, n)| (Value::Int(c.into()), n))
+                        .collect())
+                },
                 |r| Ok(rows::color_counts(r)),
             );
         }
@@ -94,13 +103,13 @@ fn color_counts(e: &Value) -> DslResult<Vec<(i64, usize)>> {
             _ => counts.push((v, 1)),
         }
     }
-    Ok(counts)
+    Ok(counts.into_iter().map(|(c, n)| (Value::Int(c), n)).collect())
 }
 
-/// `v` of a set member unpacked as `v, _`, as an integer.
-fn unpack_value(m: &Value) -> DslResult<i64> {
+/// `v` of a set member unpacked as `v, _`.
+fn unpack_value(m: &Value) -> DslResult<Value> {
     match m.member(0) {
-        Some(v) if m.len() == Some(2) => v.as_int(),
+        Some(v) if m.len() == Some(2) => Ok(v),
         _ => Err(DslError::type_error("a member (value, index)", m)),
     }
 }
@@ -135,7 +144,7 @@ fn item0(x: &Value) -> DslResult<Value> {
 fn extreme(e: &Value, most: bool) -> DslResult<Value> {
     let counts = color_counts(e)?;
     match common::extreme_color(&counts, most) {
-        Some(c) => Ok(Value::Int(c)),
+        Some(c) => Ok(c),
         None => bail!(Value, "{}() arg is an empty sequence", if most { "max" } else { "min" }),
     }
 }
@@ -149,17 +158,12 @@ fn leastcolor(a: &[Value]) -> DslResult<Value> {
 }
 
 fn colorcount(a: &[Value]) -> DslResult<Value> {
-    // A value that is not an integer equals no colour.
-    let Ok(value) = a[1].as_int() else {
-        return Ok(Value::Int(0));
-    };
-    let n = match &a[0] {
-        Value::Grid(g) => return Ok(colorcount_of(&g.cells, value)),
-        Value::Object(c) => c.iter().filter(|c| c.color as i64 == value).count(),
-        e => color_counts(e)?
-            .iter()
-            .find(|&&(c, _)| c == value)
-            .map_or(0, |&(_, n)| n),
+    let n = match (&a[0], a[1].as_int()) {
+        (Value::Grid(g), Ok(value)) => return Ok(colorcount_of(&g.cells, value)),
+        (Value::Object(c), Ok(value)) => c.iter().filter(|c| c.color as i64 == value).count(),
+        // A value that is not an integer equals no integer colour.
+        (Value::Grid(_) | Value::Object(_), Err(_)) => 0,
+        (e, _) => color_counts(e)?.iter().find(|(c, _)| *c == a[1]).map_or(0, |&(_, n)| n),
     };
     Ok(Value::Int(n as i64))
 }
@@ -236,7 +240,7 @@ fn palette(a: &[Value]) -> DslResult<Value> {
     if let Value::Grid(g) = &a[0] {
         return Ok(palette_of(&g.cells));
     }
-    let colors = color_counts(&a[0])?.into_iter().map(|(c, _)| Value::Int(c)).collect();
+    let colors = color_counts(&a[0])?.into_iter().map(|(c, _)| c).collect();
     Ok(Value::set_sorted(colors))
 }
 
@@ -321,12 +325,15 @@ fn asindices(a: &[Value]) -> DslResult<Value> {
 }
 
 fn ofcolor(a: &[Value]) -> DslResult<Value> {
-    // A value that is not an integer equals no colour.
-    let value = a[1].as_int().ok();
     rows::on_grid(
         &a[0],
-        |g| Ok(value.map_or_else(Value::empty_set, |v| ofcolor_of(g.view(), v))),
-        |r| value.map_or_else(|| Ok(Value::empty_set()), |v| rows::ofcolor(r, v)),
+        // A value that is not an integer equals no cell of a grid.
+        |g| {
+            Ok(a[1]
+                .as_int()
+                .map_or_else(|_| Value::empty_set(), |v| ofcolor_of(g.view(), v)))
+        },
+        |r| rows::ofcolor(r, &a[1]),
     )
 }
 
@@ -606,11 +613,14 @@ pub(super) fn is_own_indices(p: &Value) -> DslResult<bool> {
 }
 
 fn recolor(a: &[Value]) -> DslResult<Value> {
-    let color = coord(a[0].as_int()?)?;
-    let cells = common::locs(&a[1])?
-        .iter()
-        .map(|l| Cell { color, i: l.i, j: l.j })
-        .collect();
+    let locs = common::locs(&a[1])?;
+    // Any value is a colour to the reference (`None` from `index` outside the grid, say).
+    let Some(color) = a[0].as_int().ok().and_then(|c| i32::try_from(c).ok()) else {
+        return Ok(Value::set(
+            locs.iter().map(|&l| Value::duo(a[0].clone(), Value::loc(l))).collect(),
+        ));
+    };
+    let cells = locs.iter().map(|l| Cell { color, i: l.i, j: l.j }).collect();
     Ok(Value::Object(Arc::new(cells)))
 }
 
@@ -633,6 +643,7 @@ fn shifted(p: &Value, di: i64, dj: i64) -> DslResult<Value> {
     let (lo_i, hi_i, lo_j, hi_j) = match &patch {
         Patch::Locs(l) => range(&mut l.iter().map(|l| (l.i, l.j))),
         Patch::Cells(c) => range(&mut c.iter().map(|c| (c.i, c.j))),
+        Patch::AnyCells(c) => range(&mut c.iter().map(|(_, l)| (l.i, l.j))),
     };
     let fits = |lo: i32, hi: i32, d: i64| moved(lo, d).is_ok() && moved(hi, d).is_ok();
     if fits(lo_i, hi_i, di) && fits(lo_j, hi_j, dj) {
@@ -656,6 +667,14 @@ fn shifted(p: &Value, di: i64, dj: i64) -> DslResult<Value> {
                     })
                     .collect(),
             )),
+            Patch::AnyCells(c) => Value::set_sorted(
+                c.into_iter()
+                    .map(|(color, l)| {
+                        let (i, j) = moved_by(l.i, l.j);
+                        Value::duo(color, Value::loc(Loc { i, j }))
+                    })
+                    .collect(),
+            ),
         });
     }
     Ok(match patch {
@@ -680,6 +699,17 @@ fn shifted(p: &Value, di: i64, dj: i64) -> DslResult<Value> {
                 })
                 .collect::<DslResult<_>>()?,
         )),
+        Patch::AnyCells(c) => Value::set_sorted(
+            c.into_iter()
+                .map(|(color, l)| {
+                    let at = Loc {
+                        i: moved(l.i, di)?,
+                        j: moved(l.j, dj)?,
+                    };
+                    Ok(Value::duo(color, Value::loc(at)))
+                })
+                .collect::<DslResult<_>>()?,
+        ),
     })
 }
 

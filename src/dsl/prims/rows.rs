@@ -1,10 +1,12 @@
 //! The simple path of the grid primitives: a grid as the reference's code walks it, a tuple of
-//! row tuples of any lengths and any 64-bit colours.
+//! row tuples of any lengths whose cells are any values.
 //!
-//! The reference builds *ragged* grids (`vconcat` of grids of different widths) and colours no
-//! [`Color`] holds, and its grid primitives compute with them wherever their code can walk the
-//! rows. The fast paths take a rectangular [`Grid`]; [`on_grid`] sends every other tuple of
-//! integer tuples, and every fast-path result with a colour beyond [`Color`], here. Each function
+//! The reference builds *ragged* grids (`vconcat` of grids of different widths), colours no
+//! [`Color`] holds, and cells that are no integer at all (`paint` of an object `recolor`ed with
+//! the `None` that `index` returns outside a grid), and its grid primitives compute with them
+//! wherever their code can walk the rows: cells are only copied and compared with `==`. The
+//! fast paths take a rectangular [`Grid`]; [`on_grid`] sends every other tuple of tuples, and
+//! every call whose fast path meets a colour beyond [`Color`] ([`DslError::ColorRange`]), here. Each function
 //! below is one primitive's body in the reference, over rows; the tests check it against the
 //! fast path on rectangular grids.
 
@@ -13,14 +15,14 @@ use std::sync::Arc;
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::value::{Grid, Loc, Value};
 
-use super::common::{coord, extreme_color, py_slice, MAX_MEMBERS};
+use super::common::{coord, extreme_color, py_slice, tally, MAX_MEMBERS};
 
 /// A grid's rows: `rows[i][j]` is `grid[i][j]`.
-pub type Rows = [Vec<i64>];
+pub type Rows = [Vec<Value>];
 
-/// Runs `fast` on `v` as a [`Grid`], or `simple` on its rows where `v` is a tuple of integer
-/// tuples that is no `Grid` (ragged, or with a colour beyond [`Color`](crate::dsl::Color)), or
-/// where `fast` meets a colour beyond. Other values fail as [`Value::as_grid`] fails.
+/// Runs `fast` on `v` as a [`Grid`], or `simple` on its rows where `v` is a tuple of tuples
+/// that is no `Grid` (ragged, or with a cell no [`Color`](crate::dsl::Color) holds), or where
+/// `fast` meets such a colour. Other values fail as [`Value::as_grid`] fails.
 pub fn on_grid<T>(
     v: &Value,
     fast: impl FnOnce(&Arc<Grid>) -> DslResult<T>,
@@ -35,48 +37,42 @@ pub fn on_grid<T>(
     }
 }
 
-/// The rows of a grid, or of any tuple of integer tuples; other values fail as
-/// [`Value::as_grid`] fails.
-pub fn of(v: &Value) -> DslResult<Vec<Vec<i64>>> {
+/// The rows of a grid, or of any tuple of tuples; other values fail as [`Value::as_grid`] fails.
+pub fn of(v: &Value) -> DslResult<Vec<Vec<Value>>> {
     match v.as_grid() {
         Ok(g) => Ok(grid_rows(&g)),
         Err(refused) => rows_of(v).ok_or(refused),
     }
 }
 
-/// The rows of a tuple of tuples of integers (bools count as integers, as in the fast path).
-fn rows_of(v: &Value) -> Option<Vec<Vec<i64>>> {
-    let Value::Tuple(rows) = v else { return None };
-    rows.iter()
-        .map(|r| {
-            if !r.is_tuple() {
-                return None;
-            }
-            r.members()?.iter().map(|c| c.as_int().ok()).collect()
-        })
+/// The rows of a tuple of tuples (in any representation: a pair of cells too), their members
+/// as they are.
+fn rows_of(v: &Value) -> Option<Vec<Vec<Value>>> {
+    if !v.is_tuple() {
+        return None;
+    }
+    v.members()?
+        .iter()
+        .map(|r| if r.is_tuple() { r.members() } else { None })
         .collect()
 }
 
-fn grid_rows(g: &Grid) -> Vec<Vec<i64>> {
+fn grid_rows(g: &Grid) -> Vec<Vec<Value>> {
     (0..g.h)
-        .map(|i| g.row(i).iter().map(|&c| i64::from(c)).collect())
+        .map(|i| g.row(i).iter().map(|&c| Value::Int(c.into())).collect())
         .collect()
 }
 
 /// `tuple(tuple(row) for row in rows)`.
-fn value(rows: impl IntoIterator<Item = Vec<i64>>) -> Value {
-    Value::tuple(
-        rows.into_iter()
-            .map(|r| Value::tuple(r.into_iter().map(Value::Int).collect()))
-            .collect(),
-    )
+fn value(rows: impl IntoIterator<Item = Vec<Value>>) -> Value {
+    Value::tuple(rows.into_iter().map(Value::tuple).collect())
 }
 
 /// `enumerate` of the cells: `(i, j, v)` row by row.
-fn cells(rows: &Rows) -> impl Iterator<Item = (usize, usize, i64)> + '_ {
+fn cells(rows: &Rows) -> impl Iterator<Item = (usize, usize, &Value)> + '_ {
     rows.iter()
         .enumerate()
-        .flat_map(|(i, r)| r.iter().enumerate().map(move |(j, &v)| (i, j, v)))
+        .flat_map(|(i, r)| r.iter().enumerate().map(move |(j, v)| (i, j, v)))
 }
 
 fn loc(i: usize, j: usize) -> DslResult<Loc> {
@@ -87,21 +83,22 @@ fn loc(i: usize, j: usize) -> DslResult<Loc> {
 }
 
 /// `tuple(tuple(replacer if v == replacee else v for v in r) for r in grid)`.
-pub fn replace(rows: &Rows, replacee: i64, replacer: i64) -> Value {
-    value(
-        rows.iter()
-            .map(|r| r.iter().map(|&v| if v == replacee { replacer } else { v }).collect()),
-    )
+pub fn replace(rows: &Rows, replacee: &Value, replacer: &Value) -> Value {
+    value(rows.iter().map(|r| {
+        r.iter()
+            .map(|v| if v == replacee { replacer } else { v }.clone())
+            .collect()
+    }))
 }
 
 /// `switch`: `a` and `b` trade places.
-pub fn switch(rows: &Rows, a: i64, b: i64) -> Value {
-    let swap = |v: i64| match v {
-        v if v == a => b,
-        v if v == b => a,
-        v => v,
+pub fn switch(rows: &Rows, a: &Value, b: &Value) -> Value {
+    let swap = |v: &Value| match v {
+        v if v == a => b.clone(),
+        v if v == b => a.clone(),
+        v => v.clone(),
     };
-    value(rows.iter().map(|r| r.iter().map(|&v| swap(v)).collect()))
+    value(rows.iter().map(|r| r.iter().map(swap).collect()))
 }
 
 /// `hconcat`: `tuple(i + j for i, j in zip(a, b))`.
@@ -120,12 +117,12 @@ pub fn crop(rows: &Rows, start: (i64, i64), dims: (i64, i64)) -> Value {
 }
 
 /// `zip(*rows)`: the columns, as many as the shortest row is long.
-fn zip<'r>(rows: impl Iterator<Item = &'r [i64]> + Clone) -> Vec<Vec<i64>> {
-    let w = rows.clone().map(<[i64]>::len).min().unwrap_or(0);
-    (0..w).map(|j| rows.clone().map(|r| r[j]).collect()).collect()
+fn zip<'r>(rows: impl Iterator<Item = &'r [Value]> + Clone) -> Vec<Vec<Value>> {
+    let w = rows.clone().map(<[Value]>::len).min().unwrap_or(0);
+    (0..w).map(|j| rows.clone().map(|r| r[j].clone()).collect()).collect()
 }
 
-fn reversed(rows: Vec<Vec<i64>>) -> impl DoubleEndedIterator<Item = Vec<i64>> {
+fn reversed(rows: Vec<Vec<Value>>) -> impl DoubleEndedIterator<Item = Vec<Value>> {
     rows.into_iter().map(|mut r| {
         r.reverse();
         r
@@ -133,12 +130,12 @@ fn reversed(rows: Vec<Vec<i64>>) -> impl DoubleEndedIterator<Item = Vec<i64>> {
 }
 
 /// `rot90`: `tuple(row for row in zip(*grid[::-1]))`.
-fn rot90_rows(rows: &Rows) -> Vec<Vec<i64>> {
+fn rot90_rows(rows: &Rows) -> Vec<Vec<Value>> {
     zip(rows.iter().rev().map(Vec::as_slice))
 }
 
 /// `rot270`: `tuple(tuple(row[::-1]) for row in zip(*grid[::-1]))[::-1]`.
-fn rot270_rows(rows: &Rows) -> Vec<Vec<i64>> {
+fn rot270_rows(rows: &Rows) -> Vec<Vec<Value>> {
     reversed(rot90_rows(rows)).rev().collect()
 }
 
@@ -162,7 +159,7 @@ pub fn dmirror(rows: &Rows) -> Value {
 
 /// `cmirror` of a tuple: `tuple(zip(*(r[::-1] for r in piece[::-1])))`.
 pub fn cmirror(rows: &Rows) -> Value {
-    let flipped: Vec<Vec<i64>> = reversed(rows.to_vec()).rev().collect();
+    let flipped: Vec<Vec<Value>> = reversed(rows.to_vec()).rev().collect();
     value(zip(flipped.iter().map(Vec::as_slice)))
 }
 
@@ -188,14 +185,14 @@ pub fn index(rows: &Rows, i: i64, j: i64) -> DslResult<Value> {
         return Ok(Value::None);
     }
     let cell = rows[i as usize].get(j as usize).ok_or_else(out_of_range)?;
-    Ok(Value::Int(*cell))
+    Ok(cell.clone())
 }
 
 /// `hupscale`, `vupscale` and `upscale` of a tuple: each value repeated `fx` times across,
 /// each row `fy` times down (`range` of a factor below one is empty).
 pub fn scaled(rows: &Rows, fy: usize, fx: usize) -> Value {
     value(rows.iter().flat_map(|r| {
-        let wide: Vec<i64> = r.iter().flat_map(|&v| std::iter::repeat(v).take(fx)).collect();
+        let wide: Vec<Value> = r.iter().flat_map(|v| std::iter::repeat(v).take(fx)).cloned().collect();
         std::iter::repeat(wide).take(fy)
     }))
 }
@@ -214,8 +211,8 @@ pub fn downscale(rows: &Rows, factor: i64) -> DslResult<Value> {
     for (i, r) in rows.iter().enumerate() {
         let kept = (0..w)
             .step_by(step)
-            .map(|j| r.get(j).copied().ok_or_else(out_of_range))
-            .collect::<DslResult<Vec<i64>>>()?;
+            .map(|j| r.get(j).cloned().ok_or_else(out_of_range))
+            .collect::<DslResult<Vec<Value>>>()?;
         if i % step == 0 {
             out.push(kept);
         }
@@ -274,18 +271,22 @@ pub fn cover(rows: &Rows, locs: impl FnOnce() -> DslResult<Arc<Vec<Loc>>>) -> Ds
         crate::bail!(Value, "max() arg is an empty sequence");
     };
     let locs = locs()?;
-    write(rows, locs.iter().map(|l| (i64::from(l.i), i64::from(l.j), bg)), false)
+    write(
+        rows,
+        locs.iter().map(|l| (i64::from(l.i), i64::from(l.j), bg.clone())),
+        false,
+    )
 }
 
 /// The cell tuple `(v, (i, j))`.
-fn cell(v: i64, i: usize, j: usize) -> DslResult<Value> {
-    Ok(Value::tuple(vec![Value::Int(v), Value::loc(loc(i, j)?)]))
+fn cell(v: &Value, i: usize, j: usize) -> DslResult<Value> {
+    Ok(Value::duo(v.clone(), Value::loc(loc(i, j)?)))
 }
 
 /// The rows holding one value only (`len(set(r)) == 1`), and the columns of `zip(*grid)` that
 /// do: `compress`'s and `frontiers`' `ri`/`ci`.
 fn uniform(rows: &Rows) -> (Vec<usize>, Vec<usize>) {
-    let one_value = |cells: &[i64]| !cells.is_empty() && cells.iter().all(|&v| v == cells[0]);
+    let one_value = |cells: &[Value]| !cells.is_empty() && cells.iter().all(|v| *v == cells[0]);
     let columns = zip(rows.iter().map(Vec::as_slice));
     (
         (0..rows.len()).filter(|&i| one_value(&rows[i])).collect(),
@@ -306,8 +307,8 @@ pub fn partition(rows: &Rows, foreground: bool) -> DslResult<Value> {
     };
     let classes = counts
         .iter()
-        .filter(|&&(v, _)| Some(v) != skip)
-        .map(|&(value, _)| {
+        .filter(|(v, _)| Some(v) != skip.as_ref())
+        .map(|(value, _)| {
             let members = cells(rows)
                 .filter(|&(_, _, v)| v == value)
                 .map(|(i, j, v)| cell(v, i, j))
@@ -327,7 +328,7 @@ pub fn toobject(rows: &Rows, locs: impl FnOnce() -> DslResult<Arc<Vec<Loc>>>) ->
     for l in locs()?.iter() {
         let (i, j) = (i64::from(l.i), i64::from(l.j));
         if (0..h).contains(&i) && (0..w).contains(&j) {
-            let v = *rows[i as usize].get(j as usize).ok_or_else(out_of_range)?;
+            let v = rows[i as usize].get(j as usize).ok_or_else(out_of_range)?;
             members.push(cell(v, i as usize, j as usize)?);
         }
     }
@@ -340,7 +341,7 @@ pub fn compress(rows: &Rows) -> Value {
     value((0..rows.len()).filter(|i| !ri.contains(i)).map(|i| {
         (0..rows[i].len())
             .filter(|j| !ci.contains(j))
-            .map(|j| rows[i][j])
+            .map(|j| rows[i][j].clone())
             .collect()
     }))
 }
@@ -355,14 +356,14 @@ pub fn frontiers(rows: &Rows) -> DslResult<Value> {
     let mut found = Vec::new();
     for &i in &ri {
         let line = (0..w)
-            .map(|j| cell(*rows[i].get(j).ok_or_else(out_of_range)?, i, j))
+            .map(|j| cell(rows[i].get(j).ok_or_else(out_of_range)?, i, j))
             .collect::<DslResult<_>>()?;
         found.push(Value::set(line));
     }
     for &j in &ci {
         // A uniform column lies within the shortest row.
         found.push(Value::set(
-            (0..h).map(|i| cell(rows[i][j], i, j)).collect::<DslResult<_>>()?,
+            (0..h).map(|i| cell(&rows[i][j], i, j)).collect::<DslResult<_>>()?,
         ));
     }
     Ok(Value::set(found))
@@ -370,16 +371,16 @@ pub fn frontiers(rows: &Rows) -> DslResult<Value> {
 
 /// `cellwise`: for `i` in `range(len(a))` and `j` in `range(len(a[0]))`, `a[i][j]` where it
 /// equals `b[i][j]`, else `fallback`; a cell either lacks is Python's `IndexError`.
-pub fn cellwise(a: &Rows, b: &Rows, fallback: i64) -> DslResult<Value> {
+pub fn cellwise(a: &Rows, b: &Rows, fallback: &Value) -> DslResult<Value> {
     let out_of_range = || DslError::Index("tuple index out of range".into());
     let w = a.first().ok_or_else(out_of_range)?.len();
     let mut out = Vec::with_capacity(a.len());
     for (i, row) in a.iter().enumerate() {
         let mut cells = Vec::with_capacity(w);
         for j in 0..w {
-            let x = *row.get(j).ok_or_else(out_of_range)?;
-            let y = *b.get(i).and_then(|r| r.get(j)).ok_or_else(out_of_range)?;
-            cells.push(if x == y { x } else { fallback });
+            let x = row.get(j).ok_or_else(out_of_range)?;
+            let y = b.get(i).and_then(|r| r.get(j)).ok_or_else(out_of_range)?;
+            cells.push(if x == y { x } else { fallback }.clone());
         }
         out.push(cells);
     }
@@ -389,7 +390,7 @@ pub fn cellwise(a: &Rows, b: &Rows, fallback: i64) -> DslResult<Value> {
 /// `fill`, `paint` and their `under` variants: `h, w = len(grid), len(grid[0])`, and each
 /// `(i, j, value)` inside `h` by `w` written in turn (with `under`, only over `mostcolor(grid)`).
 /// A row shorter than the first is Python's `IndexError` where an item lands past its end.
-pub fn write(rows: &Rows, items: impl Iterator<Item = (i64, i64, i64)>, under: bool) -> DslResult<Value> {
+pub fn write(rows: &Rows, items: impl Iterator<Item = (i64, i64, Value)>, under: bool) -> DslResult<Value> {
     let (h, w) = match rows.first() {
         Some(first) => (rows.len() as i64, first.len() as i64),
         None => crate::bail!(Index, "tuple index out of range"),
@@ -408,7 +409,7 @@ pub fn write(rows: &Rows, items: impl Iterator<Item = (i64, i64, i64)>, under: b
             let Some(cell) = out[i as usize].get_mut(j as usize) else {
                 crate::bail!(Index, "list index out of range");
             };
-            if bg.map_or(true, |bg| *cell == bg) {
+            if bg.as_ref().map_or(true, |bg| cell == bg) {
                 *cell = v;
             }
         }
@@ -418,14 +419,12 @@ pub fn write(rows: &Rows, items: impl Iterator<Item = (i64, i64, i64)>, under: b
 
 /// `asobject`: `frozenset((v, (i, j)) for i, r in enumerate(grid) for j, v in enumerate(r))`.
 pub fn asobject(rows: &Rows) -> DslResult<Value> {
-    let members = cells(rows)
-        .map(|(i, j, v)| Ok(Value::tuple(vec![Value::Int(v), Value::loc(loc(i, j)?)])))
-        .collect::<DslResult<_>>()?;
+    let members = cells(rows).map(|(i, j, v)| cell(v, i, j)).collect::<DslResult<_>>()?;
     Ok(Value::set(members))
 }
 
 /// `ofcolor`: the locations holding `value`.
-pub fn ofcolor(rows: &Rows, value: i64) -> DslResult<Value> {
+pub fn ofcolor(rows: &Rows, value: &Value) -> DslResult<Value> {
     let locs = cells(rows)
         .filter(|&(_, _, v)| v == value)
         .map(|(i, j, _)| loc(i, j))
@@ -449,12 +448,10 @@ pub fn asindices(rows: &Rows) -> DslResult<Value> {
     Ok(Value::indices_sorted(locs))
 }
 
-/// The colours with their counts, ascending by colour: the reference's `values` list of
+/// The colours with their counts, in canonical order: the reference's `values` list of
 /// `mostcolor`, `palette`, ... tallied.
-pub fn color_counts(rows: &Rows) -> Vec<(i64, usize)> {
-    let mut values: Vec<i64> = rows.iter().flatten().copied().collect();
-    values.sort_unstable();
-    values.chunk_by(|a, b| a == b).map(|run| (run[0], run.len())).collect()
+pub fn color_counts(rows: &Rows) -> Vec<(Value, usize)> {
+    tally(rows.iter().flatten())
 }
 
 #[cfg(test)]
@@ -468,8 +465,13 @@ mod tests {
         (PrimId::of(name).unwrap().spec().imp)(&args)
     }
 
+    /// A tuple of integer tuples.
+    fn ints<const N: usize>(rows: [Vec<i64>; N]) -> Value {
+        value(rows.map(|r| r.into_iter().map(Value::Int).collect()))
+    }
+
     fn ragged() -> Value {
-        value([vec![1, 2, 3], vec![4, 5], vec![6, 7, 8, 9]])
+        ints([vec![1, 2, 3], vec![4, 5], vec![6, 7, 8, 9]])
     }
 
     proptest! {
@@ -489,24 +491,25 @@ mod tests {
             let g = Grid::new(h, w, colors[..h * w].to_vec());
             let rows = grid_rows(&g);
             let v = Value::grid(g);
-            prop_assert_eq!(p("replace", vec![v.clone(), Value::Int(x), Value::Int(y)]).unwrap(), replace(&rows, x, y));
-            prop_assert_eq!(p("switch", vec![v.clone(), Value::Int(x), Value::Int(y)]).unwrap(), switch(&rows, x, y));
+            let (vx, vy) = (Value::Int(x), Value::Int(y));
+            prop_assert_eq!(p("replace", vec![v.clone(), vx.clone(), vy.clone()]).unwrap(), replace(&rows, &vx, &vy));
+            prop_assert_eq!(p("switch", vec![v.clone(), vx.clone(), vy.clone()]).unwrap(), switch(&rows, &vx, &vy));
             prop_assert_eq!(p("hconcat", vec![v.clone(), v.clone()]).unwrap(), hconcat(&rows, &rows));
             prop_assert_eq!(p("asobject", vec![v.clone()]).unwrap(), asobject(&rows).unwrap());
-            prop_assert_eq!(p("ofcolor", vec![v.clone(), Value::Int(x)]).unwrap(), ofcolor(&rows, x).unwrap());
+            prop_assert_eq!(p("ofcolor", vec![v.clone(), Value::Int(x)]).unwrap(), ofcolor(&rows, &vx).unwrap());
             prop_assert_eq!(p("asindices", vec![v.clone()]).unwrap(), asindices(&rows).unwrap());
             let patch = Value::indices(spots.iter().map(|&(i, j)| Loc { i: i as i32, j: j as i32 }).collect());
-            let mut items: Vec<(i64, i64, i64)> = spots.iter().map(|&(i, j)| (i, j, y)).collect();
-            items.sort_unstable();
+            let mut items: Vec<(i64, i64, Value)> = spots.iter().map(|&(i, j)| (i, j, vy.clone())).collect();
+            items.sort();
             items.dedup();
             for (name, under) in [("fill", false), ("underfill", true)] {
                 let fast = p(name, vec![v.clone(), Value::Int(y), patch.clone()]).unwrap();
-                prop_assert_eq!(fast, write(&rows, items.iter().copied(), under).unwrap());
+                prop_assert_eq!(fast, write(&rows, items.iter().cloned(), under).unwrap());
             }
             let b = Grid::new(other.0, other.1, colors[36 - other.0 * other.1..].to_vec());
             let b_rows = grid_rows(&b);
             let fast = p("cellwise", vec![v.clone(), Value::grid(b), Value::Int(x)]);
-            prop_assert_eq!(fast, cellwise(&rows, &b_rows, x));
+            prop_assert_eq!(fast, cellwise(&rows, &b_rows, &vx));
             let (s, d) = (Value::Pair(start.0, start.1), Value::Pair(dims.0, dims.1));
             prop_assert_eq!(p("crop", vec![v.clone(), s, d]).unwrap(), crop(&rows, start, dims));
             for (name, simple) in [
@@ -539,7 +542,7 @@ mod tests {
             prop_assert_eq!(p("righthalf", vec![v.clone()]).unwrap(), half(&rows, true));
             let at = Value::Pair(start.0, start.1);
             prop_assert_eq!(p("index", vec![v.clone(), at]), index(&rows, start.0, start.1));
-            let palette = Value::set(color_counts(&rows).iter().map(|&(c, _)| Value::Int(c)).collect());
+            let palette = Value::set(color_counts(&rows).into_iter().map(|(c, _)| c).collect());
             prop_assert_eq!(p("palette", vec![v]).unwrap(), palette);
         }
     }
@@ -547,7 +550,7 @@ mod tests {
     #[test]
     fn ragged_grids_compute_as_the_reference_does() {
         let r = ragged();
-        let t = |rows: &[&[i64]]| value(rows.iter().map(|r| r.to_vec()));
+        let t = |rows: &[&[i64]]| value(rows.iter().map(|r| r.iter().copied().map(Value::Int).collect()));
         assert_eq!(
             p("replace", vec![r.clone(), Value::Int(5), Value::Int(0)]).unwrap(),
             t(&[&[1, 2, 3], &[4, 0], &[6, 7, 8, 9]])
@@ -660,17 +663,118 @@ mod tests {
     }
 
     #[test]
+    fn cells_that_are_no_integer_compute_as_the_reference_does() {
+        // `((1, None, 0), (None, 1, 0), (2, 2, None))`; the expected values are the reference's.
+        let cell = |c: Option<i64>| c.map_or(Value::None, Value::Int);
+        let rows = [
+            [Some(1), None, Some(0)],
+            [None, Some(1), Some(0)],
+            [Some(2), Some(2), None],
+        ];
+        let g = value(rows.map(|r| r.map(cell).to_vec()));
+        let int_grid = Value::grid(Grid::new(3, 3, vec![1, 0, 0, 0, 1, 0, 2, 2, 0]));
+        let one = |name: &str| p(name, vec![g.clone()]).unwrap().to_string();
+        assert_eq!(one("mostcolor"), "None");
+        assert_eq!(one("palette"), "frozenset({None, 0, 1, 2})");
+        assert_eq!(one("numcolors"), "4");
+        assert_eq!(p("colorcount", vec![g.clone(), Value::None]).unwrap(), Value::Int(3));
+        assert_eq!(
+            p("replace", vec![g.clone(), Value::None, Value::Int(5)]).unwrap(),
+            ints([vec![1, 5, 0], vec![5, 1, 0], vec![2, 2, 5]])
+        );
+        assert_eq!(
+            p("switch", vec![g.clone(), Value::None, Value::Int(0)])
+                .unwrap()
+                .to_string(),
+            "((1, 0, None), (0, 1, None), (2, 2, 0))"
+        );
+        assert_eq!(p("index", vec![g.clone(), Value::Pair(0, 1)]).unwrap(), Value::None);
+        assert_eq!(
+            p("ofcolor", vec![g.clone(), Value::None]).unwrap().to_string(),
+            "frozenset({(0, 1), (1, 0), (2, 2)})"
+        );
+        assert_eq!(
+            p("cellwise", vec![g.clone(), int_grid.clone(), Value::None]).unwrap(),
+            g
+        );
+        assert_eq!(
+            one("partition"),
+            "frozenset({frozenset({(None, (0, 1)), (None, (1, 0)), (None, (2, 2))}), \
+             frozenset({(0, (0, 2)), (0, (1, 2))}), frozenset({(1, (0, 0)), (1, (1, 1))}), \
+             frozenset({(2, (2, 0)), (2, (2, 1))})})"
+        );
+        // The background is None: the objects are those of the integer cells.
+        let objects = |univalued: bool, without_bg: bool| {
+            let flags = [univalued, false, without_bg].map(Value::Bool);
+            p("objects", [vec![g.clone()], flags.to_vec()].concat())
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(
+            objects(true, true),
+            "frozenset({frozenset({(0, (0, 2)), (0, (1, 2))}), frozenset({(1, (0, 0))}), \
+             frozenset({(1, (1, 1))}), frozenset({(2, (2, 0)), (2, (2, 1))})})"
+        );
+        // Without `without_bg` the background is None all the same (the reference's `bg = None`).
+        assert_eq!(
+            objects(false, false),
+            "frozenset({frozenset({(0, (0, 2)), (0, (1, 2)), (1, (1, 1)), (2, (2, 0)), \
+             (2, (2, 1))}), frozenset({(1, (0, 0))})})"
+        );
+        // An object of None cells: recolor, shift, paint, asobject, as the solver chain does.
+        let patch = Value::indices(vec![Loc { i: 0, j: 1 }, Loc { i: 1, j: 1 }]);
+        let obj = p("recolor", vec![Value::None, patch.clone()]).unwrap();
+        assert_eq!(obj.to_string(), "frozenset({(None, (0, 1)), (None, (1, 1))})");
+        assert_eq!(
+            p("shift", vec![obj.clone(), Value::Pair(1, 1)]).unwrap().to_string(),
+            "frozenset({(None, (1, 2)), (None, (2, 2))})"
+        );
+        assert_eq!(p("ulcorner", vec![obj.clone()]).unwrap(), Value::Pair(0, 1));
+        assert_eq!(p("toindices", vec![obj.clone()]).unwrap(), patch);
+        assert_eq!(p("mostcolor", vec![obj.clone()]).unwrap(), Value::None);
+        let painted = p("paint", vec![int_grid.clone(), obj.clone()]).unwrap();
+        assert_eq!(painted.to_string(), "((1, None, 0), (0, None, 0), (2, 2, 0))");
+        assert_eq!(p("fill", vec![int_grid.clone(), Value::None, patch]).unwrap(), painted);
+        assert_eq!(
+            p("asobject", vec![painted]).unwrap().to_string(),
+            "frozenset({(None, (0, 1)), (None, (1, 1)), (0, (0, 2)), (0, (1, 0)), (0, (1, 2)), \
+             (0, (2, 2)), (1, (0, 0)), (2, (2, 0)), (2, (2, 1))})"
+        );
+        assert_eq!(
+            p("move", vec![int_grid, obj.clone(), Value::Pair(1, 0)])
+                .unwrap()
+                .to_string(),
+            "((1, 0, 0), (0, None, 0), (2, None, 0))"
+        );
+        assert_eq!(p("upscale", vec![obj, Value::Int(2)]).unwrap().len(), Some(8));
+        // Compared with `==` only: run on the ranks of the values.
+        let pattern = Value::set(vec![
+            Value::duo(Value::None, Value::Pair(0, 0)),
+            Value::duo(Value::Int(1), Value::Pair(0, 1)),
+        ]);
+        assert_eq!(
+            p("occurrences", vec![g.clone(), pattern]).unwrap(),
+            Value::indices(vec![Loc { i: 1, j: 0 }])
+        );
+        let striped = (0..4).map(|j| Value::duo([Value::None, Value::Int(3)][j % 2].clone(), Value::Pair(0, j as i64)));
+        assert_eq!(
+            p("hperiod", vec![Value::set(striped.collect())]).unwrap(),
+            Value::Int(2)
+        );
+    }
+
+    #[test]
     fn colours_beyond_the_fast_path_are_computed() {
-        let wide = value([vec![1, 1 << 40], vec![1 << 40, 1 << 40]]);
+        let wide = ints([vec![1, 1 << 40], vec![1 << 40, 1 << 40]]);
         assert_eq!(p("mostcolor", vec![wide.clone()]).unwrap(), Value::Int(1 << 40));
         assert_eq!(
             p("replace", vec![wide.clone(), Value::Int(1 << 40), Value::Int(2)]).unwrap(),
-            value([vec![1, 2], vec![2, 2]])
+            ints([vec![1, 2], vec![2, 2]])
         );
-        let grid = value([vec![1, 2]]);
+        let grid = ints([vec![1, 2]]);
         assert_eq!(
             p("replace", vec![grid, Value::Int(2), Value::Int(1 << 40)]).unwrap(),
-            value([vec![1, 1 << 40]])
+            ints([vec![1, 1 << 40]])
         );
         assert_eq!(
             p("palette", vec![wide]).unwrap().to_string(),
