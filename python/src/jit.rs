@@ -86,19 +86,11 @@ impl JitFunction {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        if let Some(tuples) = &self.tuples {
-            let given: Vec<_> = if kwargs.is_none_or(|k| k.is_empty()) {
-                args.iter().collect()
-            } else {
-                self.arrange(args, kwargs)?
-            };
-            if given.len() == self.program.params.len() {
-                if let Some(out) = tuples.run(&given) {
-                    return Ok(out);
-                }
-            }
+        let given = self.arrange(args, kwargs)?;
+        if let Some(out) = self.tuples.as_ref().and_then(|tuples| tuples.run(&given)) {
+            return Ok(out);
         }
-        let params = self.bind(args, kwargs)?;
+        let params = self.bind(&given)?;
         // Attached to the signal watch, as `arcbatch.dsl` calls are: a handler that raises
         // (SIGALRM, Ctrl-C) stops the call within milliseconds.
         let limit = self.timeout_ms.map(Duration::from_millis);
@@ -149,27 +141,27 @@ impl JitFunction {
 }
 
 impl JitFunction {
-    /// The parameters' values from a call's arguments, with Python's own errors for a call that
-    /// does not fit the signature. Parameters the program never reads are left `None`.
-    fn bind(&self, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<Value>> {
-        let value = |(obj, &read): (Bound<'_, PyAny>, &bool)| if read { to_value(&obj) } else { Ok(Value::None) };
-        if kwargs.is_none_or(|k| k.is_empty()) && args.len() == self.program.params.len() {
-            return args.iter().zip(&self.reads).map(value).collect();
-        }
-        self.arrange(args, kwargs)?
-            .into_iter()
+    /// The parameters' values from the arguments in their order ([`JitFunction::arrange`]).
+    /// Parameters the program never reads are left `None`.
+    fn bind(&self, given: &[Bound<'_, PyAny>]) -> PyResult<Vec<Value>> {
+        given
+            .iter()
             .zip(&self.reads)
-            .map(value)
+            .map(|(obj, &read)| if read { to_value(obj) } else { Ok(Value::None) })
             .collect()
     }
 
-    /// The arguments of a call in the order of the parameters, bound as Python binds them.
+    /// The arguments of a call in the order of the parameters, bound as Python binds them, with
+    /// Python's own errors for a call that does not fit the signature.
     fn arrange<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let names = &self.program.params;
+        if kwargs.is_none_or(|k| k.is_empty()) && args.len() == names.len() {
+            return Ok(args.iter().collect());
+        }
         let signature_error = |what: String| PyTypeError::new_err(format!("{}() {what}", self.program.name));
         if args.len() > names.len() {
             let takes = match names.len() {
