@@ -182,7 +182,7 @@ impl Patch {
     }
 
     /// The bounding box, or `None` for an empty patch.
-    fn bounds(&self) -> Option<Bounds> {
+    pub(super) fn bounds(&self) -> Option<Bounds> {
         match self {
             Patch::Locs(l) => Bounds::of_locs(l),
             Patch::Cells(c) => Bounds::of_cells(c),
@@ -191,7 +191,7 @@ impl Patch {
     }
 
     /// The patch with every location moved by `f`; cells keep their colour.
-    fn map(&self, f: impl Fn(i64, i64) -> (i64, i64)) -> DslResult<Value> {
+    pub(super) fn map(&self, f: impl Fn(i64, i64) -> (i64, i64)) -> DslResult<Value> {
         match self {
             Patch::Locs(l) => {
                 let moved = l.iter().map(|l| {
@@ -729,17 +729,8 @@ fn downscale(a: &[Value]) -> DslResult<Value> {
 /// many as the shorter grid has; on containers of other members, Python's `+` on each pair.
 fn hconcat(a: &[Value]) -> DslResult<Value> {
     let (Ok(x), Ok(y)) = (a[0].as_grid(), a[1].as_grid()) else {
-        if let (Ok(x), Ok(y)) = (rows::of(&a[0]), rows::of(&a[1])) {
-            return Ok(rows::hconcat(&x, &y));
-        }
         let members = |v: &Value| v.members().ok_or_else(|| DslError::type_error("an iterable", v));
-        let (x, y) = (members(&a[0])?, members(&a[1])?);
-        return x
-            .iter()
-            .zip(&y)
-            .map(|(i, j)| super::numbers::py_add(i, j))
-            .collect::<DslResult<_>>()
-            .map(Value::tuple);
+        return rows::hconcat(&members(&a[0])?, &members(&a[1])?);
     };
     Ok(build(x.h.min(y.h), x.w + y.w, |r, c| {
         if c < x.w {

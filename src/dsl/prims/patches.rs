@@ -624,92 +624,37 @@ fn recolor(a: &[Value]) -> DslResult<Value> {
     Ok(Value::Object(Arc::new(cells)))
 }
 
-/// A coordinate moved by an offset, if the result is still a coordinate.
-fn moved(x: i32, d: i64) -> DslResult<i32> {
-    coord((x as i64).saturating_add(d))
-}
-
 /// `shift(patch, (di, dj))` of a non-empty patch. A translation keeps the canonical order.
 fn shifted(p: &Value, di: i64, dj: i64) -> DslResult<Value> {
     let patch = Patch::of(p)?;
-    // The range of the coordinates, checked once: every moved coordinate then fits, and the
-    // members move without a check each. Where one does not fit, the member-by-member path
-    // raises the first failing member's error.
-    let range = |coords: &mut dyn Iterator<Item = (i32, i32)>| {
-        coords.fold((i32::MAX, i32::MIN, i32::MAX, i32::MIN), |(a, b, c, d), (i, j)| {
-            (a.min(i), b.max(i), c.min(j), d.max(j))
-        })
-    };
-    let (lo_i, hi_i, lo_j, hi_j) = match &patch {
-        Patch::Locs(l) => range(&mut l.iter().map(|l| (l.i, l.j))),
-        Patch::Cells(c) => range(&mut c.iter().map(|c| (c.i, c.j))),
-        Patch::AnyCells(c) => range(&mut c.iter().map(|(_, l)| (l.i, l.j))),
-    };
-    let fits = |lo: i32, hi: i32, d: i64| moved(lo, d).is_ok() && moved(hi, d).is_ok();
-    if fits(lo_i, hi_i, di) && fits(lo_j, hi_j, dj) {
-        // In range: `d` fits an i32 once added to a coordinate, and so does each sum.
-        let (di, dj) = (di as i32, dj as i32);
-        let moved_by = |i: i32, j: i32| (i.wrapping_add(di), j.wrapping_add(dj));
-        return Ok(match patch {
-            Patch::Locs(l) => Value::Indices(Arc::new(
-                l.iter()
-                    .map(|l| {
-                        let (i, j) = moved_by(l.i, l.j);
-                        Loc { i, j }
-                    })
-                    .collect(),
-            )),
-            Patch::Cells(c) => Value::Object(Arc::new(
-                c.iter()
-                    .map(|c| {
-                        let (i, j) = moved_by(c.i, c.j);
-                        Cell { color: c.color, i, j }
-                    })
-                    .collect(),
-            )),
-            Patch::AnyCells(c) => Value::set_sorted(
-                c.into_iter()
-                    .map(|(color, l)| {
-                        let (i, j) = moved_by(l.i, l.j);
-                        Value::duo(color, Value::loc(Loc { i, j }))
-                    })
-                    .collect(),
-            ),
-        });
-    }
-    Ok(match patch {
-        Patch::Locs(l) => Value::Indices(Arc::new(
+    // The bounding box, checked once: every moved coordinate then fits, and the members move
+    // without a check each.
+    let fits = |lo: i64, hi: i64, d: i64| coord(lo.saturating_add(d)).is_ok() && coord(hi.saturating_add(d)).is_ok();
+    let in_range = patch
+        .bounds()
+        .is_some_and(|b| fits(b.top, b.bottom, di) && fits(b.left, b.right, dj));
+    // In range, `d` fits an i32 once added to a coordinate, and so does each sum.
+    let moved_by = |i: i32, j: i32| (i.wrapping_add(di as i32), j.wrapping_add(dj as i32));
+    Ok(match &patch {
+        Patch::Locs(l) if in_range => Value::Indices(Arc::new(
             l.iter()
                 .map(|l| {
-                    Ok(Loc {
-                        i: moved(l.i, di)?,
-                        j: moved(l.j, dj)?,
-                    })
+                    let (i, j) = moved_by(l.i, l.j);
+                    Loc { i, j }
                 })
-                .collect::<DslResult<_>>()?,
+                .collect(),
         )),
-        Patch::Cells(c) => Value::Object(Arc::new(
+        Patch::Cells(c) if in_range => Value::Object(Arc::new(
             c.iter()
                 .map(|c| {
-                    Ok(Cell {
-                        color: c.color,
-                        i: moved(c.i, di)?,
-                        j: moved(c.j, dj)?,
-                    })
+                    let (i, j) = moved_by(c.i, c.j);
+                    Cell { color: c.color, i, j }
                 })
-                .collect::<DslResult<_>>()?,
+                .collect(),
         )),
-        Patch::AnyCells(c) => Value::set_sorted(
-            c.into_iter()
-                .map(|(color, l)| {
-                    let at = Loc {
-                        i: moved(l.i, di)?,
-                        j: moved(l.j, dj)?,
-                    };
-                    Ok(Value::duo(color, Value::loc(at)))
-                })
-                .collect::<DslResult<_>>()?,
-        ),
+        // Cells of any colours (the simple path), or a member that leaves the coordinates:
+        // member by member, raising the first failing member's error.
+        _ => patch.map(|i, j| (i.saturating_add(di), j.saturating_add(dj)))?,
     })
 }
 
@@ -825,8 +770,8 @@ mod tests {
         locs.iter()
             .map(|l| {
                 Ok(Loc {
-                    i: moved(l.i, di)?,
-                    j: moved(l.j, dj)?,
+                    i: coord(i64::from(l.i).saturating_add(di))?,
+                    j: coord(i64::from(l.j).saturating_add(dj))?,
                 })
             })
             .collect()

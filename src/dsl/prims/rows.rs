@@ -101,9 +101,14 @@ pub fn switch(rows: &Rows, a: &Value, b: &Value) -> Value {
     value(rows.iter().map(|r| r.iter().map(swap).collect()))
 }
 
-/// `hconcat`: `tuple(i + j for i, j in zip(a, b))`.
-pub fn hconcat(a: &Rows, b: &Rows) -> Value {
-    value(a.iter().zip(b).map(|(x, y)| [&x[..], &y[..]].concat()))
+/// `hconcat`: `tuple(i + j for i, j in zip(a, b))` over the members of `a` and `b`: rows
+/// joined pairwise, or Python's `+` on whatever else the members are.
+pub fn hconcat(a: &[Value], b: &[Value]) -> DslResult<Value> {
+    a.iter()
+        .zip(b)
+        .map(|(i, j)| super::numbers::py_add(i, j))
+        .collect::<DslResult<_>>()
+        .map(Value::tuple)
 }
 
 /// `crop`: `tuple(r[start[1]:start[1] + dims[1]] for r in grid[start[0]:start[0] + dims[0]])`.
@@ -494,7 +499,8 @@ mod tests {
             let (vx, vy) = (Value::Int(x), Value::Int(y));
             prop_assert_eq!(p("replace", vec![v.clone(), vx.clone(), vy.clone()]).unwrap(), replace(&rows, &vx, &vy));
             prop_assert_eq!(p("switch", vec![v.clone(), vx.clone(), vy.clone()]).unwrap(), switch(&rows, &vx, &vy));
-            prop_assert_eq!(p("hconcat", vec![v.clone(), v.clone()]).unwrap(), hconcat(&rows, &rows));
+            let members = v.members().unwrap_or_default();
+            prop_assert_eq!(p("hconcat", vec![v.clone(), v.clone()]), hconcat(&members, &members));
             prop_assert_eq!(p("asobject", vec![v.clone()]).unwrap(), asobject(&rows).unwrap());
             prop_assert_eq!(p("ofcolor", vec![v.clone(), Value::Int(x)]).unwrap(), ofcolor(&rows, &vx).unwrap());
             prop_assert_eq!(p("asindices", vec![v.clone()]).unwrap(), asindices(&rows).unwrap());
