@@ -193,6 +193,80 @@ proptest! {
     }
 }
 
+/// `x -> best(x, y -> f(y + size(x)))`: a mapping over each element's own container, with a
+/// value captured from the element, so that over containers that share members (the same
+/// allocation, or equal numbers and pairs) the inner rows repeat and run once each.
+fn over_own_members(f: Value, best: &str) -> Value {
+    let built = |name: &str, args: Vec<Value>| call(&p(name), &args).unwrap();
+    let shifted = built(
+        "compose",
+        vec![
+            built("lbind", vec![p("compose"), f]),
+            built("compose", vec![built("lbind", vec![p("lbind"), p("add")]), p("size")]),
+        ],
+    );
+    match best {
+        // apply and mapply take the function first.
+        "apply" | "mapply" => built("fork", vec![p(best), shifted, p("identity")]),
+        _ => built("fork", vec![p(best), p("identity"), shifted]),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// Containers drawn from a small pool (so the rows of the inner function repeat across
+    /// containers, by allocation and by value): values and the first error are the scalar
+    /// path's, whether or not the repeats are remembered.
+    #[test]
+    fn repeated_rows_across_containers_agree(
+        f in function(),
+        best in prop::sample::select(vec!["valmin", "argmax", "sfilter", "apply", "mapply", "order"]),
+        pool in proptest::collection::vec(element(), 1..5),
+        picks in proptest::collection::vec(0usize..8, 0..40),
+    ) {
+        let g = over_own_members(f, best);
+        let xs: Vec<Value> = picks.iter().map(|&k| pool[k % pool.len()].clone()).collect();
+        let (scalar, vectorised) = both(|| {
+            let m = map(&g, &[&xs]);
+            (m.values, m.error)
+        });
+        prop_assert_eq!(scalar, vectorised, "{}", g);
+    }
+}
+
+/// Repeated rows in more rows than one block of the column engine: what was met in an earlier
+/// block is remembered, and an error met in a later block is still the scalar path's.
+#[test]
+fn repeated_rows_over_several_blocks_agree() {
+    let bind = |b: &str, f: &str, x: i64| call(&p(b), &[p(f), Value::Int(x)]).unwrap();
+    let compose = |outer: Value, inner: Value| call(&p("compose"), &[outer, inner]).unwrap();
+    let pool: Vec<Value> = (0..7)
+        .map(|k| Value::tuple((k..k + 12).map(|x| Value::Int(x - 60)).collect()))
+        .collect();
+    // 3,000 containers of 12 members from a pool of 7: 36,000 rows over three blocks, 84
+    // distinct. `100 // (member + 12)` raises only on the member -12, in the last container.
+    let mut xs: Vec<Value> = (0..3_000).map(|k| pool[k * 5 % 7].clone()).collect();
+    xs.push(Value::tuple((-20..-8).map(Value::Int).collect()));
+    for best in ["valmin", "apply", "sfilter"] {
+        let g = over_own_members(compose(p("invert"), bind("lbind", "divide", 100)), best);
+        let (scalar, vectorised) = both(|| {
+            let m = map(&g, &[&xs]);
+            (m.values, m.error)
+        });
+        assert_eq!(
+            scalar.0.len(),
+            3_000,
+            "{best}: the containers before the last have values"
+        );
+        assert!(
+            scalar.1.is_some(),
+            "{best}: divide(100, 0) raises in the last container"
+        );
+        assert_eq!(scalar, vectorised, "{best}");
+    }
+}
+
 /// PEP 479: a `StopIteration` raised by the function inside the reference's generator
 /// expressions (`apply`, `mapply`, `sfilter`, `mfilter`, `papply`, `prapply`, `rapply`,
 /// `extract`) is a `RuntimeError`; inside `max`/`sorted` (`argmax`, `valmin`, `order`) it stays,

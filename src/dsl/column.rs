@@ -38,13 +38,14 @@
 //! The scalar path, [`super::func::call`], stays the definition every test compares this with.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock};
 
 use smallvec::SmallVec;
 
 use super::error::{DslError, DslResult};
 use super::func::{call, callable, Deadline, Func};
+use super::memo::RowMemo;
 use super::registry::PrimId;
 use super::value::Value;
 
@@ -200,6 +201,9 @@ struct Nested {
     /// The nodes of this kernel whose values the function captured, in the inner kernel's
     /// argument order after the member.
     captures: Vec<NodeId>,
+    /// How many more evaluations run every row without looking for repeats (see
+    /// [`Nested::memo`]).
+    skip_memo: AtomicU32,
 }
 
 /// A function value compiled for a number of arguments.
@@ -213,6 +217,9 @@ pub struct Kernel {
     /// when all the containers are the same.
     member_only: Vec<bool>,
     out: NodeId,
+    /// Whether a row costs more than a few primitive calls (the kernel holds a mapping, a
+    /// dynamic call, or many nodes), so that remembering rows pays even when few repeat.
+    costly: bool,
 }
 
 impl Kernel {
@@ -354,12 +361,32 @@ fn per_element(
     (out, None)
 }
 
+/// Evaluations of a [`Nested`] node that do not look for repeated rows after one that found
+/// too few.
+const RETRY_MEMO: u32 = 16;
+
 impl Nested {
+    /// Where the inner kernel's rows are remembered during one evaluation, so that a row that
+    /// comes back (the same member with the same captured values, in another container:
+    /// `valmin(remove(o, objects), distance(l, ·))` for every object `o` and location `l` meets
+    /// each (object, location) row once per other object) runs once. Looking a row up costs a
+    /// hash of its values' identities: a cheap inner kernel whose rows were found mostly
+    /// distinct does not look for its next [`RETRY_MEMO`] evaluations.
+    fn memo(&self) -> Option<RowMemo> {
+        let skip = self.skip_memo.load(Ordering::Relaxed);
+        if skip > 0 {
+            self.skip_memo.store(skip - 1, Ordering::Relaxed);
+            return None;
+        }
+        Some(RowMemo::default())
+    }
+
     /// The mapping primitive for elements `0..live`: the values, and the first element that
     /// raised (its container not iterable, a member's function call, or the combination).
     fn eval(&self, values: &[Column], columns: &[&[Value]], live: usize) -> (Vec<Value>, Option<(usize, DslError)>) {
         let container = &values[self.container as usize];
         let mut out = Vec::with_capacity(live);
+        let mut memo = self.memo();
         let mut start = 0;
         while start < live {
             // Lay the members of elements start..end end to end, with the captured values;
@@ -385,11 +412,23 @@ impl Nested {
             }
             let mut inner_columns: Vec<&[Value]> = vec![&flat];
             inner_columns.extend(captured.iter().map(Vec::as_slice));
-            // One container for all: the member-only nodes run once per chunk.
-            let period = matches!(container, Column::Const(_)).then(|| bounds.first().copied().unwrap_or(0));
-            let mut results =
-                self.mapping
-                    .raised(self.inner.eval(&inner_columns, flat.len(), period.filter(|&m| m > 0)));
+            // One container for all: the member-only nodes run once per chunk. Otherwise rows
+            // met before (the same member with the same captured values) are not run again.
+            let inner = if matches!(container, Column::Const(_)) {
+                let period = bounds.first().copied().filter(|&m| m > 0);
+                self.inner.eval(&inner_columns, flat.len(), period)
+            } else if let Some(m) = memo.as_mut() {
+                let inner = m.eval(&inner_columns, flat.len(), |rows, n| self.inner.eval(rows, n, None));
+                if !self.inner.costly && !m.repeats() {
+                    // Too few repeats to pay for looking them up.
+                    self.skip_memo.store(RETRY_MEMO, Ordering::Relaxed);
+                    memo = None;
+                }
+                inner
+            } else {
+                self.inner.eval(&inner_columns, flat.len(), None)
+            };
+            let mut results = self.mapping.raised(inner);
             // Hand each container its members' results, up to the first that raised.
             let mut taken = results.values.drain(..);
             let mut from = 0;
@@ -465,6 +504,9 @@ static KNOWN: LazyLock<Known> = LazyLock::new(|| {
     }
 });
 
+/// A kernel running this many primitive nodes is [`Kernel::costly`].
+const COSTLY_NODES: usize = 8;
+
 /// Past this many nodes a kernel inlines no more: further calls go through the scalar path
 /// (`power(power(rot90, 900), 900)` would otherwise unfold into 810,000 nodes).
 const MAX_KERNEL_NODES: usize = 4096;
@@ -501,11 +543,15 @@ impl<'p> Builder<'p> {
     fn finish(self, out: NodeId) -> Kernel {
         let runs = runs(&self.nodes, &self.syms, out);
         let member_only = member_only(&self.nodes);
+        let running = || self.nodes.iter().zip(&runs).filter(|(_, &r)| r).map(|(n, _)| n);
+        let costly = running().any(|n| matches!(n, Node::Nested(_) | Node::Call { .. }))
+            || running().filter(|n| matches!(n, Node::Prim { .. })).count() >= COSTLY_NODES;
         Kernel {
             nodes: self.nodes,
             runs,
             member_only,
             out,
+            costly,
         }
     }
 
@@ -702,6 +748,7 @@ impl<'p> Builder<'p> {
             container,
             inner,
             captures,
+            skip_memo: AtomicU32::new(0),
         })))
     }
 
