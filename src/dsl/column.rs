@@ -364,14 +364,18 @@ fn per_element(
 /// Evaluations of a [`Nested`] node that do not look for repeated rows after one that found
 /// too few.
 const RETRY_MEMO: u32 = 16;
+/// Fewer rows than this in a block are run as they are: what repeats among so few costs less
+/// to run again than to look up.
+const MIN_MEMO_ROWS: usize = 2048;
 
 impl Nested {
     /// Where the inner kernel's rows are remembered during one evaluation, so that a row that
     /// comes back (the same member with the same captured values, in another container:
     /// `valmin(remove(o, objects), distance(l, ·))` for every object `o` and location `l` meets
     /// each (object, location) row once per other object) runs once. Looking a row up costs a
-    /// hash of its values' identities: a cheap inner kernel whose rows were found mostly
-    /// distinct does not look for its next [`RETRY_MEMO`] evaluations.
+    /// hash of its values' identities: blocks of fewer than [`MIN_MEMO_ROWS`] rows are not
+    /// looked up, and a cheap inner kernel whose rows were found mostly distinct does not look
+    /// for its next [`RETRY_MEMO`] evaluations.
     fn memo(&self) -> Option<RowMemo> {
         let skip = self.skip_memo.load(Ordering::Relaxed);
         if skip > 0 {
@@ -417,7 +421,7 @@ impl Nested {
             let inner = if matches!(container, Column::Const(_)) {
                 let period = bounds.first().copied().filter(|&m| m > 0);
                 self.inner.eval(&inner_columns, flat.len(), period)
-            } else if let Some(m) = memo.as_mut() {
+            } else if let Some(m) = memo.as_mut().filter(|_| flat.len() >= MIN_MEMO_ROWS) {
                 let inner = m.eval(&inner_columns, flat.len(), |rows, n| self.inner.eval(rows, n, None));
                 if !self.inner.costly && !m.repeats() {
                     // Too few repeats to pay for looking them up.
