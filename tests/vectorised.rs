@@ -11,7 +11,7 @@ mod shared;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use arcbatch::dsl::column::{map, set_evaluation, Evaluation};
+use arcbatch::dsl::column::{map, set_vectorised};
 use arcbatch::dsl::{call, PrimId, Value};
 use arcbatch::program::{parse_file, run_guarded, Program, RunError};
 use arcbatch::run::arguments;
@@ -20,23 +20,13 @@ use proptest::prelude::*;
 
 static MODE: Mutex<()> = Mutex::new(());
 
-/// `f()` with the scalar path, then with every function applied column-wise.
+/// `f()` with the scalar path, then vectorised.
 fn both<T>(f: impl Fn() -> T) -> (T, T) {
     let _lock = MODE.lock().unwrap_or_else(|e| e.into_inner());
-    set_evaluation(Evaluation::Scalar);
+    set_vectorised(false);
     let scalar = f();
-    set_evaluation(Evaluation::Columns);
-    let columns = f();
-    set_evaluation(Evaluation::Auto);
-    (scalar, columns)
-}
-
-/// `f()` as it runs by default: each function column-wise or one element at a time, by how
-/// often it was met and on how many elements.
-fn auto<T>(f: impl Fn() -> T) -> T {
-    let _lock = MODE.lock().unwrap_or_else(|e| e.into_inner());
-    set_evaluation(Evaluation::Auto);
-    f()
+    set_vectorised(true);
+    (scalar, f())
 }
 
 /// A run's outcome; `None` for a time-out (which depends on speed).
@@ -69,15 +59,14 @@ fn published_solvers_agree_on_their_own_and_on_other_tasks_inputs() {
         runs.extend((1..=3).map(|d| (&set.tasks[(k * 7 + d * 131) % set.tasks.len()], 0)));
         for (task, input) in runs {
             let (scalar, vectorised) = both(|| outcome(program, task, input));
-            let by_default = auto(|| outcome(program, task, input));
-            let (Some(scalar), Some(vectorised), Some(by_default)) = (scalar, vectorised, by_default) else {
+            let (Some(scalar), Some(vectorised)) = (scalar, vectorised) else {
                 continue;
             };
             compared += 1;
             raised += usize::from(scalar.is_err());
-            if scalar != vectorised || scalar != by_default {
+            if scalar != vectorised {
                 mismatches.push(format!(
-                    "{} on {} input {input}: scalar {scalar:?}, vectorised {vectorised:?}, default {by_default:?}",
+                    "{} on {} input {input}: scalar {scalar:?}, vectorised {vectorised:?}",
                     program.name, task.id
                 ));
             }
@@ -196,15 +185,11 @@ proptest! {
     /// Values, and the error of the first failing element, are the scalar path's.
     #[test]
     fn random_closures_agree(f in function(), xs in proptest::collection::vec(element(), 0..12)) {
-        let run = || {
+        let (scalar, vectorised) = both(|| {
             let m = map(&f, &[&xs]);
             (m.values, m.error)
-        };
-        let (scalar, vectorised) = both(run);
-        prop_assert_eq!(&scalar, &vectorised, "{}", f);
-        // Twice by default: met first, then again (compiled).
-        prop_assert_eq!(&scalar, &auto(run), "{}", f);
-        prop_assert_eq!(&scalar, &auto(run), "{}", f);
+        });
+        prop_assert_eq!(scalar, vectorised, "{}", f);
     }
 }
 

@@ -38,16 +38,14 @@
 //! The scalar path, [`super::func::call`], stays the definition every test compares this with.
 
 use std::cell::RefCell;
-use std::hash::{BuildHasher, Hash, Hasher};
-use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock};
 
-use hashbrown::DefaultHashBuilder;
 use smallvec::SmallVec;
 
 use super::error::{DslError, DslResult};
 use super::func::{call, callable, Deadline, Func};
-use super::memo::{Identity, RowMemo};
+use super::memo::RowMemo;
 use super::registry::PrimId;
 use super::value::Value;
 
@@ -114,32 +112,13 @@ impl Mapped {
 /// a column of `Value`s costs 24 bytes an element per node.
 pub const BLOCK: usize = 1 << 14;
 
-/// How [`map`] applies a function value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Evaluation {
-    /// Column-wise, except a function met for the first time on fewer than [`SCALAR_BELOW`]
-    /// elements, which runs one element at a time (the default).
-    Auto,
-    /// Always column-wise (the tests that compare the two paths).
-    Columns,
-    /// One element at a time (the command line's `--scalar`).
-    Scalar,
-}
+/// Whether [`map`] evaluates column-wise (the default) or one element at a time.
+static VECTORISED: AtomicBool = AtomicBool::new(true);
 
-static EVALUATION: AtomicU8 = AtomicU8::new(Evaluation::Auto as u8);
-
-/// Chooses how [`map`] applies function values, for the whole process.
-pub fn set_evaluation(how: Evaluation) {
-    EVALUATION.store(how as u8, Ordering::Relaxed);
-}
-
-fn evaluation() -> Evaluation {
-    match EVALUATION.load(Ordering::Relaxed) {
-        0 => Evaluation::Auto,
-        1 => Evaluation::Columns,
-        _ => Evaluation::Scalar,
-    }
+/// Chooses between column-wise evaluation and the scalar path for the whole process (the
+/// command line's `--scalar`, and the tests that compare the two).
+pub fn set_vectorised(on: bool) {
+    VECTORISED.store(on, Ordering::Relaxed);
 }
 
 /// Applies `f` to each element of equally long argument columns (`f(xs[i], ys[i], ...)`), as
@@ -152,32 +131,30 @@ pub fn map(f: &Value, columns: &[&[Value]]) -> Mapped {
             error: None,
         };
     }
-    let how = evaluation();
-    if how == Evaluation::Scalar {
+    if !VECTORISED.load(Ordering::Relaxed) {
         return map_scalar(f, columns, n);
     }
-    let Some(kernel) = kernel_for(f, columns.len(), n, how) else {
-        return map_scalar(f, columns, n);
-    };
-    if n <= BLOCK {
-        return kernel.eval(columns, n, None);
-    }
-    // Block by block, so that the kernel's columns stay small over a large container; the
-    // first block that raises holds the first failing element.
-    let mut values = Vec::with_capacity(n);
-    for start in (0..n).step_by(BLOCK) {
-        let end = (start + BLOCK).min(n);
-        let block: SmallVec<[&[Value]; 4]> = columns.iter().map(|c| &c[start..end]).collect();
-        let mapped = kernel.eval(&block, end - start, None);
-        values.extend(mapped.values);
-        if mapped.error.is_some() {
-            return Mapped {
-                values,
-                error: mapped.error,
-            };
+    with_kernel(f, columns.len(), |kernel| {
+        if n <= BLOCK {
+            return kernel.eval(columns, n, None);
         }
-    }
-    Mapped { values, error: None }
+        // Block by block, so that the kernel's columns stay small over a large container; the
+        // first block that raises holds the first failing element.
+        let mut values = Vec::with_capacity(n);
+        for start in (0..n).step_by(BLOCK) {
+            let end = (start + BLOCK).min(n);
+            let block: SmallVec<[&[Value]; 4]> = columns.iter().map(|c| &c[start..end]).collect();
+            let mapped = kernel.eval(&block, end - start, None);
+            values.extend(mapped.values);
+            if mapped.error.is_some() {
+                return Mapped {
+                    values,
+                    error: mapped.error,
+                };
+            }
+        }
+        Mapped { values, error: None }
+    })
 }
 
 /// [`map`] one element at a time through [`call`]: the definition the kernels are tested
@@ -861,32 +838,21 @@ fn runs(nodes: &[Node], syms: &[Option<Sym>], out: NodeId) -> Vec<bool> {
 // ----- the kernel cache ---------------------------------------------------------------------
 
 thread_local! {
-    /// Recently applied function values, most recent first, recognised by their closure trees
-    /// (see [`same_func`]): a function applied in a loop (once per element of an outer
-    /// container) compiles once. A function met for the first time on fewer than
-    /// [`SCALAR_BELOW`] elements runs through the scalar path, since compiling costs more than a
-    /// few calls; it is compiled when it comes back. Each entry holds its function, so no
-    /// allocation it names can be reused by another.
-    static RECENT: RefCell<Vec<Recent>> = const { RefCell::new(Vec::new()) };
+    /// Recently compiled kernels, keyed by the function value's allocation: a function applied
+    /// in a loop (once per element of an outer container) compiles once. Each entry holds its
+    /// function, so the allocation cannot be reused by another.
+    static KERNELS: RefCell<Vec<CachedKernel>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A function value met recently, and its kernel for an arity once compiled.
-struct Recent {
-    hash: u64,
-    func: Arc<Func>,
-    arity: usize,
-    kernel: Option<Arc<Kernel>>,
-}
+/// A compiled function: the function, the arity it was compiled for, the kernel.
+type CachedKernel = (Arc<Func>, usize, Arc<Kernel>);
 
-const RECENT_FUNCTIONS: usize = 64;
-
-/// A function met for the first time on fewer elements than this runs through the scalar path.
-const SCALAR_BELOW: usize = 16;
+const CACHED_KERNELS: usize = 32;
 
 /// Whether two functions are the same closure tree over the same values: primitives, numbers
-/// and pairs compared by value (`True` is not `1` here), containers by allocation only
-/// ([`Identity`]), so that the test never walks data. A solver's `fork(either, vline, hline)` is
-/// built anew on every sample, and finds the kernel compiled for the first.
+/// and pairs compared by value (`True` is not `1` here), containers by allocation only, so that
+/// the test never walks data. A solver's `fork(either, vline, hline)` is built anew on every
+/// sample, and finds the kernel compiled for the first.
 fn same_func(a: &Func, b: &Func) -> bool {
     use Func::*;
     if std::ptr::eq(a, b) {
@@ -909,82 +875,45 @@ fn same_func(a: &Func, b: &Func) -> bool {
 /// A part of a closure, for [`same_func`].
 fn same_part(a: &Value, b: &Value) -> bool {
     match (a, b) {
+        (Value::None, Value::None) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Pair(x0, x1), Value::Pair(y0, y1)) => (x0, x1) == (y0, y1),
+        (Value::Cell(x), Value::Cell(y)) => x == y,
+        (Value::Ints(x), Value::Ints(y)) => Arc::ptr_eq(x, y),
+        (Value::LocPair(x0, x1), Value::LocPair(y0, y1)) => (x0, x1) == (y0, y1),
+        (Value::CellPair(x0, x1), Value::CellPair(y0, y1)) => (x0, x1) == (y0, y1),
+        (Value::Grid(x), Value::Grid(y)) => Arc::ptr_eq(x, y),
+        (Value::Indices(x), Value::Indices(y)) => Arc::ptr_eq(x, y),
+        (Value::Object(x), Value::Object(y)) => Arc::ptr_eq(x, y),
+        (Value::Tuple(x), Value::Tuple(y)) | (Value::Set(x), Value::Set(y)) => Arc::ptr_eq(x, y),
         (Value::Func(f), Value::Func(g)) => same_func(f, g),
-        (Value::Func(_), _) | (_, Value::Func(_)) => false,
-        _ => Identity::of(a) == Identity::of(b),
+        _ => false,
     }
 }
 
-/// A hash of a closure tree that two functions the same by [`same_func`] share.
-fn func_hash(f: &Func) -> u64 {
-    fn func(f: &Func, h: &mut impl Hasher) {
-        let parts: &[&Value] = match f {
-            Func::Prim(id) => {
-                (0u8, id).hash(h);
-                return;
-            }
-            Func::Power(g, n) => {
-                (1u8, n).hash(h);
-                return part(g, h);
-            }
-            Func::Compose(a, b) => &[a, b],
-            Func::Matcher(a, b) => &[a, b],
-            Func::Rbind(a, b) => &[a, b],
-            Func::Lbind(a, b) => &[a, b],
-            Func::Chain(a, b, c) => &[a, b, c],
-            Func::Fork(a, b, c) => &[a, b, c],
-        };
-        std::mem::discriminant(f).hash(h);
-        parts.iter().for_each(|p| part(p, h));
-    }
-    fn part(v: &Value, h: &mut impl Hasher) {
-        match v {
-            Value::Func(f) => func(f, h),
-            other => Identity::of(other).hash(h),
-        }
-    }
-    let mut h = DefaultHashBuilder::default().build_hasher();
-    func(f, &mut h);
-    h.finish()
-}
-
-/// How [`map`] applies a function to `n` elements: through its kernel, or, for a function met
-/// for the first time on few elements, through the scalar path.
-fn kernel_for(f: &Value, arity: usize, n: usize, how: Evaluation) -> Option<Arc<Kernel>> {
+fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R {
     let Value::Func(func) = f else {
-        return Some(Arc::new(Kernel::compile(f, arity)));
+        return run(&Kernel::compile(f, arity));
     };
-    let hash = func_hash(func);
-    let met = RECENT.with(|recent| {
-        let recent = recent.borrow();
-        let entry = recent
+    let cached = KERNELS.with(|k| {
+        k.borrow()
             .iter()
-            .find(|e| e.hash == hash && e.arity == arity && same_func(&e.func, func));
-        entry.map(|e| e.kernel.clone())
+            .find(|(g, a, _)| *a == arity && same_func(g, func))
+            .map(|(_, _, kernel)| kernel.clone())
     });
-    let kernel = match met {
-        Some(Some(kernel)) => return Some(kernel),
-        None if n < SCALAR_BELOW && how == Evaluation::Auto => None,
-        _ => Some(Arc::new(Kernel::compile(f, arity))),
-    };
-    // A kernel whose compile-time evaluation ran out of time is not kept; nor is the function
-    // remembered as met, so that it is compiled again next time.
-    if kernel.as_ref().map_or(true, |k| k.cacheable()) {
-        RECENT.with(|recent| {
-            let mut recent = recent.borrow_mut();
-            // Compiling may have applied other functions (constant sub-calls): look again.
-            recent.retain(|e| !(e.hash == hash && e.arity == arity && same_func(&e.func, func)));
-            recent.truncate(RECENT_FUNCTIONS - 1);
-            recent.insert(
-                0,
-                Recent {
-                    hash,
-                    func: func.clone(),
-                    arity,
-                    kernel: kernel.clone(),
-                },
-            );
-        });
-    }
-    kernel
+    let kernel = cached.unwrap_or_else(|| {
+        let kernel = Arc::new(Kernel::compile(f, arity));
+        if kernel.cacheable() {
+            KERNELS.with(|k| {
+                let mut k = k.borrow_mut();
+                if k.len() == CACHED_KERNELS {
+                    k.pop();
+                }
+                k.insert(0, (func.clone(), arity, kernel.clone()));
+            });
+        }
+        kernel
+    });
+    run(&kernel)
 }

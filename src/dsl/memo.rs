@@ -19,14 +19,13 @@ use smallvec::SmallVec;
 use super::column::Mapped;
 use super::value::{Cell, Value};
 
-/// A value's identity for [`RowMemo`] (and for recognising a function value's parts, in the
-/// column engine's kernel cache): its kind and up to 128 bits of payload (the value itself for
-/// scalars and small tuples, the allocation's address for the rest).
+/// A value's identity for [`RowMemo`]: its kind and up to 128 bits of payload (the value
+/// itself for scalars and small tuples, the allocation's address for the rest).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub(super) struct Identity(u8, u64, u64);
+struct Identity(u8, u64, u64);
 
 impl Identity {
-    pub(super) fn of(v: &Value) -> Identity {
+    fn of(v: &Value) -> Identity {
         let pair = |a: i32, b: i32| (a as u32 as u64) << 32 | b as u32 as u64;
         // Each coordinate of a `SmallCell` fits 16 bits.
         let small = |c: Cell| (c.color as u16 as u64) << 32 | (c.i as u16 as u64) << 16 | c.j as u16 as u64;
