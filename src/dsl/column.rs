@@ -392,12 +392,15 @@ impl Nested {
         let mut out = Vec::with_capacity(live);
         let mut memo = self.memo();
         let mut start = 0;
+        // The members of elements start..end laid end to end, with the captured values;
+        // container k's members end at bounds[k]. Reused from block to block.
+        let mut flat: Vec<Value> = Vec::new();
+        let mut bounds: Vec<usize> = Vec::new();
+        let mut captured: Vec<Vec<Value>> = vec![Vec::new(); self.captures.len()];
         while start < live {
-            // Lay the members of elements start..end end to end, with the captured values;
-            // container k's members end at bounds[k].
-            let mut flat: Vec<Value> = Vec::new();
-            let mut bounds: Vec<usize> = Vec::new();
-            let mut captured: Vec<Vec<Value>> = vec![Vec::new(); self.captures.len()];
+            flat.clear();
+            bounds.clear();
+            captured.iter_mut().for_each(Vec::clear);
             let mut stop: Option<(usize, DslError)> = None;
             let mut end = start;
             while end < live && (end == start || flat.len() < BLOCK) {

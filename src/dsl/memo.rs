@@ -84,8 +84,12 @@ impl RowMemo {
         let known = self.results.len() as u32;
         let mut numbers = Vec::with_capacity(n);
         let mut firsts: Vec<usize> = Vec::new();
+        let mut key: SmallVec<[Identity; 4]> = SmallVec::new();
         for row in 0..n {
-            let key: SmallVec<[Identity; 3]> = columns.iter().map(|c| Identity::of(&c[row])).collect();
+            key.clear();
+            for column in columns {
+                key.push(Identity::of(&column[row]));
+            }
             let hash = self.hasher.hash_one(&key[..]);
             let identities = &self.identities;
             let same = |&number: &u32| identities[number as usize * width..][..width] == key[..];
