@@ -125,26 +125,40 @@ fn function() -> impl Strategy<Value = Value> {
             inner.clone().prop_map(move |f| built("lbind", vec![p("mapply"), f])),
             (inner.clone(), 1i64..4).prop_map(move |(f, n)| built("power", vec![f, Value::Int(n)])),
             // Over a constant container, with a closure of the element:
-            // x -> best(C, y -> f(x + y)), where member-only work runs once per chunk.
+            // x -> best(C, y -> f(x + y)), where member-only work runs once per chunk, or
+            // x -> best(C, y -> f(x) + y), where f(x) is computed inside the inner function
+            // from the captured x (as `last` of the pair (y, x)) and runs once per container.
             (
                 inner.clone(),
                 prop::sample::select(vec!["valmax", "argmin", "sfilter", "apply", "order"]),
-                0usize..3
+                0usize..3,
+                any::<bool>(),
             )
-                .prop_map(move |(f, best, c)| {
+                .prop_map(move |(f, best, c, captured_only)| {
                     let container = [
                         Value::tuple([0, 1, -1, 2].map(Value::Int).to_vec()),
                         Value::empty_tuple(),
                         Value::set(vec![Value::Pair(0, 1), Value::Pair(2, -1), Value::Pair(1, 1)]),
                     ][c]
                         .clone();
-                    let shifted = built(
-                        "compose",
-                        vec![
-                            built("lbind", vec![p("compose"), f]),
-                            built("lbind", vec![p("lbind"), p("add")]),
-                        ],
-                    );
+                    let shifted = if captured_only {
+                        let plus = built("fork", vec![p("add"), built("compose", vec![f, p("last")]), p("first")]);
+                        built(
+                            "compose",
+                            vec![
+                                built("lbind", vec![p("compose"), plus]),
+                                built("lbind", vec![p("rbind"), p("astuple")]),
+                            ],
+                        )
+                    } else {
+                        built(
+                            "compose",
+                            vec![
+                                built("lbind", vec![p("compose"), f]),
+                                built("lbind", vec![p("lbind"), p("add")]),
+                            ],
+                        )
+                    };
                     // apply takes the function first: apply(g, C); the others best(C, g).
                     let over = match best {
                         "apply" => built("rbind", vec![p("apply"), container]),

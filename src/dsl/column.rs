@@ -216,6 +216,10 @@ pub struct Kernel {
     /// on the member, not on captured values), so that it is the same for every container
     /// when all the containers are the same.
     member_only: Vec<bool>,
+    /// Whether a node depends on the arguments after the first and constants only (in an inner
+    /// kernel: on captured values, not on the member), so that it is the same for all the
+    /// members of a container.
+    capture_only: Vec<bool>,
     out: NodeId,
     /// Whether a row costs more than a few primitive calls (the kernel holds a mapping, a
     /// dynamic call, or many nodes), so that remembering rows pays even when few repeat.
@@ -234,8 +238,11 @@ impl Kernel {
 
     /// Evaluates the kernel over `n` elements of argument columns of length `n`. With a
     /// `period`, the first argument repeats with it (the same container's members, container
-    /// after container): the nodes that depend on the member only run on one period and are
-    /// read cyclically. A failure there is the first period's, the earliest in the column.
+    /// after container) and the others are the same within each period (the values captured
+    /// for that container): the nodes that depend on the member only run on one period and are
+    /// read cyclically, and those that depend on the captured values only run on the first row
+    /// of each period and are read for all its rows. A failure there is at the earliest row it
+    /// fails on: the first period's, or the period's first row.
     fn eval(&self, columns: &[&[Value]], n: usize, period: Option<usize>) -> Mapped {
         let mut live = n;
         let mut error = None;
@@ -245,25 +252,40 @@ impl Kernel {
                 values.push(Column::Values(Vec::new()));
                 continue;
             }
-            let tile = period.filter(|_| self.member_only[k] && !matches!(node, Node::Arg(_) | Node::Const(_)));
-            let count = tile.map_or(live, |m| m.min(live));
+            let shape = match period {
+                Some(m) if self.member_only[k] && !matches!(node, Node::Arg(_) | Node::Const(_)) => Shape::Tiled(m),
+                Some(m)
+                    if self.capture_only[k]
+                        && matches!(node, Node::Prim { .. } | Node::Equals(..) | Node::Call { .. }) =>
+                {
+                    Shape::Blocked(m)
+                }
+                _ => Shape::Rows,
+            };
+            // The rows the node runs on: `count` of them, `stride` apart.
+            let (count, stride) = match shape {
+                Shape::Tiled(m) => (m.min(live), 1),
+                Shape::Blocked(m) => (live.div_ceil(m), m),
+                Shape::Rows => (live, 1),
+            };
+            let rows = Rows { count, stride };
             let (column, failure) = match node {
                 Node::Arg(k) => (Column::Arg(*k), None),
                 Node::Const(v) => (Column::Const(v.clone()), None),
                 Node::Raise(e) => (Column::Values(Vec::new()), (count > 0).then(|| (0, e.clone()))),
                 Node::Equals(a, b) => {
                     let (a, b) = (&values[*a as usize], &values[*b as usize]);
-                    let out = (0..count).map(|i| Value::Bool(a.get(columns, i) == b.get(columns, i)));
+                    let out = rows.iter().map(|i| Value::Bool(a.get(columns, i) == b.get(columns, i)));
                     (Column::Values(out.collect()), None)
                 }
                 Node::Prim { id, args } => {
                     let imp = id.spec().imp;
-                    let (out, failure) = per_element(args, &values, columns, count, |_, a| imp(a));
+                    let (out, failure) = per_element(args, &values, columns, rows, |_, a| imp(a));
                     (Column::Values(out), failure)
                 }
                 Node::Call { function, args } => {
                     let f = &values[*function as usize];
-                    let (out, failure) = per_element(args, &values, columns, count, |i, a| call(f.get(columns, i), a));
+                    let (out, failure) = per_element(args, &values, columns, rows, |i, a| call(f.get(columns, i), a));
                     (Column::Values(out), failure)
                 }
                 Node::Nested(nested) => {
@@ -271,8 +293,9 @@ impl Kernel {
                     (Column::Values(out), failure)
                 }
             };
-            let column = match (tile, column) {
-                (Some(m), Column::Values(v)) => Column::Tiled(v, m),
+            let column = match (shape, column) {
+                (Shape::Tiled(m), Column::Values(v)) => Column::Tiled(v, m),
+                (Shape::Blocked(m), Column::Values(v)) => Column::Blocked(v, m),
                 (_, column) => column,
             };
             if let Some((k, e)) = failure {
@@ -305,6 +328,33 @@ enum Column {
     Values(Vec<Value>),
     /// Values repeating with a period (see [`Kernel::eval`]).
     Tiled(Vec<Value>, usize),
+    /// One value for each block of rows of a length (see [`Kernel::eval`]).
+    Blocked(Vec<Value>, usize),
+}
+
+/// How a node's values are laid out over the rows of a kernel evaluated with a period (see
+/// [`Kernel::eval`]).
+#[derive(Clone, Copy)]
+enum Shape {
+    /// One value per row.
+    Rows,
+    /// A node of the member only: the values of the first period, repeating.
+    Tiled(usize),
+    /// A node of the captured values only: one value per period, for all of its rows.
+    Blocked(usize),
+}
+
+/// The rows a node runs on: `count` rows, `stride` apart from row 0.
+#[derive(Clone, Copy)]
+struct Rows {
+    count: usize,
+    stride: usize,
+}
+
+impl Rows {
+    fn iter(self) -> impl Iterator<Item = usize> {
+        (0..self.count).map(move |k| k * self.stride)
+    }
 }
 
 impl Column {
@@ -315,30 +365,31 @@ impl Column {
             Column::Const(v) => v,
             Column::Values(v) => &v[i],
             Column::Tiled(v, period) => &v[i % period],
+            Column::Blocked(v, length) => &v[i / length],
         }
     }
 }
 
-/// Runs `op` on the arguments of each element `0..live`: the values, and the first element
+/// Runs `op` on the arguments of each of `rows` (with the row): the values, and the first row
 /// that raised.
 fn per_element(
     args: &[NodeId],
     values: &[Column],
     columns: &[&[Value]],
-    live: usize,
+    rows: Rows,
     mut op: impl FnMut(usize, &[Value]) -> DslResult<Value>,
 ) -> (Vec<Value>, Option<(usize, DslError)>) {
-    if live == 0 {
+    if rows.count == 0 {
         return (Vec::new(), None);
     }
-    let mut out = Vec::with_capacity(live);
+    let mut out = Vec::with_capacity(rows.count);
     let cols: SmallVec<[&Column; 4]> = args.iter().map(|&a| &values[a as usize]).collect();
-    // The arguments of the current element; a constant one is written once.
+    // The arguments of the current row; a constant one is written once.
     let mut buffer: SmallVec<[Value; 4]> = cols.iter().map(|c| c.get(columns, 0).clone()).collect();
     let varying: SmallVec<[usize; 4]> = (0..cols.len())
         .filter(|&j| !matches!(cols[j], Column::Const(_)))
         .collect();
-    for i in 0..live {
+    for (k, i) in rows.iter().enumerate() {
         let result = if let [a] = cols[..] {
             // One argument: the element is passed in place, without a copy.
             op(i, std::slice::from_ref(a.get(columns, i)))
@@ -348,9 +399,9 @@ fn per_element(
             }
             op(i, &buffer)
         };
-        // The clock is read every 256 elements, as `call` does every 256 calls.
+        // The clock is read every 256 rows, as `call` does every 256 calls.
         let result = match result {
-            Ok(v) if i % 256 == 255 => Deadline::check().map(|_| v),
+            Ok(v) if k % 256 == 255 => Deadline::check().map(|_| v),
             other => other,
         };
         match result {
@@ -549,7 +600,8 @@ impl<'p> Builder<'p> {
 
     fn finish(self, out: NodeId) -> Kernel {
         let runs = runs(&self.nodes, &self.syms, out);
-        let member_only = member_only(&self.nodes);
+        let member_only = depends_only_on(&self.nodes, |k| k == 0);
+        let capture_only = depends_only_on(&self.nodes, |k| k != 0);
         let running = || self.nodes.iter().zip(&runs).filter(|(_, &r)| r).map(|(n, _)| n);
         let costly = running().any(|n| matches!(n, Node::Nested(_) | Node::Call { .. }))
             || running().filter(|n| matches!(n, Node::Prim { .. })).count() >= COSTLY_NODES;
@@ -557,6 +609,7 @@ impl<'p> Builder<'p> {
             nodes: self.nodes,
             runs,
             member_only,
+            capture_only,
             out,
             costly,
         }
@@ -784,13 +837,13 @@ impl<'p> Builder<'p> {
     }
 }
 
-/// Which nodes depend on argument 0 and constants only.
-fn member_only(nodes: &[Node]) -> Vec<bool> {
+/// Which nodes depend on constants and on the arguments `reads` accepts only.
+fn depends_only_on(nodes: &[Node], reads: impl Fn(usize) -> bool) -> Vec<bool> {
     let mut only: Vec<bool> = Vec::with_capacity(nodes.len());
     for node in nodes {
         let all = |ids: &[NodeId]| ids.iter().all(|&n| only[n as usize]);
         let b = match node {
-            Node::Arg(k) => *k == 0,
+            Node::Arg(k) => reads(*k),
             Node::Const(_) | Node::Raise(_) => true,
             Node::Prim { args, .. } => all(args),
             Node::Equals(a, b) => all(&[*a, *b]),
