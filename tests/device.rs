@@ -20,7 +20,8 @@ use arcbatch::device::workload::Workload;
 use arcbatch::device::{
     Device, DeviceBackend, DeviceError, EmuDevice, Entry, Job, KernelArg, Launch, ReplayDevice, ThreadOrder,
 };
-use arcbatch::dsl::prims::{objects_from_labels, objects_of};
+use arcbatch::dsl::labelled::Labelled;
+use arcbatch::dsl::prims::objects_of;
 use arcbatch::dsl::{Cell, Color, Grid, Loc, Value};
 use arcbatch::program::{parse_file, Program};
 use arcbatch::tasks::{self, Task};
@@ -531,14 +532,15 @@ proptest! {
     #[test]
     fn objects_from_kernel_labels_are_the_primitives(g in arc_like(), mode in 0u8..8) {
         prop_assume!(!g.cells.is_empty(), "the kernels take grids with cells only");
+        prop_assume!(g.cells.iter().all(|&c| i8::try_from(c).is_ok()), "and colours that fit an i8");
         let (univalued, diagonal, without_bg) = (mode & 4 != 0, mode & 2 != 0, mode & 1 != 0);
         let objects = objects_of(g.view(), univalued, diagonal, without_bg).expect("a grid with cells");
         let mut labels = labels_of(&g, &objects);
-        prop_assert_eq!(objects_from_labels(g.view(), &labels, univalued), Some(objects));
+        prop_assert_eq!(Labelled::from_labels(g.view(), labels.iter().copied(), univalued).map(Labelled::into_value), Some(objects));
         // A label pointing past its cell, or at a cell that is not its own root, is refused.
         if let Some(c) = labels.iter().position(|&l| l != u32::MAX) {
             labels[c] = labels.len() as u32;
-            prop_assert_eq!(objects_from_labels(g.view(), &labels, univalued), None);
+            prop_assert!(Labelled::from_labels(g.view(), labels.iter().copied(), univalued).is_none());
         }
     }
 }

@@ -108,7 +108,7 @@ fn cmp_cell(c: Cell, v: &Value) -> Ordering {
         return c.cmp(d);
     }
     if let Value::Tuple(items) = v {
-        if let [Value::Int(color), Value::Pair(i, j)] = items.as_slice() {
+        if let [Value::Int(color), Value::Pair(i, j)] = &items[..] {
             return (c.color as i64, c.i as i64, c.j as i64).cmp(&(*color, *i, *j));
         }
     }
