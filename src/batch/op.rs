@@ -448,11 +448,17 @@ pub static PALETTE: Op = Op {
     probe: 0,
 };
 
-/// The objects of lane `k` of `colorfilter`, when its kernel takes it: a set of non-empty
-/// objects.
+/// The objects of lane `k` of `colorfilter`, when its kernel takes it: a listed set of
+/// non-empty objects.
 fn colorfilter_members(lanes: &Lanes, k: usize) -> Option<&[Value]> {
     match &lanes.values[k] {
-        Value::Set(items) if items.iter().all(|o| matches!(o, Value::Object(c) if !c.is_empty())) => Some(&items[..]),
+        // A labelled set answers from its metadata on the CPU, without building its objects.
+        Value::Set(items)
+            if items.as_labelled().is_none()
+                && items.iter().all(|o| matches!(o, Value::Object(c) if !c.is_empty())) =>
+        {
+            Some(&items[..])
+        }
         _ => None,
     }
 }

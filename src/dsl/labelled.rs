@@ -162,8 +162,13 @@ impl Labelled {
         &self.objects
     }
 
-    /// The set of the objects that `keep` keeps, still labelled.
+    /// The set of the objects that `keep` keeps: still labelled, or (where the members were
+    /// built already) those members.
     pub fn filter(&self, keep: impl Fn(&ObjectMeta) -> bool) -> Value {
+        if let Some(members) = self.members.get() {
+            let kept = self.objects.iter().zip(members).filter(|(o, _)| keep(o));
+            return Value::set_sorted(kept.map(|(_, m)| m.clone()).collect());
+        }
         let objects: Box<[ObjectMeta]> = self.objects.iter().filter(|o| keep(o)).copied().collect();
         if objects.is_empty() {
             return Value::empty_set();

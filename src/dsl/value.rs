@@ -694,6 +694,14 @@ impl Value {
         true
     }
 
+    /// A set of objects in the labelled form a device returns (see [`Labelled`]).
+    pub fn as_labelled(&self) -> Option<&Labelled> {
+        match self {
+            Value::Set(items) => items.as_labelled(),
+            _ => None,
+        }
+    }
+
     /// `len(x)` for containers.
     pub fn len(&self) -> Option<usize> {
         Some(match self {
