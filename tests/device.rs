@@ -304,8 +304,8 @@ fn answers_from_metadata(got: &Value, want: &Value) -> Result<(), String> {
     let ask = || {
         let mut answers = vec![(
             "size".to_string(),
-            call("size", &[got.clone()]),
-            call("size", &[want.clone()]),
+            call("size", std::slice::from_ref(got)),
+            call("size", std::slice::from_ref(want)),
         )];
         for (name, arg) in &questions {
             let question = format!("{name}(_, {arg})");

@@ -52,9 +52,12 @@ pub struct Labelled {
 /// Working arrays, reused across calls on a thread.
 #[derive(Default)]
 struct Scratch {
-    /// Per cell (row-major index): how many cells have it as their label (one more entry, for
-    /// background cells); then, per root, its object's place in a list being built.
+    /// Per cell (row-major index): how many cells have it as their label; then, per root, its
+    /// object's place in a list being built.
     per_cell: Vec<u32>,
+    /// The roots found so far, and one more entry (written before it is known whether the
+    /// cell is one).
+    roots: Vec<u16>,
     /// The objects found so far.
     objects: Vec<ObjectMeta>,
 }
@@ -79,77 +82,88 @@ impl Labelled {
         if labels.len() != n || g.h > 255 || g.w > 255 {
             return None;
         }
-        SCRATCH.with_borrow_mut(|Scratch { per_cell, objects }| {
-            per_cell.clear();
-            per_cell.resize(n + 1, 0);
-            objects.clear();
-            // Pass 1: the labels narrowed (one past every index, `NO_LABEL - 1`, stands for any
-            // label too large, which pass 2 refuses).
-            let labels: Arc<[u16]> = labels
-                .map(|l| {
-                    if l == NONE {
-                        NO_LABEL
-                    } else {
-                        l.min(NO_LABEL as u32 - 1) as u16
-                    }
-                })
-                .collect();
-            let mut bad = false;
-            // Pass 2, without branches: every label names a root (a cell labelled with itself),
-            // and the cells of each root are counted (in two interleaved counters, so that one
-            // count is not read back right after it was written).
-            let half = n + 1;
-            per_cell.resize(2 * half, 0);
-            for (c, &l) in labels.iter().enumerate() {
-                let l = usize::from(l);
-                bad |= (l > c) & (l != usize::from(NO_LABEL)) | (usize::from(labels[l.min(c)]) != l);
-                per_cell[(c & 1) * half + l.min(n)] += 1;
-            }
-            // The roots in row-major order are the objects, each with its first cell's colour.
-            for (c, (&l, &color)) in labels.iter().zip(g.cells).enumerate() {
-                if usize::from(l) == c {
-                    objects.push(ObjectMeta {
-                        root: l,
-                        first: l,
-                        color,
-                        size: per_cell[c] + per_cell[half + c],
-                    });
+        SCRATCH.with_borrow_mut(
+            |Scratch {
+                 per_cell,
+                 roots,
+                 objects,
+             }| {
+                per_cell.clear();
+                per_cell.resize(n, 0);
+                objects.clear();
+                // Pass 1: the labels narrowed (one past every index, `NO_LABEL - 1`, stands for any
+                // label too large, which pass 2 refuses).
+                let labels: Arc<[u16]> = labels
+                    .map(|l| {
+                        if l == NONE {
+                            NO_LABEL
+                        } else {
+                            l.min(NO_LABEL as u32 - 1) as u16
+                        }
+                    })
+                    .collect();
+                let mut bad = false;
+                // Pass 2, without branches: every label names a root (a cell labelled with itself),
+                // the roots are listed (in row-major order), and the cells of each root are
+                // counted. A background cell counts itself (no root reads that count), so that
+                // background cells do not all wait on one counter.
+                roots.clear();
+                roots.resize(n + 1, 0);
+                let mut found = 0;
+                for (c, &l) in labels.iter().enumerate() {
+                    let l = usize::from(l);
+                    let at = l.min(c);
+                    bad |= (l > c) & (l != usize::from(NO_LABEL)) | (usize::from(labels[at]) != l);
+                    per_cell[at] += 1;
+                    roots[found] = c as u16;
+                    found += usize::from(l == c);
                 }
-            }
-            if bad {
-                return None;
-            }
-            let colors = if univalued {
-                None
-            } else {
-                let colors: Arc<[i8]> = g.cells.iter().map(|&c| c as i8).collect();
-                if colors.iter().zip(g.cells).any(|(&c8, &c)| Color::from(c8) != c) {
+                // The objects, each with its first cell's colour.
+                objects.extend(roots[..found].iter().map(|&root| ObjectMeta {
+                    root,
+                    first: root,
+                    color: g.cells[usize::from(root)],
+                    size: per_cell[usize::from(root)],
+                }));
+                if bad {
                     return None;
                 }
-                // Pass 3: each object's first cell in the canonical order, its least colour.
-                for (k, o) in objects.iter().enumerate() {
-                    per_cell[o.root as usize] = k as u32;
-                }
-                for (c, (&l, &color)) in labels.iter().zip(g.cells).enumerate() {
-                    if l != NO_LABEL {
-                        let o = &mut objects[per_cell[l as usize] as usize];
-                        if color < o.color {
-                            (o.color, o.first) = (color, c as u16);
+                let colors = if univalued {
+                    None
+                } else {
+                    let colors: Arc<[i8]> = g.cells.iter().map(|&c| c as i8).collect();
+                    if colors.iter().zip(g.cells).any(|(&c8, &c)| Color::from(c8) != c) {
+                        return None;
+                    }
+                    // Pass 3: each object's first cell in the canonical order, its least colour.
+                    for (k, o) in objects.iter().enumerate() {
+                        per_cell[o.root as usize] = k as u32;
+                    }
+                    for (c, (&l, &color)) in labels.iter().zip(g.cells).enumerate() {
+                        if l != NO_LABEL {
+                            let o = &mut objects[per_cell[l as usize] as usize];
+                            if color < o.color {
+                                (o.color, o.first) = (color, c as u16);
+                            }
                         }
                     }
+                    Some(colors)
+                };
+                // Two objects never share a cell, so their first cells decide the canonical order.
+                // One-coloured objects come in the order of their first cells already: a stable
+                // sort by colour orders them.
+                if univalued {
+                    objects.sort_by_key(|o| o.color);
+                } else {
+                    objects.sort_unstable_by_key(|o| (o.color, o.first));
                 }
-                Some(colors)
-            };
-            // Two objects never share a cell, so their first cells decide the canonical order.
-            if !objects.is_sorted_by_key(|o| (o.color, o.first)) {
-                objects.sort_unstable_by_key(|o| (o.color, o.first));
-            }
-            Some(Labelled {
-                plane: Plane { w: g.w, labels, colors },
-                objects: objects.as_slice().into(),
-                members: OnceLock::new(),
-            })
-        })
+                Some(Labelled {
+                    plane: Plane { w: g.w, labels, colors },
+                    objects: objects.as_slice().into(),
+                    members: OnceLock::new(),
+                })
+            },
+        )
     }
 
     /// The set of these objects.

@@ -19,7 +19,10 @@
 //!   computes with alike);
 //! * [`Value::Indices`] and [`Value::Object`] for sets of locations and of cells: sorted flat
 //!   vectors of small structs, so set operations are merges and scans, not hashing of boxed values;
-//! * [`Value::Tuple`] and [`Value::Set`] for everything else.
+//! * [`Value::Tuple`] and [`Value::Set`] for everything else. Their members are [`Items`]: a
+//!   list, or for the objects a device found, labels plus a few numbers per object
+//!   ([`Labelled`]), which answer `len` and some primitives without building the objects, and
+//!   build them (exactly the CPU path's) the first time the members are read.
 //!
 //! One Python value may have more than one representation (a tuple of rows built by `merge` is a
 //! grid too; an empty frozenset is an empty object and an empty index set alike). Equality and
