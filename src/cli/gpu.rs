@@ -276,9 +276,6 @@ fn bench_host(options: &BenchOptions, grids: &[Grid], devices: usize) -> Result<
     for &n in &options.sizes {
         let w = Workload::new(grids, n).ok_or("no task grid fits a batch")?;
         for entry in Entry::ALL {
-            if std::env::var("ONLY").is_ok_and(|o| o != entry.name()) {
-                continue;
-            } // TEMP
             replaying.iter().for_each(|d| d.record());
             let expected = w.run(&host, entry);
             replaying.iter().for_each(|d| d.replay());

@@ -107,15 +107,19 @@ impl Labelled {
                 // the roots are listed (in row-major order), and the cells of each root are
                 // counted. A background cell counts itself (no root reads that count), so that
                 // background cells do not all wait on one counter.
-                roots.clear();
-                roots.resize(n + 1, 0);
+                // Each entry of `roots` is written before it is read: only its length matters.
+                if roots.len() <= n {
+                    roots.resize(n + 1, 0);
+                }
+                // Plain slices, so that the loop keeps their addresses in registers.
+                let (counts, listed) = (&mut per_cell[..n], &mut roots[..=n]);
                 let mut found = 0;
                 for (c, &l) in labels.iter().enumerate() {
                     let l = usize::from(l);
                     let at = l.min(c);
                     bad |= (l > c) & (l != usize::from(NO_LABEL)) | (usize::from(labels[at]) != l);
-                    per_cell[at] += 1;
-                    roots[found] = c as u16;
+                    counts[at] += 1;
+                    listed[found] = c as u16;
                     found += usize::from(l == c);
                 }
                 // The objects, each with its first cell's colour.
