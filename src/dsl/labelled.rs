@@ -3,8 +3,9 @@
 //! cell in the canonical order), kept in the canonical order of the objects.
 //!
 //! The CPU path builds every object's sorted cell vector; from labels that is most of the work.
-//! A [`Labelled`] set answers `len`, `size`, `sizefilter` and `colorfilter` from the numbers
-//! alone (filters give a labelled subset). Any other use reads its members through
+//! A [`Labelled`] set answers `len`, `size`, `sizefilter`, `colorfilter` and `argmax`/`argmin`
+//! by `size` from the numbers alone (filters give a labelled subset, `argmax` builds only the
+//! object it picks). Any other use reads its members through
 //! [`Labelled::members`], which builds them once, exactly as the CPU path does (same objects,
 //! same order), and keeps them.
 
@@ -82,92 +83,100 @@ impl Labelled {
         if labels.len() != n || g.h > 255 || g.w > 255 {
             return None;
         }
-        SCRATCH.with_borrow_mut(
-            |Scratch {
-                 per_cell,
-                 roots,
-                 objects,
-             }| {
-                per_cell.clear();
-                per_cell.resize(n, 0);
-                objects.clear();
-                // Pass 1: the labels narrowed (one past every index, `NO_LABEL - 1`, stands for any
-                // label too large, which pass 2 refuses).
-                let labels: Arc<[u16]> = labels
-                    .map(|l| {
-                        if l == NONE {
-                            NO_LABEL
-                        } else {
-                            l.min(NO_LABEL as u32 - 1) as u16
-                        }
-                    })
-                    .collect();
-                let mut bad = false;
-                // Pass 2, without branches: every label names a root (a cell labelled with itself),
-                // the roots are listed (in row-major order), and the cells of each root are
-                // counted. A background cell counts itself (no root reads that count), so that
-                // background cells do not all wait on one counter.
-                // Each entry of `roots` is written before it is read: only its length matters.
-                if roots.len() <= n {
-                    roots.resize(n + 1, 0);
-                }
-                // Plain slices, so that the loop keeps their addresses in registers.
-                let (counts, listed) = (&mut per_cell[..n], &mut roots[..=n]);
-                let mut found = 0;
-                for (c, &l) in labels.iter().enumerate() {
-                    let l = usize::from(l);
-                    let at = l.min(c);
-                    bad |= (l > c) & (l != usize::from(NO_LABEL)) | (usize::from(labels[at]) != l);
-                    counts[at] += 1;
-                    listed[found] = c as u16;
-                    found += usize::from(l == c);
-                }
-                // The objects, each with its first cell's colour.
-                objects.extend(roots[..found].iter().map(|&root| ObjectMeta {
-                    root,
-                    first: root,
-                    color: g.cells[usize::from(root)],
-                    size: per_cell[usize::from(root)],
-                }));
-                if bad {
-                    return None;
-                }
-                let colors = if univalued {
-                    None
+        SCRATCH.with_borrow_mut(|scratch| Labelled::scan(g, labels, univalued, scratch))
+    }
+
+    /// [`Labelled::from_labels`] once the sizes agree, with the thread's working arrays.
+    fn scan(
+        g: GridView<'_>,
+        labels: impl ExactSizeIterator<Item = u32>,
+        univalued: bool,
+        scratch: &mut Scratch,
+    ) -> Option<Labelled> {
+        let n = g.cells.len();
+        let Scratch {
+            per_cell,
+            roots,
+            objects,
+        } = scratch;
+        per_cell.clear();
+        per_cell.resize(n, 0);
+        objects.clear();
+        // Pass 1: the labels narrowed (one past every index, `NO_LABEL - 1`, stands for any
+        // label too large, which pass 2 refuses).
+        let labels: Arc<[u16]> = labels
+            .map(|l| {
+                if l == NONE {
+                    NO_LABEL
                 } else {
-                    let colors: Arc<[i8]> = g.cells.iter().map(|&c| c as i8).collect();
-                    if colors.iter().zip(g.cells).any(|(&c8, &c)| Color::from(c8) != c) {
-                        return None;
-                    }
-                    // Pass 3: each object's first cell in the canonical order, its least colour.
-                    for (k, o) in objects.iter().enumerate() {
-                        per_cell[o.root as usize] = k as u32;
-                    }
-                    for (c, (&l, &color)) in labels.iter().zip(g.cells).enumerate() {
-                        if l != NO_LABEL {
-                            let o = &mut objects[per_cell[l as usize] as usize];
-                            if color < o.color {
-                                (o.color, o.first) = (color, c as u16);
-                            }
-                        }
-                    }
-                    Some(colors)
-                };
-                // Two objects never share a cell, so their first cells decide the canonical order.
-                // One-coloured objects come in the order of their first cells already: a stable
-                // sort by colour orders them.
-                if univalued {
-                    objects.sort_by_key(|o| o.color);
-                } else {
-                    objects.sort_unstable_by_key(|o| (o.color, o.first));
+                    l.min(NO_LABEL as u32 - 1) as u16
                 }
-                Some(Labelled {
-                    plane: Plane { w: g.w, labels, colors },
-                    objects: objects.as_slice().into(),
-                    members: OnceLock::new(),
-                })
-            },
-        )
+            })
+            .collect();
+        let mut bad = false;
+        // Pass 2, without branches: every label names a root (a cell labelled with itself),
+        // the roots are listed (in row-major order), and the cells of each root are
+        // counted. A background cell counts itself (no root reads that count), so that
+        // background cells do not all wait on one counter.
+        // Each entry of `roots` is written before it is read: only its length matters.
+        if roots.len() <= n {
+            roots.resize(n + 1, 0);
+        }
+        // Plain slices, so that the loop keeps their addresses in registers.
+        let (counts, listed) = (&mut per_cell[..n], &mut roots[..=n]);
+        let mut found = 0;
+        for (c, &l) in labels.iter().enumerate() {
+            let l = usize::from(l);
+            let at = l.min(c);
+            bad |= (l > c) & (l != usize::from(NO_LABEL)) | (usize::from(labels[at]) != l);
+            counts[at] += 1;
+            listed[found] = c as u16;
+            found += usize::from(l == c);
+        }
+        // The objects, each with its first cell's colour.
+        objects.extend(roots[..found].iter().map(|&root| ObjectMeta {
+            root,
+            first: root,
+            color: g.cells[usize::from(root)],
+            size: per_cell[usize::from(root)],
+        }));
+        if bad {
+            return None;
+        }
+        let colors = if univalued {
+            None
+        } else {
+            let colors: Arc<[i8]> = g.cells.iter().map(|&c| c as i8).collect();
+            if colors.iter().zip(g.cells).any(|(&c8, &c)| Color::from(c8) != c) {
+                return None;
+            }
+            // Pass 3: each object's first cell in the canonical order, its least colour.
+            for (k, o) in objects.iter().enumerate() {
+                per_cell[o.root as usize] = k as u32;
+            }
+            for (c, (&l, &color)) in labels.iter().zip(g.cells).enumerate() {
+                if l != NO_LABEL {
+                    let o = &mut objects[per_cell[l as usize] as usize];
+                    if color < o.color {
+                        (o.color, o.first) = (color, c as u16);
+                    }
+                }
+            }
+            Some(colors)
+        };
+        // Two objects never share a cell, so their first cells decide the canonical order.
+        // One-coloured objects come in the order of their first cells already: a stable
+        // sort by colour orders them.
+        if univalued {
+            objects.sort_by_key(|o| o.color);
+        } else {
+            objects.sort_unstable_by_key(|o| (o.color, o.first));
+        }
+        Some(Labelled {
+            plane: Plane { w: g.w, labels, colors },
+            objects: objects.as_slice().into(),
+            members: OnceLock::new(),
+        })
     }
 
     /// The set of these objects.
