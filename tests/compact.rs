@@ -6,8 +6,8 @@
 //! bitmap sorts) are checked against their boxed members sorted by the generic comparison.
 
 use std::mem::discriminant;
-use std::sync::Arc;
 
+use arcbatch::dsl::value::Items;
 use arcbatch::dsl::{registry, Grid, Value};
 use proptest::prelude::*;
 
@@ -31,12 +31,12 @@ impl Shape {
     fn boxed(&self) -> Value {
         match self {
             Shape::Int(n) => Value::Int(*n),
-            Shape::Tuple(items) => Value::Tuple(Arc::new(items.iter().map(Shape::boxed).collect())),
+            Shape::Tuple(items) => Value::Tuple(Items::new(items.iter().map(Shape::boxed).collect())),
             Shape::Set(items) => {
                 let mut members: Vec<Value> = items.iter().map(Shape::boxed).collect();
                 members.sort();
                 members.dedup();
-                Value::Set(Arc::new(members))
+                Value::Set(Items::new(members))
             }
         }
     }

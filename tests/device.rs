@@ -20,8 +20,9 @@ use arcbatch::device::workload::Workload;
 use arcbatch::device::{
     Device, DeviceBackend, DeviceError, EmuDevice, Entry, Job, KernelArg, Launch, ReplayDevice, ThreadOrder,
 };
-use arcbatch::dsl::prims::{objects_from_labels, objects_of};
-use arcbatch::dsl::{Cell, Color, Grid, Loc, Value};
+use arcbatch::dsl::labelled::Labelled;
+use arcbatch::dsl::prims::objects_of;
+use arcbatch::dsl::{call, Cell, Color, Grid, Loc, PrimId, Value};
 use arcbatch::program::{parse_file, Program};
 use arcbatch::tasks::{self, Task};
 use proptest::prelude::*;
@@ -282,6 +283,86 @@ fn every_kernel_equals_the_scalar_primitive_on_the_training_grids() {
     }
 }
 
+/// Checks what a labelled set of objects (`got`, as the device path returns them) answers from
+/// its metadata against the same primitives on the CPU's listed set (`want`): `size`,
+/// `sizefilter` for every size there and some that are not, `colorfilter` for every colour and
+/// a few other values, `argmax`/`argmin` by `size`; all without building `got`'s objects. Then
+/// the objects themselves, and the same answers once they are built.
+fn answers_from_metadata(got: &Value, want: &Value) -> Result<(), String> {
+    let labelled = got.as_labelled().ok_or("not labelled")?;
+    let call = |name: &str, args: &[Value]| call(&Value::prim(PrimId::of(name).expect("registered")), args);
+    let mut sizes: Vec<i64> = labelled.objects().iter().map(|o| o.size.into()).collect();
+    sizes.extend([0, 1, 2, 901]);
+    let mut questions: Vec<(&str, Value)> = sizes.into_iter().map(|n| ("sizefilter", Value::Int(n))).collect();
+    questions.extend((-2..11).map(|c| ("colorfilter", Value::Int(c))));
+    questions.extend([("colorfilter", Value::Bool(true)), ("colorfilter", Value::Pair(1, 1))]);
+    // Of no objects, `argmax` raises as the CPU's does (building nothing costs nothing).
+    if !labelled.objects().is_empty() {
+        let size = Value::prim(PrimId::of("size").expect("registered"));
+        questions.extend([("argmax", size.clone()), ("argmin", size)]);
+    }
+    let ask = || {
+        let mut answers = vec![(
+            "size".to_string(),
+            call("size", std::slice::from_ref(got)),
+            call("size", std::slice::from_ref(want)),
+        )];
+        for (name, arg) in &questions {
+            let question = format!("{name}(_, {arg})");
+            answers.push((
+                question,
+                call(name, &[got.clone(), arg.clone()]),
+                call(name, &[want.clone(), arg.clone()]),
+            ));
+        }
+        answers
+    };
+    let compare = |answers: Vec<(String, _, _)>| {
+        for (question, a, b) in answers {
+            if a != b {
+                return Err(format!("{question}: {a:?} from the labels, {b:?} on the CPU"));
+            }
+        }
+        Ok(())
+    };
+    let answers = ask();
+    if labelled.is_built() {
+        return Err("the metadata answers built the objects".into());
+    }
+    compare(answers)?;
+    if got != want || !labelled.is_built() {
+        return Err(format!("the objects: {got} from the labels, {want} on the CPU"));
+    }
+    // Once built, the filters keep the members built.
+    compare(ask())?;
+    Ok(())
+}
+
+#[test]
+fn labelled_objects_answer_as_the_cpus_on_the_training_grids() {
+    let Some(tasks) = training() else { return };
+    let grids = arcbatch::device::workload::task_grids(&tasks);
+    let lanes = Inputs::of(&grids, 12).lanes();
+    let (b, cpu) = (emu(32, ThreadOrder::Forward), CpuBackend::default());
+    for mode in ALL_MODES {
+        let got = b.run_op(&OBJECTS, mode.into(), &lanes);
+        let want = cpu.run_op(&OBJECTS, mode.into(), &lanes);
+        let mut labelled = 0;
+        for (k, (got, want)) in got.iter().zip(&want).enumerate() {
+            match (got, want) {
+                (Ok(g), Ok(w)) if g.as_labelled().is_some() => {
+                    labelled += 1;
+                    assert_eq!(answers_from_metadata(g, w), Ok(()), "mode {mode}, lane {k}");
+                }
+                _ => assert_eq!(got, want, "mode {mode}, lane {k}"),
+            }
+        }
+        // Every training grid but the empty ones goes to the device.
+        assert!(labelled > 3000, "mode {mode}: {labelled} labelled lanes");
+    }
+    assert_eq!(b.fallbacks(), 0);
+}
+
 // ----- sharding and fallback ----------------------------------------------------------------
 
 /// A device that counts its jobs and passes them to an emulated device, or fails them all.
@@ -531,14 +612,16 @@ proptest! {
     #[test]
     fn objects_from_kernel_labels_are_the_primitives(g in arc_like(), mode in 0u8..8) {
         prop_assume!(!g.cells.is_empty(), "the kernels take grids with cells only");
+        prop_assume!(g.cells.iter().all(|&c| i8::try_from(c).is_ok()), "and colours that fit an i8");
         let (univalued, diagonal, without_bg) = (mode & 4 != 0, mode & 2 != 0, mode & 1 != 0);
         let objects = objects_of(g.view(), univalued, diagonal, without_bg).expect("a grid with cells");
         let mut labels = labels_of(&g, &objects);
-        prop_assert_eq!(objects_from_labels(g.view(), &labels, univalued), Some(objects));
+        let labelled = Labelled::from_labels(g.view(), labels.iter().copied(), univalued).map(Labelled::into_value);
+        prop_assert_eq!(answers_from_metadata(labelled.as_ref().expect("labels that decode"), &objects), Ok(()));
         // A label pointing past its cell, or at a cell that is not its own root, is refused.
         if let Some(c) = labels.iter().position(|&l| l != u32::MAX) {
             labels[c] = labels.len() as u32;
-            prop_assert_eq!(objects_from_labels(g.view(), &labels, univalued), None);
+            prop_assert!(Labelled::from_labels(g.view(), labels.iter().copied(), univalued).is_none());
         }
     }
 }

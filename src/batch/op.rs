@@ -12,8 +12,6 @@
 //! The dispatcher ([`super::ops`]), both backends ([`super::CpuBackend`],
 //! [`crate::device::DeviceBackend`]) and the device workloads read only this table.
 
-use std::sync::Arc;
-
 use super::grids::{GridBatch, PatchBatch};
 use super::kernel::{
     grid_out, kernel_color, kernel_grid, par_unpack, stage_grids, BadOutput, Entry, KernelArg, Packed, StagedGrids,
@@ -21,6 +19,7 @@ use super::kernel::{
 };
 use super::staging::{u32s, Staging};
 use super::{Arg, LaneResult};
+use crate::dsl::labelled::Labelled;
 use crate::dsl::prims::{common::background, grids, objects, patches};
 use crate::dsl::{Cell, Color, Grid, Loc, Value};
 
@@ -293,7 +292,8 @@ fn same_bool(a: &Arg<'_>) -> Option<bool> {
 
 /// `objects(grid, univalued, diagonal, without_bg)` and the search dialect's `o_g(grid, R)`;
 /// the constant is the mode `R = 4 * univalued + 2 * diagonal + without_bg`. The kernel
-/// labels each cell with its component's first cell; the objects are built on the host.
+/// labels each cell with its component's first cell; the host keeps the labels and a few
+/// numbers per object ([`Labelled`]), and builds the objects where a step reads them.
 pub static OBJECTS: Op = Op {
     name: "objects",
     prims: &["objects", "o_g"],
@@ -321,17 +321,10 @@ pub static OBJECTS: Op = Op {
             )
         },
         unpack: |lanes, taken, mode, out| {
-            thread_local! {
-                static LABELS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
-            }
             par_unpack(&lanes.grids, taken, |v, range| {
-                let objects = LABELS.with_borrow_mut(|labels| {
-                    labels.clear();
-                    labels.extend(u32s(&out[4 * range.start..4 * range.end]));
-                    objects::objects_from_labels(v, labels, mode & 4 != 0)
-                });
-                objects
-                    .map(Ok)
+                let labels = u32s(out.get(4 * range.start..4 * range.end).unwrap_or_default());
+                Labelled::from_labels(v, labels, mode & 4 != 0)
+                    .map(|objects| Ok(objects.into_value()))
                     .ok_or_else(|| BadOutput("a label that is not a component's first cell".into()))
             })
         },
@@ -455,11 +448,17 @@ pub static PALETTE: Op = Op {
     probe: 0,
 };
 
-/// The objects of lane `k` of `colorfilter`, when its kernel takes it: a set of non-empty
-/// objects.
-fn colorfilter_members(lanes: &Lanes, k: usize) -> Option<&Arc<Vec<Value>>> {
+/// The objects of lane `k` of `colorfilter`, when its kernel takes it: a listed set of
+/// non-empty objects.
+fn colorfilter_members(lanes: &Lanes, k: usize) -> Option<&[Value]> {
     match &lanes.values[k] {
-        Value::Set(items) if items.iter().all(|o| matches!(o, Value::Object(c) if !c.is_empty())) => Some(items),
+        // A labelled set answers from its metadata on the CPU, without building its objects.
+        Value::Set(items)
+            if items.as_labelled().is_none()
+                && items.iter().all(|o| matches!(o, Value::Object(c) if !c.is_empty())) =>
+        {
+            Some(&items[..])
+        }
         _ => None,
     }
 }
@@ -468,7 +467,7 @@ fn colorfilter_members(lanes: &Lanes, k: usize) -> Option<&Arc<Vec<Value>>> {
 fn colorfilter_all<'s>(lanes: &'s Lanes, taken: &'s [usize]) -> impl Iterator<Item = &'s Value> + 's {
     taken
         .iter()
-        .flat_map(|&k| colorfilter_members(lanes, k).map_or(&[][..], |m| m.as_slice()))
+        .flat_map(|&k| colorfilter_members(lanes, k).unwrap_or_default())
 }
 
 /// `colorfilter(objects, colour)`: the kernel writes a keep flag per object, from its first
@@ -510,7 +509,7 @@ pub static COLORFILTER: Op = Op {
         unpack: |lanes, taken, _, out| {
             let mut flags = out.iter();
             let results = taken.iter().map(|&k| {
-                let members = colorfilter_members(lanes, k).map_or(&[][..], |m| m.as_slice());
+                let members = colorfilter_members(lanes, k).unwrap_or_default();
                 let kept = members
                     .iter()
                     .zip(flags.by_ref())

@@ -131,7 +131,7 @@ impl Staging {
 }
 
 /// The `u32`s of a section that came back.
-pub fn u32s(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+pub fn u32s(bytes: &[u8]) -> impl ExactSizeIterator<Item = u32> + '_ {
     bytes
         .chunks_exact(4)
         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))

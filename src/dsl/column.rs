@@ -47,7 +47,7 @@ use super::error::{DslError, DslResult};
 use super::func::{call, callable, Deadline, Func};
 use super::memo::RowMemo;
 use super::registry::PrimId;
-use super::value::Value;
+use super::value::{Items, Value};
 
 type NodeId = u32;
 type Args = SmallVec<[NodeId; 4]>;
@@ -942,7 +942,7 @@ fn same_part(a: &Value, b: &Value) -> bool {
         (Value::Grid(x), Value::Grid(y)) => Arc::ptr_eq(x, y),
         (Value::Indices(x), Value::Indices(y)) => Arc::ptr_eq(x, y),
         (Value::Object(x), Value::Object(y)) => Arc::ptr_eq(x, y),
-        (Value::Tuple(x), Value::Tuple(y)) | (Value::Set(x), Value::Set(y)) => Arc::ptr_eq(x, y),
+        (Value::Tuple(x), Value::Tuple(y)) | (Value::Set(x), Value::Set(y)) => Items::ptr_eq(x, y),
         (Value::Func(f), Value::Func(g)) => same_func(f, g),
         _ => false,
     }

@@ -41,8 +41,8 @@ impl Identity {
             Value::Grid(x) => Identity(8, Arc::as_ptr(x) as u64, 0),
             Value::Indices(x) => Identity(9, Arc::as_ptr(x) as u64, 0),
             Value::Object(x) => Identity(10, Arc::as_ptr(x) as u64, 0),
-            Value::Tuple(x) => Identity(11, Arc::as_ptr(x) as u64, 0),
-            Value::Set(x) => Identity(12, Arc::as_ptr(x) as u64, 0),
+            Value::Tuple(x) => Identity(11, x.as_ptr() as u64, 0),
+            Value::Set(x) => Identity(12, x.as_ptr() as u64, 0),
             Value::Func(x) => Identity(13, Arc::as_ptr(x) as u64, 0),
         }
     }
@@ -153,6 +153,7 @@ impl RowMemo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dsl::value::Items;
     use crate::dsl::DslError;
 
     fn ints(xs: &[i64]) -> Vec<Value> {
@@ -215,9 +216,9 @@ mod tests {
 
     #[test]
     fn kinds_and_allocations_are_told_apart() {
-        let x = Arc::new(vec![Value::Int(1)]);
+        let x = Items::new(vec![Value::Int(1)]);
         let same = Value::Tuple(x.clone());
-        let equal_elsewhere = Value::Tuple(Arc::new(vec![Value::Int(1)]));
+        let equal_elsewhere = Value::Tuple(Items::new(vec![Value::Int(1)]));
         let keys: Vec<Identity> = [Value::Bool(true), Value::Int(1), Value::Tuple(x), same, equal_elsewhere]
             .iter()
             .map(Identity::of)

@@ -6,6 +6,7 @@ pub mod column;
 pub mod constants;
 pub mod error;
 pub mod func;
+pub mod labelled;
 mod memo;
 mod points;
 pub mod prims;

@@ -19,7 +19,10 @@
 //!   computes with alike);
 //! * [`Value::Indices`] and [`Value::Object`] for sets of locations and of cells: sorted flat
 //!   vectors of small structs, so set operations are merges and scans, not hashing of boxed values;
-//! * [`Value::Tuple`] and [`Value::Set`] for everything else.
+//! * [`Value::Tuple`] and [`Value::Set`] for everything else. Their members are [`Items`]: a
+//!   list, or for the objects a device found, labels plus a few numbers per object
+//!   ([`Labelled`]), which answer `len` and some primitives without building the objects, and
+//!   build them (exactly the CPU path's) the first time the members are read.
 //!
 //! One Python value may have more than one representation (a tuple of rows built by `merge` is a
 //! grid too; an empty frozenset is an empty object and an empty index set alike). Equality and
@@ -40,10 +43,12 @@
 
 use std::cmp::Ordering;
 use std::fmt;
+use std::ops::Deref;
 use std::sync::Arc;
 
 use super::error::{DslError, DslResult};
 use super::func::Func;
+use super::labelled::Labelled;
 use super::points;
 
 /// A grid colour. ARC uses 0..9; programs may also paint with negative constants or counts
@@ -226,10 +231,71 @@ pub enum Value {
     /// A frozenset of cells, sorted and without duplicates.
     Object(Arc<Vec<Cell>>),
     /// Any other tuple.
-    Tuple(Arc<Vec<Value>>),
+    Tuple(Items),
     /// Any other frozenset, sorted in canonical order and without duplicates.
-    Set(Arc<Vec<Value>>),
+    Set(Items),
     Func(Arc<Func>),
+}
+
+/// The members of a [`Value::Tuple`] or a [`Value::Set`]: a list, or (for a set of objects a
+/// device found) a [`Labelled`] set, whose members are built the first time they are read
+/// through [`Deref`]. [`Items::len`] and [`Items::is_empty`] never build them.
+#[derive(Clone)]
+pub struct Items(Arc<Listing>);
+
+enum Listing {
+    Listed(Vec<Value>),
+    Labelled(Labelled),
+}
+
+impl Items {
+    pub fn new(items: Vec<Value>) -> Items {
+        Items(Arc::new(Listing::Listed(items)))
+    }
+
+    pub fn labelled(objects: Labelled) -> Items {
+        Items(Arc::new(Listing::Labelled(objects)))
+    }
+
+    /// The labelled form, where the members are held as one.
+    pub fn as_labelled(&self) -> Option<&Labelled> {
+        match &*self.0 {
+            Listing::Labelled(l) => Some(l),
+            Listing::Listed(_) => None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match &*self.0 {
+            Listing::Listed(v) => v.len(),
+            Listing::Labelled(l) => l.objects().len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether both are the same list (a shared value).
+    pub fn ptr_eq(a: &Items, b: &Items) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+
+    /// The shared list's address: the same for two items exactly when [`Items::ptr_eq`].
+    pub fn as_ptr(&self) -> *const () {
+        Arc::as_ptr(&self.0).cast()
+    }
+}
+
+impl Deref for Items {
+    type Target = [Value];
+
+    fn deref(&self) -> &[Value] {
+        match &*self.0 {
+            Listing::Listed(v) => v,
+            Listing::Labelled(l) => l.members(),
+        }
+    }
 }
 
 /// Where a value stands among Python's kinds, for the canonical order across kinds.
@@ -323,7 +389,7 @@ impl Value {
             }
             _ => {}
         }
-        Value::Tuple(Arc::new(vec![a, b]))
+        Value::Tuple(Items::new(vec![a, b]))
     }
 
     /// A tuple, in the most compact representation its shape allows.
@@ -342,7 +408,7 @@ impl Value {
                 return Value::ints(&ints);
             }
         }
-        Value::Tuple(Arc::new(items))
+        Value::Tuple(Items::new(items))
     }
 
     /// A frozenset from members in any order: sorted canonically, duplicates dropped, and kept
@@ -419,7 +485,7 @@ impl Value {
         if let Some(cells) = items.iter().map(|v| v.as_cell_exact()).collect::<Option<Vec<_>>>() {
             return Value::Object(Arc::new(cells));
         }
-        Value::Set(Arc::new(items))
+        Value::Set(Items::new(items))
     }
 
     /// The empty frozenset, shared (as the empty tuple): `connect` of unaligned points and
@@ -427,13 +493,13 @@ impl Value {
     /// One per thread: a single shared count, changed by every clone and drop on every core,
     /// would make the cores wait on each other.
     pub fn empty_set() -> Value {
-        thread_local!(static EMPTY: Arc<Vec<Value>> = Arc::new(Vec::new()));
-        Value::Set(EMPTY.with(Arc::clone))
+        thread_local!(static EMPTY: Items = Items::new(Vec::new()));
+        Value::Set(EMPTY.with(Items::clone))
     }
 
     pub fn empty_tuple() -> Value {
-        thread_local!(static EMPTY: Arc<Vec<Value>> = Arc::new(Vec::new()));
-        Value::Tuple(EMPTY.with(Arc::clone))
+        thread_local!(static EMPTY: Items = Items::new(Vec::new()));
+        Value::Tuple(EMPTY.with(Items::clone))
     }
 
     // ----- kind tests ---------------------------------------------------------------------
@@ -580,7 +646,7 @@ impl Value {
             Value::LocPair(a, b) => Ok(Arc::new(Grid::new(2, 2, vec![a.i, a.j, b.i, b.j]))),
             Value::CellPair(..) => {
                 let rows = self.members().unwrap_or_default();
-                Value::Tuple(Arc::new(rows)).as_grid()
+                Value::Tuple(Items::new(rows)).as_grid()
             }
             Value::Tuple(rows) => {
                 let w = match rows.first() {
@@ -634,6 +700,14 @@ impl Value {
             Value::None | Value::Bool(_) | Value::Int(_) | Value::Func(_) => return false,
         }
         true
+    }
+
+    /// A set of objects in the labelled form a device returns (see [`Labelled`]).
+    pub fn as_labelled(&self) -> Option<&Labelled> {
+        match self {
+            Value::Set(items) => items.as_labelled(),
+            _ => None,
+        }
     }
 
     /// `len(x)` for containers.
@@ -709,7 +783,11 @@ impl Ord for Value {
             (Indices(a), Indices(b)) => return a.cmp(b),
             (Object(a), Object(b)) => return a.cmp(b),
             (Tuple(a), Tuple(b)) | (Set(a), Set(b)) => {
-                return if Arc::ptr_eq(a, b) { Ordering::Equal } else { a.cmp(b) };
+                return if Items::ptr_eq(a, b) {
+                    Ordering::Equal
+                } else {
+                    (**a).cmp(&**b)
+                };
             }
             // The same function value: shared parts need no walk (they may be shared deeply).
             (Func(a), Func(b)) if Arc::ptr_eq(a, b) => return Ordering::Equal,
@@ -894,7 +972,7 @@ mod tests {
 
     #[test]
     fn a_cell_tuple_is_unboxed_and_behaves_as_the_boxed_tuple() {
-        let boxed = |c: i64, i: i64, j: i64| Value::Tuple(Arc::new(vec![Value::Int(c), Value::Pair(i, j)]));
+        let boxed = |c: i64, i: i64, j: i64| Value::Tuple(Items::new(vec![Value::Int(c), Value::Pair(i, j)]));
         let cell = Value::tuple(vec![Value::Int(3), Value::Pair(1, -2)]);
         assert!(matches!(cell, Value::Cell(Cell { color: 3, i: 1, j: -2 })));
         assert_eq!(cell, boxed(3, 1, -2));

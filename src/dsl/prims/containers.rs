@@ -14,6 +14,8 @@ use std::sync::Arc;
 
 use crate::dsl::column::{map, Mapped, Mapping};
 use crate::dsl::error::{DslError, DslResult};
+use crate::dsl::func::Func;
+use crate::dsl::labelled::ObjectMeta;
 use crate::dsl::registry::PrimSpec;
 use crate::dsl::value::{Cell, Color, Grid, Loc, Value};
 use crate::prim;
@@ -108,7 +110,7 @@ fn cmp_cell(c: Cell, v: &Value) -> Ordering {
         return c.cmp(d);
     }
     if let Value::Tuple(items) = v {
-        if let [Value::Int(color), Value::Pair(i, j)] = items.as_slice() {
+        if let [Value::Int(color), Value::Pair(i, j)] = &items[..] {
             return (c.color as i64, c.i as i64, c.j as i64).cmp(&(*color, *i, *j));
         }
     }
@@ -703,11 +705,31 @@ fn valmin(a: &[Value]) -> DslResult<Value> {
 }
 
 fn argmax(a: &[Value]) -> DslResult<Value> {
-    ARGMAX.run(a)
+    labelled_by_size(a, true).map_or_else(|| ARGMAX.run(a), Ok)
 }
 
 fn argmin(a: &[Value]) -> DslResult<Value> {
-    ARGMIN.run(a)
+    labelled_by_size(a, false).map_or_else(|| ARGMIN.run(a), Ok)
+}
+
+/// `argmax`/`argmin(objects, size)` of objects a device found (labelled): the sizes
+/// are known, so only the object picked (the first of the largest or smallest, in iteration
+/// order) is built. `None` for anything else, an empty set included.
+fn labelled_by_size(a: &[Value], max: bool) -> Option<Value> {
+    let labelled = a[0].as_labelled()?;
+    match &a[1] {
+        Value::Func(f) if matches!(**f, Func::Prim(id) if id.spec().name == "size") => {}
+        _ => return None,
+    }
+    let better = |o: &ObjectMeta, b: &ObjectMeta| if max { o.size > b.size } else { o.size < b.size };
+    let best = labelled
+        .objects()
+        .iter()
+        .fold(None, |best: Option<&ObjectMeta>, o| match best {
+            Some(b) if !better(o, b) => Some(b),
+            _ => Some(o),
+        })?;
+    labelled.filter(|o| o == best).member(0)
 }
 
 fn mostcommon(a: &[Value]) -> DslResult<Value> {

@@ -31,4 +31,4 @@ pub const FAMILIES: &[&[PrimSpec]] = &[
 
 pub use containers::merge_values;
 pub use higher::same_kind;
-pub use objects::{objects_from_labels, objects_of};
+pub use objects::objects_of;

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use crate::dsl::error::DslResult;
 use crate::dsl::registry::PrimSpec;
-use crate::dsl::value::{Cell, Color, Grid, GridView, Value};
+use crate::dsl::value::{Cell, Color, Grid, GridView, Items, Value};
 use crate::{bail, prim};
 
 use super::common::{self, slot, Histogram};
@@ -222,56 +222,6 @@ impl Labels {
         }
     }
 
-    /// The components of a grid labelled on a device (see [`objects_from_labels`]), in the
-    /// order of [`order_roots`]: one pass numbers the roots in row-major order (`parent[c]`
-    /// is root `c`'s number; a root comes before every cell it labels) and counts their cells,
-    /// a second writes each cell into its component, sized exactly.
-    fn device_components(&mut self, g: GridView<'_>, labels: &[u32], univalued: bool) -> Option<Vec<Vec<Cell>>> {
-        let Labels {
-            parent,
-            size,
-            color,
-            rank,
-            order,
-            ..
-        } = self;
-        if parent.len() < labels.len() {
-            parent.resize(labels.len(), 0);
-        }
-        size.clear();
-        color.clear();
-        for (c, &l) in labels.iter().enumerate() {
-            let l = l as usize;
-            if l == c {
-                parent[c] = size.len() as u32;
-                size.push(1);
-                color.push(g.cells[c]);
-            } else if l < c && labels[l] as usize == l {
-                size[parent[l] as usize] += 1;
-            } else if l != NONE as usize {
-                return None;
-            }
-        }
-        order_roots(size.len(), 0..size.len(), |root| color[root], univalued, rank, order);
-        let mut comps: Vec<Vec<Cell>> = order
-            .iter()
-            .map(|&root| Vec::with_capacity(size[root as usize] as usize))
-            .collect();
-        let rows = labels.chunks_exact(g.w.max(1)).zip(g.cells.chunks_exact(g.w.max(1)));
-        for (i, (labels, cells)) in rows.enumerate() {
-            for (j, (&l, &c)) in labels.iter().zip(cells).enumerate() {
-                if l != NONE {
-                    comps[rank[parent[l as usize] as usize] as usize].push(Cell {
-                        color: c,
-                        i: i as i32,
-                        j: j as i32,
-                    });
-                }
-            }
-        }
-        Some(comps)
-    }
-
     /// Pass 2: the components, in row-major order within each (see [`canonical`]).
     fn components(&mut self, g: GridView<'_>, univalued: bool) -> Vec<Vec<Cell>> {
         let roots = (0..self.parent.len()).filter(|&x| self.parent[x] as usize == x);
@@ -379,18 +329,9 @@ fn canonical(mut comps: Vec<Vec<Cell>>, univalued: bool) -> Value {
     objects_value(comps)
 }
 
-/// `objects` of a grid from a label per cell (as the device kernels compute them): the index
-/// of the first cell (row-major) of the cell's component, or `u32::MAX` for a background
-/// cell. `None` when a label is not such an index (one above its cell, or one whose own
-/// label is not itself).
-pub fn objects_from_labels(g: GridView<'_>, labels: &[u32], univalued: bool) -> Option<Value> {
-    let comps = LABELS.with_borrow_mut(|scratch| scratch.device_components(g, labels, univalued))?;
-    Some(canonical(comps, univalued))
-}
-
 /// Objects already in canonical order as an Objects value.
 fn objects_value(comps: Vec<Vec<Cell>>) -> Value {
-    Value::Set(Arc::new(
+    Value::Set(Items::new(
         comps.into_iter().map(|c| Value::Object(Arc::new(c))).collect(),
     ))
 }

@@ -179,6 +179,11 @@ fn colorfilter(a: &[Value]) -> DslResult<Value> {
 
 /// `colorfilter(objs, value)`: the primitive's core, and the lane function of the batched op.
 pub fn colorfilter_of(objs: &Value, value: &Value) -> DslResult<Value> {
+    // Objects a device found: their first cells' colours are known without building them.
+    if let Some(labelled) = objs.as_labelled() {
+        let value = value.as_int().ok();
+        return Ok(labelled.filter(|o| Some(o.color.into()) == value));
+    }
     let members = objs
         .members()
         .ok_or_else(|| DslError::type_error("a container of objects", objs))?;
@@ -209,6 +214,10 @@ fn sizefilter(a: &[Value]) -> DslResult<Value> {
         let len = item.len().ok_or_else(|| DslError::type_error("a sized item", item))?;
         Ok(Some(len as i64) == n)
     };
+    // Objects a device found: their sizes are known without building them.
+    if let Some(labelled) = a[0].as_labelled() {
+        return Ok(labelled.filter(|o| Some(o.size.into()) == n));
+    }
     match &a[0] {
         // Every member of an index set or object is a pair: all of them or none.
         Value::Indices(_) | Value::Object(_) => Ok(if n == Some(2) { a[0].clone() } else { Value::empty_set() }),
