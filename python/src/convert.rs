@@ -349,7 +349,7 @@ fn py_at<'py>(py: Python<'py>, v: &Value, depth: usize) -> PyResult<Bound<'py, P
 fn nested_deeper(v: &Value, budget: usize, fine: &mut HashMap<*const (), usize>) -> bool {
     let (key, parts): (*const (), Vec<&Value>) = match v {
         Value::Func(f) => (Arc::as_ptr(f).cast(), function_parts(f)),
-        Value::Tuple(items) | Value::Set(items) => (Arc::as_ptr(items).cast(), items.iter().collect()),
+        Value::Tuple(items) | Value::Set(items) => (items.as_ptr(), items.iter().collect()),
         _ => return false,
     };
     if parts.is_empty() || fine.get(&key).is_some_and(|&b| b <= budget) {
