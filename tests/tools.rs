@@ -10,6 +10,7 @@ use std::process::Command;
 use arcbatch::batch::op::FILL;
 use arcbatch::batch::{Arg, Backend, CpuBackend, LaneResult, Lanes, Op};
 use arcbatch::batt::{Config, Plan};
+use arcbatch::dsl::error::DslError;
 use arcbatch::dsl::{Grid, PrimId, Value};
 use arcbatch::program::parse_file;
 use arcbatch::tasks;
@@ -156,10 +157,26 @@ fn the_dynamic_profile_covers_every_primitive_the_run_calls() {
     assert!(report.profile.iter().any(|r| r.name == "objects" && r.batched));
 }
 
-/// The CPU backend with one planted bug: `fill` paints cell (0, 0) of every result colour 7.
-/// (The emulated GPU backend has its own hook for the same purpose; this one keeps the diff
-/// tool's test independent of any device code.)
-struct FaultyFill(CpuBackend);
+/// The CPU backend with one planted change to every `fill` result: a bug (`paint_7`, cell
+/// (0, 0) of every result colour 7) or a time limit hit (`time_out`). (The emulated GPU
+/// backend has its own hook for the same purpose; this one keeps the diff tool's test
+/// independent of any device code.)
+struct FaultyFill(CpuBackend, fn(LaneResult) -> LaneResult);
+
+fn paint_7(r: LaneResult) -> LaneResult {
+    r.map(|v| match v.as_grid() {
+        Ok(g) if !g.cells.is_empty() => {
+            let mut cells = g.cells.clone();
+            cells[0] = 7;
+            Value::grid(Grid::new(g.h, g.w, cells))
+        }
+        _ => v,
+    })
+}
+
+fn time_out(_: LaneResult) -> LaneResult {
+    Err(DslError::Timeout)
+}
 
 impl Backend for FaultyFill {
     fn name(&self) -> &'static str {
@@ -179,17 +196,7 @@ impl Backend for FaultyFill {
         if !std::ptr::eq(op, &FILL) {
             return results;
         }
-        let corrupt = |r: LaneResult| {
-            r.map(|v| match v.as_grid() {
-                Ok(g) if !g.cells.is_empty() => {
-                    let mut cells = g.cells.clone();
-                    cells[0] = 7;
-                    Value::grid(Grid::new(g.h, g.w, cells))
-                }
-                _ => v,
-            })
-        };
-        results.into_iter().map(corrupt).collect()
+        results.into_iter().map(self.1).collect()
     }
 }
 
@@ -207,7 +214,7 @@ fn diff_finds_a_planted_wrong_fill_and_names_its_step_and_sample() {
     assert_eq!((clean.mismatches, clean.divergences.len()), (0, 0));
     assert!(clean.steps > 0 && clean.values > clean.steps, "{clean:?}");
 
-    let report = diff(&plan, &cpu, &FaultyFill(CpuBackend::new(None)), 3, &|| ());
+    let report = diff(&plan, &cpu, &FaultyFill(CpuBackend::new(None), paint_7), 3, &|| ());
     assert!(report.roots > 0 && report.mismatches >= report.roots, "{report:?}");
     assert_eq!(report.divergences.len(), 3, "the limit is kept");
     let first = &report.divergences[0];
@@ -226,6 +233,28 @@ fn diff_finds_a_planted_wrong_fill_and_names_its_step_and_sample() {
     assert!(svg.contains("stroke=\"#ff0000\""), "the differing cell is outlined");
     let text = report.text("cpu", "faulty");
     assert!(text.contains("divergence 1 (root)") && text.contains(&format!("{} differ", report.mismatches)));
+    assert_eq!(report.unfinished, 0);
+}
+
+#[test]
+fn diff_sets_aside_the_values_one_run_did_not_finish() {
+    let (programs, tasks) = demo_plan_inputs();
+    let plan = Plan::new(&programs, &[], &tasks, Config::default()).expect("plan");
+    let cpu = CpuBackend::new(None);
+    let clean = diff(&plan, &cpu, &cpu, 10, &|| ());
+    let report = diff(&plan, &cpu, &FaultyFill(CpuBackend::new(None), time_out), 10, &|| ());
+    assert_eq!((report.mismatches, report.divergences.len()), (0, 0), "{report:?}");
+    // Every fill lane, and every later lane computed from one, did not finish on `b`.
+    assert!(report.unfinished > 0, "{report:?}");
+    assert_eq!(report.values + report.unfinished, clean.values);
+    let text = report.text("cpu", "faulty");
+    assert!(
+        text.contains(&format!(
+            "; {} not compared (a run hit its time limit)",
+            report.unfinished
+        )),
+        "{text}"
+    );
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! Finding the CUDA libraries (the driver's `libcuda`, NVRTC) at run time. cudarc opens them by
-//! name through the loader path; where that finds nothing, the directories where Kaggle's image
+//! Finding the CUDA driver library (`libcuda`) at run time (NVRTC is opened from one file by
+//! [`super::nvrtc`] itself). cudarc opens the driver by name through the loader path; where
+//! that finds nothing, the directories where Kaggle's image
 //! and CUDA installs keep them ([`DIRS`]) are tried by full path. A file found there is opened
 //! with `RTLD_GLOBAL` and kept loaded, so that cudarc's lookup by name then finds the copy
 //! already loaded (the loader matches a loaded library by its soname).
@@ -31,16 +32,23 @@ pub struct NotFound {
     pub tried: Vec<String>,
 }
 
+impl LoadError {
+    pub fn new(path: &Path, source: libloading::Error) -> LoadError {
+        LoadError {
+            path: path.into(),
+            source: Arc::new(source),
+        }
+    }
+}
+
 /// Opens `path` with `RTLD_GLOBAL` for the rest of the process.
 pub fn preload(path: &Path) -> Result<(), LoadError> {
     let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL;
     // SAFETY: loading a CUDA library runs its initialisers, which have no preconditions; the
     // library is never unloaded (leaked on purpose: cudarc's lookups use it for the life of
     // the process).
-    let library = unsafe { libloading::os::unix::Library::open(Some(path), flags) }.map_err(|e| LoadError {
-        path: path.into(),
-        source: Arc::new(e),
-    })?;
+    let library =
+        unsafe { libloading::os::unix::Library::open(Some(path), flags) }.map_err(|e| LoadError::new(path, e))?;
     std::mem::forget(library);
     Ok(())
 }

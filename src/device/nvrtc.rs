@@ -1,16 +1,18 @@
 //! NVRTC, NVIDIA's run-time compiler: CUDA C source to a CUBIN for one GPU architecture. It
 //! runs without a GPU, so CI compiles every kernel for every target here (DESIGN.md §5).
 //!
-//! The library is opened at run time, never linked: from the file `ARCBATCH_NVRTC` names (for
-//! instance the `libnvrtc.so.12` of PyPI's `nvidia-cuda-nvrtc-cu12`), else as
-//! [`library::locate`] finds it (the loader path, then CUDA's usual directories). Only CUDA
+//! The library is opened at run time, never linked, and its entry points are read from that one
+//! file: the file `ARCBATCH_NVRTC` names (for instance the `libnvrtc.so.12` of PyPI's
+//! `nvidia-cuda-nvrtc-cu12`), else `libnvrtc.so.12` on the loader path, else in CUDA's usual
+//! directories ([`library::DIRS`]). Never the unversioned `libnvrtc.so`: on a machine with CUDA
+//! 13 installed that is NVRTC 13, which cudarc's lookup by name would take first. Only CUDA
 //! 12.x: CUDA 13's NVRTC no longer targets sm_60 (P100).
 
 use std::ffi::{c_char, c_int, CStr, CString};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use cudarc::nvrtc::sys;
+use cudarc::nvrtc::sys::{nvrtcProgram, nvrtcResult};
 
 use super::library::{self, LoadError, NotFound};
 
@@ -21,12 +23,64 @@ pub const TARGETS: [u32; 3] = [60, 75, 89];
 pub const NVRTC_ENV: &str = "ARCBATCH_NVRTC";
 
 /// A loaded NVRTC library.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Nvrtc {
     /// Major and minor version, e.g. (12, 9).
     pub version: (i32, i32),
     /// Where it was found: a file, or [`library::LOADER_PATH`].
     pub origin: String,
+    api: Api,
+}
+
+type Status = nvrtcResult;
+
+/// The NVRTC entry points arcbatch calls, resolved from the one library file that was opened
+/// (which stays loaded while this lives).
+#[derive(Debug)]
+struct Api {
+    version: unsafe extern "C" fn(*mut c_int, *mut c_int) -> Status,
+    error_string: unsafe extern "C" fn(Status) -> *const c_char,
+    create: unsafe extern "C" fn(
+        *mut nvrtcProgram,
+        *const c_char,
+        *const c_char,
+        c_int,
+        *const *const c_char,
+        *const *const c_char,
+    ) -> Status,
+    compile: unsafe extern "C" fn(nvrtcProgram, c_int, *const *const c_char) -> Status,
+    destroy: unsafe extern "C" fn(*mut nvrtcProgram) -> Status,
+    log_size: unsafe extern "C" fn(nvrtcProgram, *mut usize) -> Status,
+    log: unsafe extern "C" fn(nvrtcProgram, *mut c_char) -> Status,
+    cubin_size: unsafe extern "C" fn(nvrtcProgram, *mut usize) -> Status,
+    cubin: unsafe extern "C" fn(nvrtcProgram, *mut c_char) -> Status,
+    _library: libloading::Library,
+}
+
+impl Api {
+    /// Reads every entry point from `library`; the name of the first one missing otherwise.
+    fn new(library: libloading::Library) -> Result<Api, &'static str> {
+        /// SAFETY (of each use): the symbol is NVRTC's function of that name, whose C
+        /// signature the field's type spells; the pointer is used only while `_library` lives.
+        unsafe fn entry<T: Copy>(library: &libloading::Library, name: &'static str) -> Result<T, &'static str> {
+            library.get::<T>(name.as_bytes()).map(|f| *f).map_err(|_| name)
+        }
+        // SAFETY: see `entry`.
+        unsafe {
+            Ok(Api {
+                version: entry(&library, "nvrtcVersion")?,
+                error_string: entry(&library, "nvrtcGetErrorString")?,
+                create: entry(&library, "nvrtcCreateProgram")?,
+                compile: entry(&library, "nvrtcCompileProgram")?,
+                destroy: entry(&library, "nvrtcDestroyProgram")?,
+                log_size: entry(&library, "nvrtcGetProgramLogSize")?,
+                log: entry(&library, "nvrtcGetProgramLog")?,
+                cubin_size: entry(&library, "nvrtcGetCUBINSize")?,
+                cubin: entry(&library, "nvrtcGetCUBIN")?,
+                _library: library,
+            })
+        }
+    }
 }
 
 /// Why there is no NVRTC to use, or why it failed.
@@ -35,8 +89,8 @@ pub enum NvrtcError {
     /// The file [`NVRTC_ENV`] names does not load.
     #[error("cannot use {NVRTC_ENV}")]
     Env(#[source] LoadError),
-    #[error("{NVRTC_ENV}={}: not an NVRTC 12 library", .0.display())]
-    NotNvrtc12(PathBuf),
+    #[error("{}: not an NVRTC library (no {symbol})", path.display())]
+    NotNvrtc { path: PathBuf, symbol: &'static str },
     #[error(
         "{0}; install CUDA 12 or `pip install nvidia-cuda-nvrtc-cu12` and set {NVRTC_ENV} to its lib/libnvrtc.so.12"
     )]
@@ -82,47 +136,66 @@ pub fn nvrtc() -> Result<&'static Nvrtc, NvrtcError> {
 }
 
 fn load() -> Result<Nvrtc, NvrtcError> {
-    // SAFETY (both lookups): only tries to open the library by its usual names.
-    let present = || unsafe { sys::is_culib_present() };
-    let origin = match std::env::var_os(NVRTC_ENV).filter(|path| !path.is_empty()) {
+    load_from(std::env::var_os(NVRTC_ENV).filter(|path| !path.is_empty()))
+}
+
+/// Loads NVRTC from `file` (the value of [`NVRTC_ENV`]), else from where it is looked for.
+fn load_from(file: Option<std::ffi::OsString>) -> Result<Nvrtc, NvrtcError> {
+    const FILE: &str = "libnvrtc.so.12";
+    let (library, origin) = match file {
         Some(path) => {
-            let path = std::path::Path::new(&path);
-            library::preload(path).map_err(NvrtcError::Env)?;
-            if !present() {
-                return Err(NvrtcError::NotNvrtc12(path.into()));
-            }
-            path.display().to_string()
+            let path = PathBuf::from(path);
+            let library = open(&path).map_err(NvrtcError::Env)?;
+            (library, path)
         }
-        None => library::locate("libnvrtc.so.12", present).map_err(NvrtcError::Missing)?,
+        None => {
+            let mut tried = vec![library::LOADER_PATH.to_string()];
+            let on_path = open(Path::new(FILE))
+                .ok()
+                .map(|l| (l, PathBuf::from(library::LOADER_PATH)));
+            let found = on_path.or_else(|| {
+                library::DIRS.iter().find_map(|dir| {
+                    let path = Path::new(dir).join(FILE);
+                    tried.push(path.display().to_string());
+                    open(&path).ok().map(|l| (l, path))
+                })
+            });
+            found.ok_or_else(|| {
+                NvrtcError::Missing(NotFound {
+                    file: FILE.to_string(),
+                    tried,
+                })
+            })?
+        }
     };
+    let api = Api::new(library).map_err(|symbol| NvrtcError::NotNvrtc {
+        path: origin.clone(),
+        symbol,
+    })?;
+    let origin = origin.display().to_string();
     let (mut major, mut minor) = (0, 0);
-    // SAFETY: the library is present (checked above); the out-pointers are valid.
-    check(unsafe { sys::nvrtcVersion(&mut major, &mut minor) }, "nvrtcVersion")?;
-    if major != 12 {
-        return Err(NvrtcError::Version { major, minor, origin });
-    }
-    Ok(Nvrtc {
+    // SAFETY: NVRTC's own function; the out-pointers are valid.
+    let status = unsafe { (api.version)(&mut major, &mut minor) };
+    let nvrtc = Nvrtc {
         version: (major, minor),
         origin,
-    })
+        api,
+    };
+    nvrtc.check(status, "nvrtcVersion")?;
+    if major != 12 {
+        return Err(NvrtcError::Version {
+            major,
+            minor,
+            origin: nvrtc.origin,
+        });
+    }
+    Ok(nvrtc)
 }
 
-/// NVRTC's text for a status that is not success; `None` for success.
-fn failure(status: sys::nvrtcResult) -> Option<String> {
-    if status == sys::nvrtcResult::NVRTC_SUCCESS {
-        return None;
-    }
-    // SAFETY: NVRTC returns a static, NUL-terminated string for every status.
-    let text = unsafe { CStr::from_ptr(sys::nvrtcGetErrorString(status)) };
-    Some(text.to_string_lossy().into_owned())
-}
-
-/// An NVRTC status as a `Result`, naming the call that returned it.
-fn check(status: sys::nvrtcResult, call: &'static str) -> Result<(), NvrtcError> {
-    match failure(status) {
-        None => Ok(()),
-        Some(status) => Err(NvrtcError::Call { call, status }),
-    }
+/// Opens a library file (a bare file name: through the loader path).
+fn open(path: &Path) -> Result<libloading::Library, LoadError> {
+    // SAFETY: loading NVRTC runs its initialisers, which have no preconditions.
+    unsafe { libloading::Library::new(path) }.map_err(|e| LoadError::new(path, e))
 }
 
 fn c_string(what: &str, text: &str) -> Result<CString, NvrtcError> {
@@ -130,45 +203,62 @@ fn c_string(what: &str, text: &str) -> Result<CString, NvrtcError> {
 }
 
 /// An NVRTC program, destroyed when dropped.
-struct Program(sys::nvrtcProgram);
+struct Program<'a> {
+    raw: nvrtcProgram,
+    nvrtc: &'a Nvrtc,
+}
 
-impl Drop for Program {
+impl Drop for Program<'_> {
     fn drop(&mut self) {
-        // SAFETY: `self.0` was created by nvrtcCreateProgram and is destroyed only here.
-        unsafe { sys::nvrtcDestroyProgram(&mut self.0) };
+        // SAFETY: `raw` was created by nvrtcCreateProgram and is destroyed only here.
+        unsafe { (self.nvrtc.api.destroy)(&mut self.raw) };
     }
 }
 
-impl Program {
+type Size = unsafe extern "C" fn(nvrtcProgram, *mut usize) -> Status;
+type CopyOut = unsafe extern "C" fn(nvrtcProgram, *mut c_char) -> Status;
+
+impl Program<'_> {
     /// Reads a variable-size output of the program through its size and copy functions.
-    fn read(
-        &self,
-        what: &'static str,
-        size: unsafe fn(sys::nvrtcProgram, *mut usize) -> sys::nvrtcResult,
-        copy: unsafe fn(sys::nvrtcProgram, *mut c_char) -> sys::nvrtcResult,
-    ) -> Result<Vec<u8>, NvrtcError> {
+    fn read(&self, what: &'static str, size: Size, copy: CopyOut) -> Result<Vec<u8>, NvrtcError> {
         let mut len = 0usize;
         // SAFETY: a live program and a valid out-pointer.
-        check(unsafe { size(self.0, &mut len) }, what)?;
+        self.nvrtc.check(unsafe { size(self.raw, &mut len) }, what)?;
         let mut out = vec![0u8; len];
         // SAFETY: `out` holds the `len` bytes NVRTC said it would write.
-        check(unsafe { copy(self.0, out.as_mut_ptr().cast()) }, what)?;
+        self.nvrtc
+            .check(unsafe { copy(self.raw, out.as_mut_ptr().cast()) }, what)?;
         Ok(out)
     }
 
     fn log(&self) -> String {
+        let api = &self.nvrtc.api;
         let log = self
-            .read(
-                "nvrtcGetProgramLog",
-                sys::nvrtcGetProgramLogSize,
-                sys::nvrtcGetProgramLog,
-            )
+            .read("nvrtcGetProgramLog", api.log_size, api.log)
             .unwrap_or_default();
         String::from_utf8_lossy(&log).trim_end_matches('\0').trim().to_string()
     }
 }
 
 impl Nvrtc {
+    /// NVRTC's text for a status that is not success; `None` for success.
+    fn failure(&self, status: Status) -> Option<String> {
+        if status == Status::NVRTC_SUCCESS {
+            return None;
+        }
+        // SAFETY: NVRTC returns a static, NUL-terminated string for every status.
+        let text = unsafe { CStr::from_ptr((self.api.error_string)(status)) };
+        Some(text.to_string_lossy().into_owned())
+    }
+
+    /// An NVRTC status as a `Result`, naming the call that returned it.
+    fn check(&self, status: Status, call: &'static str) -> Result<(), NvrtcError> {
+        match self.failure(status) {
+            None => Ok(()),
+            Some(status) => Err(NvrtcError::Call { call, status }),
+        }
+    }
+
     /// Compiles `source` (named `name` in messages; it includes no header) for `sm_<arch>`.
     /// An error carries the compiler's log.
     pub fn compile(&self, name: &str, source: &str, arch: u32) -> Result<Cubin, NvrtcError> {
@@ -177,9 +267,9 @@ impl Nvrtc {
         let mut raw = std::ptr::null_mut();
         // SAFETY: both strings are NUL-terminated and outlive the program (this function's
         // locals); no headers are passed.
-        check(
+        self.check(
             unsafe {
-                sys::nvrtcCreateProgram(
+                (self.api.create)(
                     &mut raw,
                     source_c.as_ptr(),
                     name_c.as_ptr(),
@@ -190,7 +280,7 @@ impl Nvrtc {
             },
             "nvrtcCreateProgram",
         )?;
-        let program = Program(raw);
+        let program = Program { raw, nvrtc: self };
         let options = [
             format!("--gpu-architecture=sm_{arch}"),
             "--std=c++14".to_string(),
@@ -202,9 +292,9 @@ impl Nvrtc {
             .collect::<Result<Vec<_>, _>>()?;
         let option_ptrs: Vec<*const c_char> = options_c.iter().map(|c| c.as_ptr()).collect();
         // SAFETY: a live program; `option_ptrs` holds `options.len()` valid C strings.
-        let status = unsafe { sys::nvrtcCompileProgram(program.0, option_ptrs.len() as c_int, option_ptrs.as_ptr()) };
+        let status = unsafe { (self.api.compile)(program.raw, option_ptrs.len() as c_int, option_ptrs.as_ptr()) };
         let log = program.log();
-        if let Some(status) = failure(status) {
+        if let Some(status) = self.failure(status) {
             return Err(NvrtcError::Compile {
                 name: name.to_string(),
                 arch,
@@ -212,7 +302,7 @@ impl Nvrtc {
                 log,
             });
         }
-        let image = program.read("nvrtcGetCUBIN", sys::nvrtcGetCUBINSize, sys::nvrtcGetCUBIN)?;
+        let image = program.read("nvrtcGetCUBIN", self.api.cubin_size, self.api.cubin)?;
         Ok(Cubin {
             image,
             entries: parse_ptxas_log(&log),
@@ -251,6 +341,21 @@ fn parse_ptxas_log(log: &str) -> Vec<EntryInfo> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_named_file_that_is_not_nvrtc_is_refused_by_name() {
+        match load_from(Some("/nonexistent/libnvrtc.so.12".into())) {
+            Err(NvrtcError::Env(e)) => assert_eq!(e.path, Path::new("/nonexistent/libnvrtc.so.12")),
+            other => panic!("{other:?}"),
+        }
+        // A library that loads but is not NVRTC (the C maths library every Linux has).
+        match load_from(Some("libm.so.6".into())) {
+            Err(e @ NvrtcError::NotNvrtc { .. }) => {
+                assert_eq!(e.to_string(), "libm.so.6: not an NVRTC library (no nvrtcVersion)")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn ptxas_resource_lines_are_read_per_entry() {

@@ -7,7 +7,10 @@
 //! and message. A mismatch whose arguments agree on that lane is a *root*: the step itself
 //! computed something different there; the others inherit a root's difference. Roots are
 //! reported first, in step order, which is the order a person debugging a kernel wants. Steps
-//! are named and shown as in the batt text format ([`text`]).
+//! are named and shown as in the batt text format ([`text`]). A value that one run did not
+//! finish (its time limit, an interruption: [`DslError::is_transient`]) says nothing about the
+//! backends, so it is counted apart and not compared; a search-size diff with a time limit
+//! meets a few.
 
 use std::fmt::Write;
 
@@ -15,6 +18,7 @@ use crate::batch::{Backend, LaneResult};
 use crate::batt::eval::Column;
 use crate::batt::merge::{Merged, NodeId};
 use crate::batt::{text, Plan};
+use crate::dsl::error::DslError;
 use crate::golden::strict_eq;
 
 use super::svg::{self, Picture};
@@ -45,6 +49,8 @@ pub struct DiffReport {
     pub steps: usize,
     /// (step, lane) values compared.
     pub values: usize,
+    /// (step, lane) values not compared because one run did not finish them (time limit).
+    pub unfinished: usize,
     /// Values that differ.
     pub mismatches: usize,
     /// Of those, the roots.
@@ -61,6 +67,11 @@ fn same(a: &LaneResult, b: &LaneResult) -> bool {
         (Err(x), Err(y)) => x.to_string() == y.to_string(),
         _ => false,
     }
+}
+
+/// Whether a run stopped before computing this value (time limit, interruption).
+fn unfinished(r: &LaneResult) -> bool {
+    r.as_ref().err().is_some_and(DslError::is_transient)
 }
 
 /// Text of a lane result, cut to `max` characters.
@@ -108,6 +119,7 @@ pub fn diff(plan: &Plan<'_>, a: &dyn Backend, b: &dyn Backend, limit: usize, tic
     let mut report = DiffReport {
         steps: 0,
         values: 0,
+        unfinished: 0,
         mismatches: 0,
         roots: 0,
         divergences: Vec::new(),
@@ -121,8 +133,12 @@ pub fn diff(plan: &Plan<'_>, a: &dyn Backend, b: &dyn Backend, limit: usize, tic
         for &t in ca.tasks() {
             let t = t as usize;
             for s in 0..lanes.samples(t) {
-                report.values += 1;
                 let (va, vb) = (ca.get(t, s), cb.get(t, s));
+                if unfinished(va) || unfinished(vb) {
+                    report.unfinished += 1;
+                    continue;
+                }
+                report.values += 1;
                 if same(va, vb) {
                     continue;
                 }
@@ -190,11 +206,15 @@ impl DiffReport {
             let _ = writeln!(out, "  {a}: {}", shown(&d.a, 400));
             let _ = writeln!(out, "  {b}: {}", shown(&d.b, 400));
         }
-        let _ = writeln!(
+        let _ = write!(
             out,
             "diff {a} vs {b}: {} steps, {} values compared; {} differ ({} roots)",
             self.steps, self.values, self.mismatches, self.roots
         );
+        if self.unfinished > 0 {
+            let _ = write!(out, "; {} not compared (a run hit its time limit)", self.unfinished);
+        }
+        out.push('\n');
         out
     }
 }
