@@ -75,7 +75,8 @@ pub struct TaskResult {
     pub error: Option<RunError>,
     /// The outputs on the test inputs (`None` where the program failed or gave no grid).
     pub test_outputs: Vec<Option<Grid>>,
-    pub micros: u64,
+    /// Time taken on all the pairs (the best run's, with `repeat`).
+    pub nanos: u64,
 }
 
 impl TaskResult {
@@ -111,7 +112,8 @@ impl RunReport {
                     "correct": r.correct,
                     "pairs": r.pairs,
                     "error": r.error.as_ref().map(|e| e.to_string()),
-                    "micros": r.micros,
+                    "micros": r.nanos / 1000,
+                    "nanos": r.nanos,
                 });
                 (r.task.clone(), entry)
             })
@@ -214,7 +216,7 @@ pub fn run_on_task(program: &Program, task: &Task, limit: Option<Duration>) -> T
         correct: tally.correct,
         error: tally.error,
         test_outputs,
-        micros: start.elapsed().as_micros() as u64,
+        nanos: start.elapsed().as_nanos() as u64,
     }
 }
 
@@ -244,7 +246,7 @@ pub fn run_solvers(
         .map(|(p, t)| {
             let mut r = run_on_task(p, t, limit);
             for _ in 1..repeat {
-                r.micros = r.micros.min(run_on_task(p, t, limit).micros);
+                r.nanos = r.nanos.min(run_on_task(p, t, limit).nanos);
             }
             tick();
             r

@@ -133,16 +133,19 @@ proptest! {
         }
     }
 
-    /// Many index sets, most of them small or empty (what `prapply(connect, ..)` makes), and
-    /// large sets of locations or cells (the bitmap sort): sorted as the boxed members are.
+    /// Many index sets or objects, most of them small or empty (what `prapply(connect, ..)`
+    /// and `apply(fork(recolor, color, ..), ..)` make), and large sets of locations or cells
+    /// (the bitmap sort): sorted as the boxed members are.
     #[test]
-    fn sets_of_index_sets_and_large_sets_sort_as_boxed(
+    fn sets_of_index_sets_or_objects_and_large_sets_sort_as_boxed(
         lines in proptest::collection::vec(proptest::collection::vec(loc(), 0..3), 0..60),
+        objects in proptest::collection::vec(proptest::collection::vec(cell(), 0..3), 0..60),
         many_locs in proptest::collection::vec(loc(), 0..200),
         many_cells in proptest::collection::vec(cell(), 0..200),
     ) {
         let shapes = [
             Shape::Set(lines.into_iter().map(Shape::Set).collect()),
+            Shape::Set(objects.into_iter().map(Shape::Set).collect()),
             Shape::Set(many_locs),
             Shape::Set(many_cells),
         ];

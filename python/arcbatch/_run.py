@@ -23,7 +23,7 @@ def run(
 
     The same run as the command line's ``arcbatch run``, returning the same dict as its
     ``--json`` report: ``solved``, ``tasks``, ``pairs``, ``correct_pairs``, ``seconds`` and
-    ``results`` (per task: ``solved``, ``correct``, ``pairs``, ``error``, ``micros``). The
+    ``results`` (per task: ``solved``, ``correct``, ``pairs``, ``error``, ``micros``, ``nanos``). The
     GIL is released while the tasks run.
 
     Parameters

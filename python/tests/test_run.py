@@ -23,7 +23,8 @@ def test_a_task_given_as_python_objects():
     assert (report["solved"], report["tasks"], report["pairs"], report["correct_pairs"]) == (1, 1, 3, 3)
     entry = report["results"]["task"]
     assert entry["solved"] and entry["error"] is None and entry["correct"] == entry["pairs"] == 3
-    assert isinstance(entry["micros"], int) and isinstance(report["seconds"], float)
+    assert isinstance(entry["micros"], int) and isinstance(entry["nanos"], int) and isinstance(report["seconds"], float)
+    assert entry["micros"] == entry["nanos"] // 1000
 
 
 def test_tasks_by_id_with_tuple_and_numpy_grids(tmp_path):

@@ -81,7 +81,7 @@ def cli_binary() -> Path:
 
 def without_times(report: dict) -> dict:
     report = dict(report, seconds=None)
-    report["results"] = {t: dict(e, micros=None) for t, e in report["results"].items()}
+    report["results"] = {t: dict(e, micros=None, nanos=None) for t, e in report["results"].items()}
     return report
 
 

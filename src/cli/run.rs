@@ -109,7 +109,11 @@ fn print_summary(report: &RunReport, tasks: &[Task], demo: bool) {
         };
         println!(
             "  {} ({}): {}/{} pairs, {} µs; {why}",
-            r.task, r.solver, r.correct, r.pairs, r.micros
+            r.task,
+            r.solver,
+            r.correct,
+            r.pairs,
+            r.nanos / 1000
         );
     }
     if demo {

@@ -426,7 +426,8 @@ impl Value {
             }
         }
         // Index sets only (`prapply(connect, ..)` gives thousands of lines, most of them
-        // empty): compared as slices of locations, the empty ones set aside (the first stays).
+        // empty), or objects only (`apply(fork(recolor, color, connect..), pairs)`): compared
+        // as slices, the empty ones set aside (the first stays).
         fn locs_of(v: &Value) -> Option<&[Loc]> {
             match v {
                 Value::Indices(l) => Some(l.as_slice()),
@@ -434,16 +435,17 @@ impl Value {
                 _ => None,
             }
         }
-        if items.iter().all(|v| locs_of(v).is_some()) {
-            let empty = items
-                .iter()
-                .find(|v| locs_of(v).is_some_and(<[Loc]>::is_empty))
-                .cloned();
-            items.retain(|v| locs_of(v).is_some_and(|l| !l.is_empty()));
-            items.sort_unstable_by(|a, b| locs_of(a).cmp(&locs_of(b)));
-            items.dedup_by(|a, b| locs_of(a) == locs_of(b));
-            items.splice(0..0, empty);
-            return Value::set_sorted(items);
+        fn cells_of(v: &Value) -> Option<&[Cell]> {
+            match v {
+                Value::Object(c) => Some(c.as_slice()),
+                Value::Set(s) if s.is_empty() => Some(&[]),
+                _ => None,
+            }
+        }
+        if let Some(set) =
+            Value::set_of_slices(&mut items, locs_of).or_else(|| Value::set_of_slices(&mut items, cells_of))
+        {
+            return set;
         }
         // Equal members are interchangeable unless one may hold a bool where the other holds
         // an int (`True == 1`): only then must the sort keep the order given.
@@ -454,6 +456,21 @@ impl Value {
         }
         items.dedup();
         Value::set_sorted(items)
+    }
+
+    /// [`Value::set`] of members that `slice` reads as sorted slices (index sets, objects,
+    /// empty sets), sorted as slices; `None` (with `items` untouched) if one is not.
+    fn set_of_slices<T: Ord>(items: &mut Vec<Value>, slice: fn(&Value) -> Option<&[T]>) -> Option<Value> {
+        if !items.iter().all(|v| slice(v).is_some()) {
+            return None;
+        }
+        let mut items = std::mem::take(items);
+        let empty = items.iter().find(|v| slice(v).is_some_and(<[T]>::is_empty)).cloned();
+        items.retain(|v| slice(v).is_some_and(|l| !l.is_empty()));
+        items.sort_unstable_by(|a, b| slice(a).cmp(&slice(b)));
+        items.dedup_by(|a, b| slice(a) == slice(b));
+        items.splice(0..0, empty);
+        Some(Value::set_sorted(items))
     }
 
     /// True for values whose members are all plain integers (or that have none), so that two
