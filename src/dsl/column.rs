@@ -38,6 +38,7 @@
 //! The scalar path, [`super::func::call`], stays the definition every test compares this with.
 
 use std::cell::RefCell;
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock};
 
@@ -384,8 +385,9 @@ fn per_element(
     }
     let mut out = Vec::with_capacity(rows.count);
     let cols: SmallVec<[&Column; 4]> = args.iter().map(|&a| &values[a as usize]).collect();
-    // The arguments of the current row; a constant one is written once.
-    let mut buffer: SmallVec<[Value; 4]> = cols.iter().map(|c| c.get(columns, 0).clone()).collect();
+    // The arguments of the current row, as bitwise copies that are never dropped: no
+    // reference count changes per row (see `borrowed`). A constant one is written once.
+    let mut buffer: SmallVec<[ManuallyDrop<Value>; 4]> = cols.iter().map(|c| borrowed(c.get(columns, 0))).collect();
     let varying: SmallVec<[usize; 4]> = (0..cols.len())
         .filter(|&j| !matches!(cols[j], Column::Const(_)))
         .collect();
@@ -395,9 +397,14 @@ fn per_element(
             op(i, std::slice::from_ref(a.get(columns, i)))
         } else {
             for &j in &varying {
-                buffer[j] = cols[j].get(columns, i).clone();
+                buffer[j] = borrowed(cols[j].get(columns, i));
             }
-            op(i, &buffer)
+            // SAFETY: `ManuallyDrop<Value>` is `repr(transparent)` over `Value`, so the buffer
+            // is a valid `[Value]`; every copy in it is of a value that `values` or `columns`
+            // keeps alive for the whole call, and `op` sees them only through this borrow.
+            op(i, unsafe {
+                std::slice::from_raw_parts(buffer.as_ptr().cast::<Value>(), buffer.len())
+            })
         };
         // The clock is read every 256 rows, as `call` does every 256 calls.
         let result = match result {
@@ -410,6 +417,16 @@ fn per_element(
         }
     }
     (out, None)
+}
+
+/// A bitwise copy of `v` that is never dropped, so it takes no reference and releases none:
+/// valid to read for as long as `v` lives. Clones made from it take their own references, as
+/// clones of `v` would.
+#[inline]
+fn borrowed(v: &Value) -> ManuallyDrop<Value> {
+    // SAFETY: the copy is wrapped at once in `ManuallyDrop`, so the reference `v` holds is
+    // neither duplicated nor released; callers read it only while `v` is alive.
+    ManuallyDrop::new(unsafe { std::ptr::read(v) })
 }
 
 /// Evaluations of a [`Nested`] node that do not look for repeated rows after one that found
