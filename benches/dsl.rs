@@ -28,7 +28,7 @@ fn load_grids(dir: &Path) -> Result<Vec<Value>, TaskError> {
         .tasks
         .iter()
         .flat_map(|t| t.examples())
-        .map(|ex| Value::grid(ex.input.clone()))
+        .map(|ex| ex.input_value())
         .collect())
 }
 

@@ -145,7 +145,7 @@ pub fn submission_json(report: &RunReport, tasks: &[Task]) -> (Json, Vec<String>
             .map(|(k, ex)| {
                 let grid = outputs.and_then(|o| o.get(k).cloned().flatten()).unwrap_or_else(|| {
                     placeholders.push(format!("{}[{k}]", task.id));
-                    ex.input.clone()
+                    (*ex.input).clone()
                 });
                 json!({"attempt_1": grid_json(&grid), "attempt_2": grid_json(&grid)})
             })

@@ -7,27 +7,30 @@
 //! naming the file, the task and the field; the other tasks still load.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value as Json;
 
 use crate::dsl::{Color, Grid, Value};
 
-/// One input/output pair. Kaggle's test inputs come without outputs.
+/// One input/output pair. Kaggle's test inputs come without outputs. The grids are shared,
+/// so that the values a run binds to `I` and compares with (every pair, every repeat) take a
+/// reference instead of a copy.
 #[derive(Clone, Debug)]
 pub struct Example {
-    pub input: Grid,
-    pub output: Option<Grid>,
+    pub input: Arc<Grid>,
+    pub output: Option<Arc<Grid>>,
 }
 
 impl Example {
     /// `I`: the input grid.
     pub fn input_value(&self) -> Value {
-        Value::grid(self.input.clone())
+        Value::Grid(self.input.clone())
     }
 
     /// `C`: the expected output grid, or `None`.
     pub fn expected_value(&self) -> Value {
-        self.output.clone().map_or(Value::None, Value::grid)
+        self.output.clone().map_or(Value::None, Value::Grid)
     }
 }
 
@@ -343,7 +346,10 @@ fn parse_task(id: &str, task: &Json, solutions: Option<&Json>) -> Result<Task, T
                     Some(o) => Some(grid(o, format!("{place}.output"))?),
                     None => None,
                 };
-                Ok(Example { input, output })
+                Ok(Example {
+                    input: Arc::new(input),
+                    output: output.map(Arc::new),
+                })
             })
             .collect()
     };
@@ -354,7 +360,7 @@ fn parse_task(id: &str, task: &Json, solutions: Option<&Json>) -> Result<Task, T
     }
     if let Some(Json::Array(outputs)) = solutions {
         for (k, (ex, out)) in test.iter_mut().zip(outputs).enumerate() {
-            ex.output = Some(grid(out, format!("solutions[{k}]"))?);
+            ex.output = Some(Arc::new(grid(out, format!("solutions[{k}]"))?));
         }
     }
     Ok(Task {

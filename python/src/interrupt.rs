@@ -18,7 +18,7 @@
 use std::cell::{Cell, RefCell};
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pyo3::prelude::*;
 
@@ -71,9 +71,7 @@ fn signal_raised() -> bool {
 /// `arcbatch.InternalError`.
 pub fn attached<T>(py: Python<'_>, f: impl FnOnce() -> DslResult<T>) -> PyResult<DslResult<T>> {
     let _watch = Interrupt::polling(signal_raised);
-    let _deadline = CALL_LIMIT
-        .with(Cell::get)
-        .map(|l| Deadline::set(Some(Instant::now() + l)));
+    let _deadline = CALL_LIMIT.with(Cell::get).map(|l| Deadline::set(Some(l)));
     caught(f).map_err(|Panicked(message)| internal(py, &message))
 }
 

@@ -7,7 +7,7 @@
 //! thread's [`Deadline`]) and with a panic turned into that lane's error.
 
 use std::mem::ManuallyDrop;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use smallvec::SmallVec;
 
@@ -61,7 +61,7 @@ impl CpuBackend {
 
     /// Runs one lane [`isolated`], under the time limit when `timed`, and the member cap.
     fn guarded(&self, timed: bool, what: &dyn Fn() -> String, f: impl FnOnce() -> LaneResult) -> LaneResult {
-        let _deadline = timed.then(|| Deadline::set(self.limit.map(|l| Instant::now() + l)));
+        let _deadline = timed.then(|| Deadline::set(self.limit));
         let _members = self.max_members.map(MemberLimit::set);
         isolated(what, f)
     }

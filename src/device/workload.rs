@@ -58,7 +58,8 @@ pub fn task_grids(tasks: &[crate::tasks::Task]) -> Vec<Grid> {
     tasks
         .iter()
         .flat_map(|t| t.examples())
-        .flat_map(|ex| std::iter::once(ex.input.clone()).chain(ex.output.clone()))
+        .flat_map(|ex| std::iter::once(&ex.input).chain(&ex.output))
+        .map(|g| (**g).clone())
         .collect()
 }
 

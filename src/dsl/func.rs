@@ -10,7 +10,7 @@ use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use smallvec::SmallVec;
 
@@ -119,8 +119,11 @@ pub struct Deadline {
 }
 
 impl Deadline {
-    pub fn set(at: Option<Instant>) -> Deadline {
-        let at = at.map(|at| coarse_now() + at.saturating_duration_since(Instant::now()));
+    /// A deadline `limit` from now (`None`: none), read on the clock [`Deadline::check`] reads:
+    /// setting one costs one cheap clock reading, which counts when it is set for every pair
+    /// of a task.
+    pub fn set(limit: Option<Duration>) -> Deadline {
+        let at = limit.map(|limit| coarse_now() + limit);
         Deadline {
             previous: DEADLINE.with(|d| d.replace(at)),
         }
@@ -140,7 +143,7 @@ impl Deadline {
 /// Linux it is the coarse clock (the time of the last timer tick: about 5 ns to read against 25
 /// for the precise clock, measured on the development machine, at a resolution of a few
 /// milliseconds, which time limits of hundreds of milliseconds do not notice); elsewhere the
-/// time since the first reading, by [`Instant`].
+/// time since the first reading, by [`std::time::Instant`].
 #[cfg(target_os = "linux")]
 fn coarse_now() -> Duration {
     let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -151,7 +154,7 @@ fn coarse_now() -> Duration {
 
 #[cfg(not(target_os = "linux"))]
 fn coarse_now() -> Duration {
-    static START: std::sync::LazyLock<Instant> = std::sync::LazyLock::new(Instant::now);
+    static START: std::sync::LazyLock<std::time::Instant> = std::sync::LazyLock::new(std::time::Instant::now);
     START.elapsed()
 }
 
@@ -272,7 +275,7 @@ pub fn caught<T>(f: impl FnOnce() -> T) -> Result<T, Panicked> {
 /// Runs `f` isolated, as a program or a call runs on its own: under a [`Deadline`] `limit`
 /// from now (`None`: none, whatever the thread had) and [`caught`].
 pub fn guarded<T>(limit: Option<Duration>, f: impl FnOnce() -> T) -> Result<T, Panicked> {
-    let _deadline = Deadline::set(limit.map(|l| Instant::now() + l));
+    let _deadline = Deadline::set(limit);
     caught(f)
 }
 
