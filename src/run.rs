@@ -3,6 +3,7 @@
 //! Which solver runs on which task is an `Assignment`, which batt's plans share.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -74,7 +75,7 @@ pub struct TaskResult {
     /// The first error met, if any pair raised, timed out or panicked.
     pub error: Option<RunError>,
     /// The outputs on the test inputs (`None` where the program failed or gave no grid).
-    pub test_outputs: Vec<Option<Grid>>,
+    pub test_outputs: Vec<Option<Arc<Grid>>>,
     /// Time taken on all the pairs (the best run's, with `repeat`).
     pub nanos: u64,
 }
@@ -145,7 +146,7 @@ pub fn submission_json(report: &RunReport, tasks: &[Task]) -> (Json, Vec<String>
             .map(|(k, ex)| {
                 let grid = outputs.and_then(|o| o.get(k).cloned().flatten()).unwrap_or_else(|| {
                     placeholders.push(format!("{}[{k}]", task.id));
-                    (*ex.input).clone()
+                    ex.input.clone()
                 });
                 json!({"attempt_1": grid_json(&grid), "attempt_2": grid_json(&grid)})
             })
@@ -206,7 +207,7 @@ pub fn run_on_task(program: &Program, task: &Task, limit: Option<Duration>) -> T
         let out = run_guarded(program, &arguments(program, &pairs_value, example), limit);
         tally.add(Some(out.as_ref()), &example.expected_value());
         if k >= n_train {
-            test_outputs.push(out.as_ref().ok().and_then(|v| v.as_grid().ok()).map(|g| (*g).clone()));
+            test_outputs.push(out.as_ref().ok().and_then(|v| v.as_grid().ok()));
         }
     }
     TaskResult {
