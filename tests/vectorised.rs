@@ -11,7 +11,7 @@ mod shared;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use arcbatch::dsl::column::{map, set_vectorised};
+use arcbatch::dsl::column::{map, set_evaluation, Evaluation};
 use arcbatch::dsl::{call, PrimId, Value};
 use arcbatch::program::{parse_file, run_guarded, Program, RunError};
 use arcbatch::run::arguments;
@@ -20,13 +20,22 @@ use proptest::prelude::*;
 
 static MODE: Mutex<()> = Mutex::new(());
 
-/// `f()` with the scalar path, then vectorised.
-fn both<T>(f: impl Fn() -> T) -> (T, T) {
+/// `f()` with the scalar path, always column-wise, and the default way (column-wise above a
+/// few elements).
+fn ways<T>(f: impl Fn() -> T) -> [T; 3] {
     let _lock = MODE.lock().unwrap_or_else(|e| e.into_inner());
-    set_vectorised(false);
-    let scalar = f();
-    set_vectorised(true);
-    (scalar, f())
+    [Evaluation::Scalar, Evaluation::Columns, Evaluation::Auto].map(|way| {
+        set_evaluation(way);
+        f()
+    })
+}
+
+/// `f()` with the scalar path, then always column-wise; the default way must give the
+/// column-wise result too.
+fn both<T: PartialEq + std::fmt::Debug>(f: impl Fn() -> T) -> (T, T) {
+    let [scalar, columns, auto] = ways(f);
+    assert_eq!(auto, columns, "the default way against column-wise");
+    (scalar, columns)
 }
 
 /// A run's outcome; `None` for a time-out (which depends on speed).
@@ -58,15 +67,15 @@ fn published_solvers_agree_on_their_own_and_on_other_tasks_inputs() {
         let mut runs: Vec<(&Task, usize)> = (0..own.examples().count()).map(|i| (*own, i)).collect();
         runs.extend((1..=3).map(|d| (&set.tasks[(k * 7 + d * 131) % set.tasks.len()], 0)));
         for (task, input) in runs {
-            let (scalar, vectorised) = both(|| outcome(program, task, input));
-            let (Some(scalar), Some(vectorised)) = (scalar, vectorised) else {
+            // A time-out depends on speed: such a run is not compared.
+            let [Some(scalar), Some(vectorised), Some(auto)] = ways(|| outcome(program, task, input)) else {
                 continue;
             };
             compared += 1;
             raised += usize::from(scalar.is_err());
-            if scalar != vectorised {
+            if scalar != vectorised || auto != vectorised {
                 mismatches.push(format!(
-                    "{} on {} input {input}: scalar {scalar:?}, vectorised {vectorised:?}",
+                    "{} on {} input {input}: scalar {scalar:?}, vectorised {vectorised:?}, default {auto:?}",
                     program.name, task.id
                 ));
             }

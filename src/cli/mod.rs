@@ -355,7 +355,12 @@ fn init_threads(threads: Option<usize>) -> Result<(), Failure> {
 
 /// Runs a parsed command line; `Err` is a usage or input error (exit status 2).
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
-    arcbatch::dsl::column::set_vectorised(!args.scalar);
+    use arcbatch::dsl::column::{set_evaluation, Evaluation};
+    set_evaluation(if args.scalar {
+        Evaluation::Scalar
+    } else {
+        Evaluation::Auto
+    });
     match args.command {
         Command::Conform {
             dir,
