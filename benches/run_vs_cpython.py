@@ -68,7 +68,8 @@ def time_cli(cli: Path, solvers: Path, tasks: Path, repeat: int, cold: bool) -> 
                        "--tasks", tasks, "--json", report]
             subprocess.run(command, check=True, capture_output=True)
             for task_id, result in json.loads(report.read_text())["results"].items():
-                seconds = result["nanos"] / 1e9
+                # Builds before the report had `nanos` give whole microseconds only.
+                seconds = result["nanos"] / 1e9 if "nanos" in result else result["micros"] / 1e6
                 best[task_id] = min(best.get(task_id, float("inf")), seconds)
     return best
 
