@@ -134,16 +134,21 @@ proptest! {
     }
 
     /// Many index sets or objects, most of them small or empty (what `prapply(connect, ..)`
-    /// and `apply(fork(recolor, color, ..), ..)` make), and large sets of locations or cells
-    /// (the bitmap sort): sorted as the boxed members are.
+    /// and `apply(fork(recolor, color, ..), ..)` make), and large sets of locations, cells or
+    /// numbers (the bitmap sort; numbers past `i32` by comparison): sorted as the boxed
+    /// members are.
     #[test]
     fn sets_of_index_sets_or_objects_and_large_sets_sort_as_boxed(
         lines in proptest::collection::vec(proptest::collection::vec(loc(), 0..3), 0..60),
         objects in proptest::collection::vec(proptest::collection::vec(cell(), 0..3), 0..60),
         many_locs in proptest::collection::vec(loc(), 0..200),
         many_cells in proptest::collection::vec(cell(), 0..200),
+        many_ints in proptest::collection::vec(int(), 0..200),
+        wide_ints in proptest::collection::vec(any::<i64>().prop_map(Shape::Int), 0..60),
     ) {
         let shapes = [
+            Shape::Set(many_ints),
+            Shape::Set(wide_ints),
             Shape::Set(lines.into_iter().map(Shape::Set).collect()),
             Shape::Set(objects.into_iter().map(Shape::Set).collect()),
             Shape::Set(many_locs),

@@ -34,6 +34,17 @@ impl Point for Cell {
     }
 }
 
+/// A number, as one coordinate: sets of numbers (`apply` of `size`, of `color`, of a sum over
+/// many members) sort through the bitmap as points do.
+impl Point for i32 {
+    fn coords(self) -> [i32; 3] {
+        [0, 0, self]
+    }
+    fn from_coords([_, _, n]: [i32; 3]) -> i32 {
+        n
+    }
+}
+
 /// Below this many points a comparison sort is as quick as building a bitmap.
 const SMALL: usize = 24;
 

@@ -424,6 +424,16 @@ impl Value {
             if let Some(cells) = items.iter().map(Value::as_cell_exact).collect::<Option<Vec<_>>>() {
                 return Value::object(cells);
             }
+        } else if matches!(items.first(), Some(Value::Int(_))) {
+            // Numbers only (no bool among them): sorted unboxed.
+            let small = |v: &Value| match v {
+                Value::Int(n) => i32::try_from(*n).ok(),
+                _ => None,
+            };
+            if let Some(mut ints) = items.iter().map(small).collect::<Option<Vec<i32>>>() {
+                points::sort_dedup(&mut ints);
+                return Value::set_sorted(ints.into_iter().map(|n| Value::Int(n.into())).collect());
+            }
         }
         // Index sets only (`prapply(connect, ..)` gives thousands of lines, most of them
         // empty), or objects only (`apply(fork(recolor, color, connect..), pairs)`): compared
