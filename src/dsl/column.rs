@@ -433,14 +433,17 @@ fn per_element(
                 std::slice::from_raw_parts(buffer.as_ptr().cast::<Value>(), buffer.len())
             })
         };
-        // The clock is read every 256 rows, as `call` does every 256 calls.
-        let result = match result {
-            Ok(v) if k % 256 == 255 => Deadline::check().map(|_| v),
-            other => other,
-        };
         match result {
             Ok(v) => out.push(v),
             Err(e) => return (out, Some((i, e))),
+        }
+        // The clock is read every 256 rows, as `call` does every 256 calls; past the deadline,
+        // this row fails (its value is dropped).
+        if k % 256 == 255 {
+            if let Err(e) = Deadline::check() {
+                out.pop();
+                return (out, Some((i, e)));
+            }
         }
     }
     (out, None)
