@@ -113,8 +113,9 @@ impl Mapped {
 /// a column of `Value`s costs 24 bytes an element per node.
 pub const BLOCK: usize = 1 << 14;
 
-/// With [`Evaluation::Auto`], columns of at most this many elements run one element at a time:
-/// finding or compiling a kernel and setting up its columns costs more than a few calls
+/// With [`Evaluation::Auto`], columns of at most this many elements run one element at a time,
+/// unless the function maps inside ([`maps_inside`]): finding or compiling a kernel and
+/// setting up its columns costs more than a few calls
 /// (measured: the training tasks where CPython takes 0.3 to 2 ms, 5 % faster with 6 to 12
 /// here than with none; the totals of `run` and `batt --cross` 1 to 2 % faster).
 pub const SCALAR_UP_TO: usize = 8;
@@ -140,12 +141,37 @@ pub fn set_evaluation(way: Evaluation) {
     EVALUATION.store(way as u8, Ordering::Relaxed);
 }
 
-/// Whether [`map`] runs `n` elements one at a time.
-fn one_at_a_time(n: usize) -> bool {
+/// Whether [`map`] runs `f` on `n` elements one at a time.
+fn one_at_a_time(f: &Value, n: usize) -> bool {
     match EVALUATION.load(Ordering::Relaxed) {
-        0 => n <= SCALAR_UP_TO,
+        0 => n <= SCALAR_UP_TO && !maps_inside(f, &mut 64),
         1 => false,
         _ => true,
+    }
+}
+
+/// Whether a function applies a mapping primitive (`apply`, `sfilter`, `argmin`, ...)
+/// somewhere in its closure tree: the column engine runs such an inner mapping over the
+/// members of all the elements at once, remembering rows that come back, which pays even for
+/// a few elements. `budget` bounds the walk (a tree built by sharing may be exponentially
+/// large as a tree); past it the answer is yes.
+fn maps_inside(f: &Value, budget: &mut u32) -> bool {
+    let Value::Func(func) = f else {
+        return false;
+    };
+    if *budget == 0 {
+        return true;
+    }
+    *budget -= 1;
+    match &**func {
+        Func::Prim(id) => id.spec().mapping.is_some(),
+        Func::Compose(a, b) | Func::Matcher(a, b) | Func::Rbind(a, b) | Func::Lbind(a, b) => {
+            maps_inside(a, budget) || maps_inside(b, budget)
+        }
+        Func::Chain(a, b, c) | Func::Fork(a, b, c) => {
+            maps_inside(a, budget) || maps_inside(b, budget) || maps_inside(c, budget)
+        }
+        Func::Power(g, _) => maps_inside(g, budget),
     }
 }
 
@@ -159,7 +185,7 @@ pub fn map(f: &Value, columns: &[&[Value]]) -> Mapped {
             error: None,
         };
     }
-    if one_at_a_time(n) {
+    if one_at_a_time(f, n) {
         return map_scalar(f, columns, n);
     }
     with_kernel(f, columns.len(), |kernel| {
