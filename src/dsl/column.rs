@@ -143,9 +143,11 @@ pub fn set_evaluation(way: Evaluation) {
 
 /// Whether [`map`] runs `f` on `n` elements one at a time.
 fn one_at_a_time(f: &Value, n: usize) -> bool {
+    const AUTO: u8 = Evaluation::Auto as u8;
+    const COLUMNS: u8 = Evaluation::Columns as u8;
     match EVALUATION.load(Ordering::Relaxed) {
-        0 => n <= SCALAR_UP_TO && !maps_inside(f, &mut 64),
-        1 => false,
+        AUTO => n <= SCALAR_UP_TO && !maps_inside(f, &mut 64),
+        COLUMNS => false,
         _ => true,
     }
 }
