@@ -1048,3 +1048,32 @@ fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R 
     });
     run(&kernel)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prim(name: &str) -> Value {
+        Value::prim(PrimId::of(name).expect("registered"))
+    }
+
+    #[test]
+    fn a_mapping_anywhere_in_a_closure_is_found_and_a_shared_tree_ends_the_walk() {
+        let plain = Value::func(Func::Fork(prim("add"), prim("first"), prim("last")));
+        let mapping = Value::func(Func::Lbind(prim("apply"), prim("size")));
+        assert!(!maps_inside(&plain, &mut 64));
+        assert!(maps_inside(&mapping, &mut 64));
+        assert!(maps_inside(
+            &Value::func(Func::Compose(plain.clone(), mapping)),
+            &mut 64
+        ));
+        // 2^60 paths through 60 shared nodes: the budget stops the walk, and says yes.
+        let mut shared = plain;
+        for _ in 0..60 {
+            shared = Value::func(Func::Compose(shared.clone(), shared));
+        }
+        let mut budget = 64;
+        assert!(maps_inside(&shared, &mut budget));
+        assert_eq!(budget, 0);
+    }
+}
