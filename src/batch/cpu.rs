@@ -16,6 +16,7 @@ use super::op::{Lanes, Op};
 use super::{par_map, Arg, LaneResult};
 use crate::dsl::func::{call, caught, Deadline, Panicked};
 use crate::dsl::prims::common::MemberLimit;
+use crate::dsl::value::{as_values, borrowed};
 use crate::dsl::{DslError, PrimId, Value};
 
 /// Lanes per parallel chunk for scalar primitives and function values: one, leaving the split
@@ -86,16 +87,10 @@ fn may_call(args: &[Value]) -> bool {
 fn with_lane_args<R>(args: &[Arg<'_>], k: usize, f: impl FnOnce(&[Value]) -> R) -> R {
     let copies: SmallVec<[ManuallyDrop<Value>; 4]> = args
         .iter()
-        // SAFETY: a bitwise copy of a value that `args` keeps borrowed, and so alive, for
-        // the whole call; wrapped in `ManuallyDrop`, it is never dropped, so it releases no
-        // reference it did not take. `f` sees it only through a shared borrow: clones made
-        // from it take their own references, as clones of the original would.
-        .map(|a| ManuallyDrop::new(unsafe { std::ptr::read(a.get(k)) }))
+        // SAFETY: `args` keeps every value borrowed, and so alive, for the whole call.
+        .map(|a| unsafe { borrowed(a.get(k)) })
         .collect();
-    // SAFETY: `ManuallyDrop<Value>` is `repr(transparent)` over `Value`, so the copies form a
-    // valid `[Value]` for as long as `copies` lives, which outlasts the borrow given to `f`.
-    let slice = unsafe { std::slice::from_raw_parts(copies.as_ptr().cast::<Value>(), copies.len()) };
-    f(slice)
+    f(as_values(&copies))
 }
 
 impl Backend for CpuBackend {

@@ -48,7 +48,7 @@ use super::error::{DslError, DslResult};
 use super::func::{call, callable, Deadline, Func};
 use super::memo::RowMemo;
 use super::registry::PrimId;
-use super::value::{Items, Value};
+use super::value::{as_values, borrowed, Items, Value};
 
 type NodeId = u32;
 type Args = SmallVec<[NodeId; 4]>;
@@ -442,7 +442,9 @@ fn per_element(
     let cols: SmallVec<[&Column; 4]> = args.iter().map(|&a| &values[a as usize]).collect();
     // The arguments of the current row, as bitwise copies that are never dropped: no
     // reference count changes per row (see `borrowed`). A constant one is written once.
-    let mut buffer: SmallVec<[ManuallyDrop<Value>; 4]> = cols.iter().map(|c| borrowed(c.get(columns, 0))).collect();
+    // SAFETY (of each copy): `values` and `columns` keep every value alive for the whole call.
+    let mut buffer: SmallVec<[ManuallyDrop<Value>; 4]> =
+        cols.iter().map(|c| unsafe { borrowed(c.get(columns, 0)) }).collect();
     let varying: SmallVec<[usize; 4]> = (0..cols.len())
         .filter(|&j| !matches!(cols[j], Column::Const(_)))
         .collect();
@@ -452,14 +454,9 @@ fn per_element(
             op(i, std::slice::from_ref(a.get(columns, i)))
         } else {
             for &j in &varying {
-                buffer[j] = borrowed(cols[j].get(columns, i));
+                buffer[j] = unsafe { borrowed(cols[j].get(columns, i)) };
             }
-            // SAFETY: `ManuallyDrop<Value>` is `repr(transparent)` over `Value`, so the buffer
-            // is a valid `[Value]`; every copy in it is of a value that `values` or `columns`
-            // keeps alive for the whole call, and `op` sees them only through this borrow.
-            op(i, unsafe {
-                std::slice::from_raw_parts(buffer.as_ptr().cast::<Value>(), buffer.len())
-            })
+            op(i, as_values(&buffer))
         };
         match result {
             Ok(v) => out.push(v),
@@ -475,16 +472,6 @@ fn per_element(
         }
     }
     (out, None)
-}
-
-/// A bitwise copy of `v` that is never dropped, so it takes no reference and releases none:
-/// valid to read for as long as `v` lives. Clones made from it take their own references, as
-/// clones of `v` would.
-#[inline]
-fn borrowed(v: &Value) -> ManuallyDrop<Value> {
-    // SAFETY: the copy is wrapped at once in `ManuallyDrop`, so the reference `v` holds is
-    // neither duplicated nor released; callers read it only while `v` is alive.
-    ManuallyDrop::new(unsafe { std::ptr::read(v) })
 }
 
 /// Evaluations of a [`Nested`] node that do not look for repeated rows after one that found

@@ -43,6 +43,7 @@
 
 use std::cmp::Ordering;
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::ops::Deref;
 use std::sync::Arc;
 
@@ -235,6 +236,29 @@ pub enum Value {
     /// Any other frozenset, sorted in canonical order and without duplicates.
     Set(Items),
     Func(Arc<Func>),
+}
+
+/// A bitwise copy of `v` that is never dropped, so it takes no reference and releases none:
+/// arguments handed to a primitive row after row without touching reference counts (the CPU
+/// backend's lanes, the column engine's rows). Clones made from it take their own
+/// references, as clones of `v` would.
+///
+/// # Safety
+///
+/// The copy may be read only while `v` is alive and unchanged.
+#[inline]
+pub unsafe fn borrowed(v: &Value) -> ManuallyDrop<Value> {
+    // SAFETY: wrapped at once in `ManuallyDrop`, the copy neither duplicates nor releases the
+    // reference `v` holds; the caller reads it only while `v` lives.
+    ManuallyDrop::new(unsafe { std::ptr::read(v) })
+}
+
+/// [`borrowed`] copies as the values they copy.
+#[inline]
+pub fn as_values(copies: &[ManuallyDrop<Value>]) -> &[Value] {
+    // SAFETY: `ManuallyDrop<Value>` is `repr(transparent)` over `Value`, so the copies form a
+    // valid `[Value]` for as long as they are borrowed.
+    unsafe { std::slice::from_raw_parts(copies.as_ptr().cast::<Value>(), copies.len()) }
 }
 
 /// The members of a [`Value::Tuple`] or a [`Value::Set`]: a list, or (for a set of objects a
