@@ -1,9 +1,9 @@
-//! Finding the CUDA driver library (`libcuda`) at run time (NVRTC is opened from one file by
-//! [`super::nvrtc`] itself). cudarc opens the driver by name through the loader path; where
-//! that finds nothing, the directories where Kaggle's image
-//! and CUDA installs keep them ([`DIRS`]) are tried by full path. A file found there is opened
-//! with `RTLD_GLOBAL` and kept loaded, so that cudarc's lookup by name then finds the copy
-//! already loaded (the loader matches a loaded library by its soname).
+//! Finding the CUDA libraries at run time: on the loader path, then in the directories where
+//! Kaggle's image and CUDA installs keep them ([`DIRS`]), by full path ([`search`]). NVRTC is
+//! opened from the one file found ([`super::nvrtc`]). cudarc opens the driver (`libcuda`) by
+//! name itself, so a driver file found in [`DIRS`] is opened with `RTLD_GLOBAL` and kept loaded
+//! ([`locate`]), and cudarc's lookup by name then finds the copy already loaded (the loader
+//! matches a loaded library by its soname).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -54,16 +54,32 @@ pub fn preload(path: &Path) -> Result<(), LoadError> {
 }
 
 /// Finds a library that `present` (cudarc's lookup by name) reports: on the loader path, else
-/// as `file` in one of [`DIRS`]. Returns where it was found, or every place tried.
+/// as `file` in one of [`DIRS`], preloaded. Returns where it was found, or every place tried.
 pub fn locate(file: &str, present: impl Fn() -> bool) -> Result<String, NotFound> {
-    if present() {
-        return Ok(LOADER_PATH.to_string());
+    search(
+        file,
+        || present().then_some(()),
+        |path| (path.exists() && preload(path).is_ok() && present()).then_some(()),
+    )
+    .map(|((), origin)| origin)
+}
+
+/// Looks for a library on the loader path (`on_path`), then as `file` in each of [`DIRS`]
+/// (`at`): what the first place that has it gives, and where that is ([`LOADER_PATH`] or the
+/// file), or every place tried.
+pub fn search<T>(
+    file: &str,
+    on_path: impl FnOnce() -> Option<T>,
+    mut at: impl FnMut(&Path) -> Option<T>,
+) -> Result<(T, String), NotFound> {
+    if let Some(found) = on_path() {
+        return Ok((found, LOADER_PATH.to_string()));
     }
     let mut tried = vec![LOADER_PATH.to_string()];
     for dir in DIRS {
         let path = Path::new(dir).join(file);
-        if path.exists() && preload(&path).is_ok() && present() {
-            return Ok(path.display().to_string());
+        if let Some(found) = at(&path) {
+            return Ok((found, path.display().to_string()));
         }
         tried.push(path.display().to_string());
     }

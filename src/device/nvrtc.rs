@@ -149,23 +149,9 @@ fn load_from(file: Option<std::ffi::OsString>) -> Result<Nvrtc, NvrtcError> {
             (library, path)
         }
         None => {
-            let mut tried = vec![library::LOADER_PATH.to_string()];
-            let on_path = open(Path::new(FILE))
-                .ok()
-                .map(|l| (l, PathBuf::from(library::LOADER_PATH)));
-            let found = on_path.or_else(|| {
-                library::DIRS.iter().find_map(|dir| {
-                    let path = Path::new(dir).join(FILE);
-                    tried.push(path.display().to_string());
-                    open(&path).ok().map(|l| (l, path))
-                })
-            });
-            found.ok_or_else(|| {
-                NvrtcError::Missing(NotFound {
-                    file: FILE.to_string(),
-                    tried,
-                })
-            })?
+            let (library, origin) = library::search(FILE, || open(Path::new(FILE)).ok(), |path| open(path).ok())
+                .map_err(NvrtcError::Missing)?;
+            (library, PathBuf::from(origin))
         }
     };
     let api = Api::new(library).map_err(|symbol| NvrtcError::NotNvrtc {
