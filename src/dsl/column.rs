@@ -47,6 +47,7 @@ use smallvec::SmallVec;
 use super::error::{DslError, DslResult};
 use super::func::{call, callable, Deadline, Func};
 use super::memo::RowMemo;
+use super::prims::cheap::{Cheap, WithPrim};
 use super::registry::PrimId;
 use super::value::{as_values, borrowed, Items, Value};
 
@@ -335,8 +336,18 @@ impl Kernel {
                     (Column::Values(out.collect()), None)
                 }
                 Node::Prim { id, args } => {
-                    let imp = id.spec().imp;
-                    let (out, failure) = per_element(args, &values, columns, rows, |_, a| imp(a));
+                    let (out, failure) = match Cheap::of(*id) {
+                        Some(cheap) => cheap.with(PerElement {
+                            args,
+                            values: &values,
+                            columns,
+                            rows,
+                        }),
+                        None => {
+                            let imp = id.spec().imp;
+                            per_element(args, &values, columns, rows, |_, a| imp(a))
+                        }
+                    };
                     (Column::Values(out), failure)
                 }
                 Node::Call { function, args } => {
@@ -472,6 +483,24 @@ fn per_element(
         }
     }
     (out, None)
+}
+
+/// [`per_element`] of a primitive known statically ([`Cheap`]), so that its loop is compiled
+/// with the primitive inlined.
+struct PerElement<'a> {
+    args: &'a [NodeId],
+    values: &'a [Column],
+    columns: &'a [&'a [Value]],
+    rows: Rows,
+}
+
+impl WithPrim for PerElement<'_> {
+    type Out = (Vec<Value>, Option<(usize, DslError)>);
+
+    #[inline(never)]
+    fn run(self, imp: impl Fn(&[Value]) -> DslResult<Value>) -> Self::Out {
+        per_element(self.args, self.values, self.columns, self.rows, |_, a| imp(a))
+    }
 }
 
 /// Evaluations of a [`Nested`] node that do not look for repeated rows after one that found

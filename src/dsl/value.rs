@@ -779,6 +779,24 @@ impl Value {
         self.len() == Some(0)
     }
 
+    /// Member `n` (0 or 1) of a two-member tuple held unboxed (`Pair`, `Cell`, `LocPair`,
+    /// `CellPair`): [`Value::member`] for the shapes `first`, `last` and the projections over
+    /// columns meet most, inlined; `None` for anything else.
+    #[inline]
+    pub fn duo_member(&self, second: bool) -> Option<Value> {
+        Some(match (self, second) {
+            (Value::Pair(a, _), false) => Value::Int(*a),
+            (Value::Pair(_, b), true) => Value::Int(*b),
+            (Value::LocPair(a, _), false) => Value::loc(*a),
+            (Value::LocPair(_, b), true) => Value::loc(*b),
+            (Value::Cell(c), false) => Value::Int(c.color.into()),
+            (Value::Cell(c), true) => Value::loc(c.loc()),
+            (Value::CellPair(a, _), false) => Value::cell(a.cell()),
+            (Value::CellPair(_, b), true) => Value::cell(b.cell()),
+            _ => return None,
+        })
+    }
+
     /// The `n`-th member in iteration order, without materialising the others.
     pub fn member(&self, n: usize) -> Option<Value> {
         Some(match self {
@@ -973,6 +991,30 @@ impl Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `duo_member` is `member` on the two-member shapes, and declines everything else.
+    #[test]
+    fn duo_member_is_member_on_two_member_shapes() {
+        let (a, b) = (Loc { i: -3, j: 7 }, Loc { i: 4, j: 0 });
+        let c = Cell { color: 9, i: 2, j: -1 };
+        let small = SmallCell::pack(c).expect("fits");
+        for v in [
+            Value::Pair(5, -6),
+            Value::LocPair(a, b),
+            Value::Cell(c),
+            Value::CellPair(small, SmallCell::pack(Cell { color: 1, ..c }).expect("fits")),
+        ] {
+            assert_eq!(v.duo_member(false), v.member(0), "{v:?}");
+            assert_eq!(v.duo_member(true), v.member(1), "{v:?}");
+        }
+        for v in [
+            Value::Int(2),
+            Value::indices(vec![a, b]),
+            Value::tuple(vec![Value::Int(1)]),
+        ] {
+            assert_eq!(v.duo_member(false), None, "{v:?}");
+        }
+    }
 
     fn g(rows: &[&[Color]]) -> Value {
         let w = rows.first().map_or(0, |r| r.len());

@@ -572,7 +572,7 @@ fn first_value(c: &Value) -> DslResult<Value> {
 
 // ----- the primitives ---------------------------------------------------------------------
 
-fn contained(a: &[Value]) -> DslResult<Value> {
+pub(super) fn contained(a: &[Value]) -> DslResult<Value> {
     contains(&a[1], &a[0]).map(Value::Bool)
 }
 
@@ -680,7 +680,7 @@ fn repeat(a: &[Value]) -> DslResult<Value> {
     Ok(Value::tuple(vec![a[0].clone(); n]))
 }
 
-fn size(a: &[Value]) -> DslResult<Value> {
+pub(super) fn size(a: &[Value]) -> DslResult<Value> {
     Ok(Value::Int(length(&a[0])? as i64))
 }
 
@@ -688,11 +688,11 @@ fn merge(a: &[Value]) -> DslResult<Value> {
     merge_values(&a[0])
 }
 
-fn maximum(a: &[Value]) -> DslResult<Value> {
+pub(super) fn maximum(a: &[Value]) -> DslResult<Value> {
     extreme(&a[0], true)
 }
 
-fn minimum(a: &[Value]) -> DslResult<Value> {
+pub(super) fn minimum(a: &[Value]) -> DslResult<Value> {
     extreme(&a[0], false)
 }
 
@@ -774,12 +774,18 @@ fn totuple(a: &[Value]) -> DslResult<Value> {
     Ok(Value::tuple(iter_members(c)?.collect()))
 }
 
-fn first(a: &[Value]) -> DslResult<Value> {
-    first_value(&a[0])
+pub(super) fn first(a: &[Value]) -> DslResult<Value> {
+    match a[0].duo_member(false) {
+        Some(v) => Ok(v),
+        None => first_value(&a[0]),
+    }
 }
 
-fn last(a: &[Value]) -> DslResult<Value> {
+pub(super) fn last(a: &[Value]) -> DslResult<Value> {
     let c = &a[0];
+    if let Some(v) = c.duo_member(true) {
+        return Ok(v);
+    }
     match length(c)?.checked_sub(1).and_then(|k| c.member(k)) {
         Some(v) => Ok(v),
         None => crate::bail!(Value, "max() arg is an empty sequence"),

@@ -928,7 +928,7 @@ fn switch(a: &[Value]) -> DslResult<Value> {
 }
 
 /// `index(grid, loc)`: the colour, or `None` outside the grid.
-fn index(a: &[Value]) -> DslResult<Value> {
+pub(super) fn index(a: &[Value]) -> DslResult<Value> {
     let (i, j) = a[1].unpack_pair()?;
     rows::on_grid(
         &a[0],
@@ -1168,7 +1168,7 @@ fn scan_cells(g: &Grid, probes: &[Probe], h2: usize, w2: usize) -> Vec<Loc> {
 // ----- centres and boxes ---------------------------------------------------------------------
 
 /// `center(patch)`.
-fn center(a: &[Value]) -> DslResult<Value> {
+pub(super) fn center(a: &[Value]) -> DslResult<Value> {
     let (i, j) = piece_center(&a[0])?;
     Ok(Value::Pair(i, j))
 }

@@ -8,6 +8,7 @@
 //! Every primitive follows the reference (`dsl.py` of michaelhodel/arc-dsl) exactly, error cases
 //! included, iterating sets in the canonical order of [`crate::dsl::value`].
 
+pub mod cheap;
 pub mod common;
 mod containers;
 pub(crate) mod grids;

@@ -248,15 +248,15 @@ fn identity(a: &[Value]) -> DslResult<Value> {
     Ok(a[0].clone())
 }
 
-fn add(a: &[Value]) -> DslResult<Value> {
+pub(super) fn add(a: &[Value]) -> DslResult<Value> {
     numerical(Op::Add, &a[0], &a[1])
 }
 
-fn subtract(a: &[Value]) -> DslResult<Value> {
+pub(super) fn subtract(a: &[Value]) -> DslResult<Value> {
     numerical(Op::Sub, &a[0], &a[1])
 }
 
-fn multiply(a: &[Value]) -> DslResult<Value> {
+pub(super) fn multiply(a: &[Value]) -> DslResult<Value> {
     numerical(Op::Mul, &a[0], &a[1])
 }
 
@@ -264,52 +264,52 @@ fn divide(a: &[Value]) -> DslResult<Value> {
     numerical(Op::FloorDiv, &a[0], &a[1])
 }
 
-fn invert(a: &[Value]) -> DslResult<Value> {
+pub(super) fn invert(a: &[Value]) -> DslResult<Value> {
     numerical_map(&a[0], |v| on_int(v, "negation", i64::checked_neg))
 }
 
-fn even(a: &[Value]) -> DslResult<Value> {
+pub(super) fn even(a: &[Value]) -> DslResult<Value> {
     let n = number(&a[0]).ok_or_else(|| DslError::type_error("an integer", &a[0]))?;
     Ok(Value::Bool(n % 2 == 0))
 }
 
-fn double(a: &[Value]) -> DslResult<Value> {
+pub(super) fn double(a: &[Value]) -> DslResult<Value> {
     numerical_map(&a[0], |v| binop(Op::Mul, v, &Value::Int(2)))
 }
 
-fn halve(a: &[Value]) -> DslResult<Value> {
+pub(super) fn halve(a: &[Value]) -> DslResult<Value> {
     numerical_map(&a[0], |v| binop(Op::FloorDiv, v, &Value::Int(2)))
 }
 
-fn flip(a: &[Value]) -> DslResult<Value> {
+pub(super) fn flip(a: &[Value]) -> DslResult<Value> {
     Ok(Value::Bool(!a[0].truthy()))
 }
 
-fn equality(a: &[Value]) -> DslResult<Value> {
+pub(super) fn equality(a: &[Value]) -> DslResult<Value> {
     Ok(Value::Bool(a[0] == a[1]))
 }
 
-fn greater(a: &[Value]) -> DslResult<Value> {
+pub(super) fn greater(a: &[Value]) -> DslResult<Value> {
     py_lt(&a[1], &a[0]).map(Value::Bool)
 }
 
-fn both(a: &[Value]) -> DslResult<Value> {
+pub(super) fn both(a: &[Value]) -> DslResult<Value> {
     Ok(if a[0].truthy() { a[1].clone() } else { a[0].clone() })
 }
 
-fn either(a: &[Value]) -> DslResult<Value> {
+pub(super) fn either(a: &[Value]) -> DslResult<Value> {
     Ok(if a[0].truthy() { a[0].clone() } else { a[1].clone() })
 }
 
-fn increment(a: &[Value]) -> DslResult<Value> {
+pub(super) fn increment(a: &[Value]) -> DslResult<Value> {
     numerical_map(&a[0], |v| binop(Op::Add, v, &Value::Int(1)))
 }
 
-fn decrement(a: &[Value]) -> DslResult<Value> {
+pub(super) fn decrement(a: &[Value]) -> DslResult<Value> {
     numerical_map(&a[0], |v| binop(Op::Sub, v, &Value::Int(1)))
 }
 
-fn crement(a: &[Value]) -> DslResult<Value> {
+pub(super) fn crement(a: &[Value]) -> DslResult<Value> {
     numerical_map(&a[0], |v| {
         on_int(v, "crement", |n| match n {
             0 => Some(0),
@@ -319,19 +319,19 @@ fn crement(a: &[Value]) -> DslResult<Value> {
     })
 }
 
-fn sign(a: &[Value]) -> DslResult<Value> {
+pub(super) fn sign(a: &[Value]) -> DslResult<Value> {
     numerical_map(&a[0], |v| on_int(v, "sign", |n| Some(n.signum())))
 }
 
-fn positive(a: &[Value]) -> DslResult<Value> {
+pub(super) fn positive(a: &[Value]) -> DslResult<Value> {
     py_lt(&Value::Int(0), &a[0]).map(Value::Bool)
 }
 
-fn toivec(a: &[Value]) -> DslResult<Value> {
+pub(super) fn toivec(a: &[Value]) -> DslResult<Value> {
     Ok(pair_of(a[0].clone(), Value::Int(0)))
 }
 
-fn tojvec(a: &[Value]) -> DslResult<Value> {
+pub(super) fn tojvec(a: &[Value]) -> DslResult<Value> {
     Ok(pair_of(Value::Int(0), a[0].clone()))
 }
 
@@ -350,7 +350,7 @@ fn interval(a: &[Value]) -> DslResult<Value> {
     Ok(Value::tuple(items))
 }
 
-fn astuple(a: &[Value]) -> DslResult<Value> {
+pub(super) fn astuple(a: &[Value]) -> DslResult<Value> {
     Ok(pair_of(a[0].clone(), a[1].clone()))
 }
 

@@ -262,7 +262,7 @@ fn numcolors(a: &[Value]) -> DslResult<Value> {
     Ok(Value::Int(color_counts(&a[0])?.len() as i64))
 }
 
-fn color(a: &[Value]) -> DslResult<Value> {
+pub(super) fn color(a: &[Value]) -> DslResult<Value> {
     match &a[0] {
         Value::Object(c) => match c.first() {
             Some(cell) => Ok(Value::Int(cell.color as i64)),
