@@ -209,7 +209,13 @@ impl fmt::Debug for Grid {
 }
 
 /// A value of the DSL. Cloning is cheap: containers are reference-counted and immutable.
+///
+/// The tag is a whole word, so that every variant's fields start at the second word and a
+/// value moves as three words. With a byte tag, `Bool` sat at offset 1 and `Cell` at 4, and
+/// the compiler moved values in overlapping pieces through the stack, stalling each load on
+/// the store before it (perf: most of the column engine's own time; 7 % of `run` on training).
 #[derive(Clone)]
+#[repr(u64)]
 pub enum Value {
     /// Python's `None` (only `index` outside the grid produces it).
     None,
@@ -237,6 +243,10 @@ pub enum Value {
     Set(Items),
     Func(Arc<Func>),
 }
+
+// Three words, and `Option<Value>` no larger: the tag's unused values are its niche.
+const _: () = assert!(std::mem::size_of::<Value>() == 24);
+const _: () = assert!(std::mem::size_of::<Option<Value>>() == 24);
 
 /// A bitwise copy of `v` that is never dropped, so it takes no reference and releases none:
 /// arguments handed to a primitive row after row without touching reference counts (the CPU
