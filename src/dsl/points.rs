@@ -71,8 +71,35 @@ fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
     }
     let span = |d: usize| (i64::from(hi[d]) - i64::from(lo[d]) + 1) as u64;
     let (rows, cols) = (span(1), span(2));
-    let cells = span(0).checked_mul(rows).and_then(|x| x.checked_mul(cols));
+    let lines = span(0).checked_mul(rows);
     let budget = 64 * points.len() as u64 + 4096;
+    if cols <= 64 {
+        // One word per line (colour and row): a point is one bit of its line's word, and the
+        // lines are read in order without a division per point.
+        let Some(lines) = lines.filter(|&n| n.saturating_mul(64) <= budget) else {
+            return false;
+        };
+        let mut words = vec![0u64; lines as usize];
+        for &p in points.iter() {
+            let [a, b, c] = p.coords();
+            let line = (i64::from(a) - i64::from(lo[0])) as u64 * rows + (i64::from(b) - i64::from(lo[1])) as u64;
+            words[line as usize] |= 1 << (i64::from(c) - i64::from(lo[2]));
+        }
+        points.clear();
+        let mut line = words.iter();
+        for plane in 0..span(0) as i32 {
+            for row in 0..rows as i32 {
+                let mut bits = line.next().copied().unwrap_or(0);
+                while bits != 0 {
+                    let col = bits.trailing_zeros() as i32;
+                    bits &= bits - 1;
+                    points.push(P::from_coords([lo[0] + plane, lo[1] + row, lo[2] + col]));
+                }
+            }
+        }
+        return true;
+    }
+    let cells = lines.and_then(|x| x.checked_mul(cols));
     let Some(cells) = cells.filter(|&n| n <= budget) else {
         return false;
     };
@@ -119,13 +146,15 @@ mod tests {
     }
 
     proptest! {
-        /// Dense boxes (the bitmap), sparse ones (the sort), duplicates, negative coordinates.
+        /// Dense boxes (the bitmap: a word per row up to 64 columns, one bit string beyond),
+        /// sparse ones (the sort), duplicates, negative coordinates.
         #[test]
         fn locations_as_sort_dedup(
             points in prop::collection::vec((-40i32..40, -40i32..40), 0..300),
+            width in 1i32..90,
             far in prop::option::of((i32::MIN..i32::MAX, i32::MIN..i32::MAX)),
         ) {
-            let mut v: Vec<Loc> = points.into_iter().map(|(i, j)| Loc { i, j }).collect();
+            let mut v: Vec<Loc> = points.into_iter().map(|(i, j)| Loc { i, j: j.rem_euclid(width) - width / 2 }).collect();
             v.extend(far.map(|(i, j)| Loc { i, j }));
             let want = reference(v.clone());
             sort_dedup(&mut v);
