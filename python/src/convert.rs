@@ -241,10 +241,13 @@ fn numpy_grid(array: &Bound<'_, PyAny>, h: usize, w: usize) -> PyResult<Value> {
         let mut le = [0u8; 8];
         le.copy_from_slice(chunk);
         let c = i64::from_le_bytes(le);
-        cells.push(
-            Color::try_from(c)
-                .map_err(|_| error(py, Kind::DslLimit, DslError::ColorRange(c.to_string()).to_string()))?,
-        );
+        cells.push(Color::try_from(c).map_err(|_| {
+            error(
+                py,
+                Kind::DslLimit,
+                DslError::ColorRange(c.to_string().into()).to_string(),
+            )
+        })?);
     }
     Ok(Value::grid(Grid::new(h, w, cells)))
 }

@@ -222,7 +222,7 @@ pub fn error(py: Python<'_>, kind: Kind, message: String) -> PyErr {
 /// The exception class standing for a primitive's error.
 fn dsl_kind(e: &DslError) -> Kind {
     match e {
-        DslError::Type { .. } => Kind::DslType,
+        DslError::Type(_) => Kind::DslType,
         DslError::Value(_) => Kind::DslValue,
         DslError::Index(_) => Kind::DslIndex,
         DslError::ZeroDivision(_) => Kind::DslZeroDivision,

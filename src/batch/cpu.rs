@@ -71,7 +71,8 @@ impl CpuBackend {
 /// Runs one lane, a panic (a bug in the port) becoming the lane's error, so it cannot take the
 /// other lanes down. `what` names the operation in the message.
 fn isolated(what: &dyn Fn() -> String, f: impl FnOnce() -> LaneResult) -> LaneResult {
-    caught(f).unwrap_or_else(|Panicked(message)| Err(DslError::Internal(format!("{} panicked: {message}", what()))))
+    caught(f)
+        .unwrap_or_else(|Panicked(message)| Err(DslError::Internal(format!("{} panicked: {message}", what()).into())))
 }
 
 /// Whether a call may run function values, and so needs the time limit: only a function, or

@@ -220,9 +220,9 @@ impl Column {
                 Err(_) => continue,
             };
             if n > cap {
-                *v = Err(DslError::TooLarge(format!(
-                    "a value of size {n} or more, past the size budget of {cap}"
-                )));
+                *v = Err(DslError::TooLarge(
+                    format!("a value of size {n} or more, past the size budget of {cap}").into(),
+                ));
             }
         }
     }
@@ -684,7 +684,8 @@ fn over_budget(op: &NodeOp, args: &[Gathered<'_>], u: usize, cap: usize) -> Opti
     }
     let len = |k: usize| args[k].get(u).as_ref().ok().and_then(Value::len).unwrap_or(0);
     let pairs = len(1).saturating_mul(len(2));
-    (pairs > cap).then(|| DslError::TooLarge(format!("prapply over {pairs} pairs, past the size budget of {cap}")))
+    (pairs > cap)
+        .then(|| DslError::TooLarge(format!("prapply over {pairs} pairs, past the size budget of {cap}").into()))
 }
 
 /// A pick on `units` units: the group's element where the group has a tuple, else the call

@@ -2,51 +2,91 @@
 //! [`DslError`]: a value the interpreter and the batt engine carry in place of a result, so one
 //! failing program (or one failing lane) never stops the others.
 
+use std::fmt;
+
 use super::value::Value;
 
 pub type DslResult<T> = Result<T, DslError>;
+
+/// An error's message, behind one pointer: with every variant at most a word wide, a
+/// `DslResult<Value>` is no larger than a [`Value`] (the happy path moves three words, not six).
+/// (`Box<str>` would be two words.)
+#[derive(Clone, PartialEq, Eq)]
+#[allow(clippy::box_collection)] // the box makes the pointer thin: that is its purpose
+pub struct Message(Box<String>);
+
+impl From<String> for Message {
+    fn from(s: String) -> Message {
+        Message(Box::new(s))
+    }
+}
+
+impl From<&str> for Message {
+    fn from(s: &str) -> Message {
+        Message(Box::new(s.to_string()))
+    }
+}
+
+impl std::ops::Deref for Message {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
 
 /// An error raised by a primitive, named after the Python exception the reference raises.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DslError {
     /// Python's `TypeError`: an argument of the wrong kind, or a call with the wrong arity.
-    #[error("TypeError: expected {expected}, got {got}")]
-    Type { expected: String, got: String },
+    #[error("TypeError: {0}")]
+    Type(Message),
     /// Python's `ValueError` (e.g. `max()` of an empty sequence, unpacking the wrong length).
     #[error("ValueError: {0}")]
-    Value(String),
+    Value(Message),
     /// Python's `IndexError` (e.g. `tuple[0]` of an empty tuple).
     #[error("IndexError: {0}")]
-    Index(String),
+    Index(Message),
     /// Python's `ZeroDivisionError`.
     #[error("ZeroDivisionError: {0}")]
-    ZeroDivision(String),
+    ZeroDivision(Message),
     /// Python's `StopIteration` (`next(iter(x))` of an empty container).
     #[error("StopIteration: {0}")]
-    StopIteration(String),
+    StopIteration(Message),
     /// Python's `RuntimeError`: a function raised `StopIteration` inside one of the reference's
     /// generator expressions (`apply`, `sfilter`, `papply`, ...), which PEP 479 turns into this.
     #[error("RuntimeError: {0}")]
-    Runtime(String),
+    Runtime(Message),
     /// Python's `RecursionError` (`power(f, n)` with `n < 1` never terminates in the reference).
     #[error("RecursionError: {0}")]
-    Recursion(String),
+    Recursion(Message),
     /// Python's `AttributeError` (e.g. `.count` on a frozenset).
     #[error("AttributeError: {0}")]
-    Attribute(String),
+    Attribute(Message),
     /// A colour (given as its repr) that no compact cell holds: an integer past `i32`, or no
     /// integer at all (`None`); the reference would accept it. The fast paths return it so that
     /// the simple paths (`rows`, generic cells) take the call over.
     #[error("colour {0} does not fit in a grid cell (this port stores colours as i32)")]
-    ColorRange(String),
+    ColorRange(Message),
     /// A value that would exceed the port's size caps (the reference would run out of memory
     /// or time first).
     #[error("size limit: {0}")]
-    TooLarge(String),
+    TooLarge(Message),
     /// A bug in the port (a panic caught in a lane, broken bookkeeping): reported as this lane's
     /// error so that it never takes the other lanes down.
     #[error("internal error: {0}")]
-    Internal(String),
+    Internal(Message),
     /// The program ran past its time limit (see [`crate::dsl::func::Deadline`]).
     #[error("time limit exceeded")]
     Timeout,
@@ -58,10 +98,12 @@ pub enum DslError {
 
 impl DslError {
     pub fn type_error(expected: &str, got: &Value) -> DslError {
-        DslError::Type {
-            expected: expected.to_string(),
-            got: format!("{} {}", got.type_name(), got.repr_cut(80)),
-        }
+        DslError::mismatch(expected, format_args!("{} {}", got.type_name(), got.repr_cut(80)))
+    }
+
+    /// Python's `TypeError`, as "expected ..., got ...".
+    pub fn mismatch(expected: impl fmt::Display, got: impl fmt::Display) -> DslError {
+        DslError::Type(format!("expected {expected}, got {got}").into())
     }
 
     /// True for errors that say how this run went rather than what the values are (the time
@@ -81,7 +123,7 @@ impl DslError {
     /// The Python exception class this error stands for.
     pub fn python_name(&self) -> &'static str {
         match self {
-            DslError::Type { .. } => "TypeError",
+            DslError::Type(_) => "TypeError",
             DslError::Value(_) => "ValueError",
             DslError::Index(_) => "IndexError",
             DslError::ZeroDivision(_) => "ZeroDivisionError",
@@ -101,6 +143,6 @@ impl DslError {
 #[macro_export]
 macro_rules! bail {
     ($kind:ident, $($fmt:tt)*) => {
-        return Err($crate::dsl::DslError::$kind(format!($($fmt)*)))
+        return Err($crate::dsl::DslError::$kind(format!($($fmt)*).into()))
     };
 }

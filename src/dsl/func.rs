@@ -297,18 +297,18 @@ pub fn tick() -> DslResult<()> {
 /// `TypeError` the call raises.
 pub fn callable(f: &Value, nargs: usize) -> DslResult<&Func> {
     let Value::Func(func) = f else {
-        return Err(DslError::Type {
-            expected: "a callable".into(),
-            got: format!("'{}' object is not callable", f.type_name()),
-        });
+        return Err(DslError::mismatch(
+            "a callable",
+            format_args!("'{}' object is not callable", f.type_name()),
+        ));
     };
     let arity = func.arity();
     if nargs != arity {
-        return Err(DslError::Type {
+        return Err(DslError::mismatch(
             // Cut short: a function value may bind large containers.
-            expected: format!("{arity} argument(s) for {}", f.repr_cut(80)),
-            got: format!("{nargs} argument(s)"),
-        });
+            format_args!("{arity} argument(s) for {}", f.repr_cut(80)),
+            format_args!("{nargs} argument(s)"),
+        ));
     }
     Ok(func)
 }

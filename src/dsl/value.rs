@@ -247,6 +247,8 @@ pub enum Value {
 // Three words, and `Option<Value>` no larger: the tag's unused values are its niche.
 const _: () = assert!(std::mem::size_of::<Value>() == 24);
 const _: () = assert!(std::mem::size_of::<Option<Value>>() == 24);
+// A primitive's result too: an error is one word behind the tag (see `error::Message`).
+const _: () = assert!(std::mem::size_of::<super::error::DslResult<Value>>() == 24);
 
 /// A bitwise copy of `v` that is never dropped, so it takes no reference and releases none:
 /// arguments handed to a primitive row after row without touching reference counts (the CPU
@@ -637,13 +639,13 @@ impl Value {
     pub fn unpack2(&self) -> DslResult<(Value, Value)> {
         match (self.len(), self.member(0), self.member(1)) {
             (Some(2), Some(a), Some(b)) => Ok((a, b)),
-            (None, ..) => Err(DslError::Type {
-                expected: "a pair".into(),
-                got: format!("cannot unpack non-iterable {} object", self.type_name()),
-            }),
-            (Some(n), ..) if n < 2 => Err(DslError::Value(format!(
-                "not enough values to unpack (expected 2, got {n})"
-            ))),
+            (None, ..) => Err(DslError::mismatch(
+                "a pair",
+                format_args!("cannot unpack non-iterable {} object", self.type_name()),
+            )),
+            (Some(n), ..) if n < 2 => Err(DslError::Value(
+                format!("not enough values to unpack (expected 2, got {n})").into(),
+            )),
             _ => Err(DslError::Value("too many values to unpack (expected 2)".into())),
         }
     }
@@ -657,10 +659,10 @@ impl Value {
         match self.len() {
             Some(n) if self.is_tuple() && n < 2 => Err(DslError::Index("tuple index out of range".into())),
             Some(_) if self.is_tuple() => Ok((self.member_int(0)?, self.member_int(1)?)),
-            _ => Err(DslError::Type {
-                expected: "a pair of integers".into(),
-                got: format!("'{}' object is not subscriptable", self.type_name()),
-            }),
+            _ => Err(DslError::mismatch(
+                "a pair of integers",
+                format_args!("'{}' object is not subscriptable", self.type_name()),
+            )),
         }
     }
 
@@ -729,7 +731,7 @@ impl Value {
                     }
                     for m in members {
                         let c = m.as_int()?;
-                        cells.push(Color::try_from(c).map_err(|_| DslError::ColorRange(c.to_string()))?);
+                        cells.push(Color::try_from(c).map_err(|_| DslError::ColorRange(c.to_string().into()))?);
                     }
                 }
                 Ok(Arc::new(Grid::new(rows.len(), w, cells)))
@@ -1141,9 +1143,9 @@ mod tests {
             triple.unpack_pair(),
             Err(DslError::Value("too many values to unpack (expected 2)".into()))
         );
-        assert!(matches!(Value::Int(3).unpack_pair(), Err(DslError::Type { .. })));
+        assert!(matches!(Value::Int(3).unpack_pair(), Err(DslError::Type(_))));
         assert_eq!(Value::set(vec![Value::Int(4), Value::Int(1)]).unpack_pair(), Ok((1, 4)));
-        assert!(matches!(Value::Int(3).unpack2(), Err(DslError::Type { .. })));
+        assert!(matches!(Value::Int(3).unpack2(), Err(DslError::Type(_))));
         assert_eq!(
             triple.unpack2(),
             Err(DslError::Value("too many values to unpack (expected 2)".into()))
@@ -1153,7 +1155,7 @@ mod tests {
             Err(DslError::Index("tuple index out of range".into()))
         );
         assert_eq!(triple.index_pair(), Ok((1, 2)));
-        assert!(matches!(Value::empty_set().index_pair(), Err(DslError::Type { .. })));
+        assert!(matches!(Value::empty_set().index_pair(), Err(DslError::Type(_))));
     }
 
     #[test]

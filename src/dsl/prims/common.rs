@@ -10,7 +10,7 @@ use crate::dsl::value::{Cell, Color, Loc, Value};
 
 /// Converts a Python integer to a patch coordinate or colour (`i32`).
 pub fn coord(n: i64) -> DslResult<i32> {
-    i32::try_from(n).map_err(|_| DslError::TooLarge(format!("coordinate {n} is out of range")))
+    i32::try_from(n).map_err(|_| DslError::TooLarge(format!("coordinate {n} is out of range").into()))
 }
 
 /// A member `(i, j)` of an index set as a location, unpacked as `for i, j in patch` does.
@@ -34,7 +34,7 @@ pub fn member_cell(v: &Value) -> DslResult<Cell> {
         Ok(c) => i32::try_from(c).ok(),
         Err(_) => None,
     };
-    let color = color.ok_or_else(|| DslError::ColorRange(color_repr(v)))?;
+    let color = color.ok_or_else(|| DslError::ColorRange(color_repr(v).into()))?;
     Ok(Cell { color, i: l.i, j: l.j })
 }
 
@@ -112,10 +112,10 @@ pub fn holds_cells(first: Option<&Value>) -> DslResult<Option<bool>> {
         return Ok(None);
     };
     if !first.is_tuple() {
-        return Err(DslError::Type {
-            expected: "a patch".into(),
-            got: format!("'{}' object is not subscriptable", first.type_name()),
-        });
+        return Err(DslError::mismatch(
+            "a patch",
+            format_args!("'{}' object is not subscriptable", first.type_name()),
+        ));
     }
     match first.member(1) {
         Some(second) => Ok(Some(second.is_tuple())),

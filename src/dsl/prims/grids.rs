@@ -145,7 +145,7 @@ fn has_rows(h: usize) -> DslResult<()> {
 
 /// A colour to store in a cell.
 fn to_color(n: i64) -> DslResult<Color> {
-    Color::try_from(n).map_err(|_| DslError::ColorRange(n.to_string()))
+    Color::try_from(n).map_err(|_| DslError::ColorRange(n.to_string().into()))
 }
 
 fn zero_division() -> DslError {
@@ -293,7 +293,7 @@ fn loc(i: i64, j: i64) -> DslResult<Loc> {
 fn capped(n: i128) -> DslResult<usize> {
     match usize::try_from(n.max(0)) {
         Ok(n) if n <= MAX_MEMBERS => Ok(n),
-        _ => Err(DslError::TooLarge(format!("{n} members"))),
+        _ => Err(DslError::TooLarge(format!("{n} members").into())),
     }
 }
 
@@ -306,7 +306,7 @@ fn capped_cells(n: i128) -> DslResult<usize> {
     };
     match usize::try_from(n.max(0)) {
         Ok(n) if n <= limit => Ok(n),
-        _ => Err(DslError::TooLarge(format!("a grid of {n} cells"))),
+        _ => Err(DslError::TooLarge(format!("a grid of {n} cells").into())),
     }
 }
 
@@ -482,7 +482,7 @@ fn shifted_cells(cells: &[Cell], di: i64, dj: i64) -> impl Iterator<Item = (i64,
 /// A colour argument as the fast paths take it: an integer (bools count), else
 /// [`DslError::ColorRange`], so that [`rows::on_grid`] hands the call to the simple path.
 fn fast_color(v: &Value) -> DslResult<i64> {
-    v.as_int().map_err(|_| DslError::ColorRange(v.repr_cut(80)))
+    v.as_int().map_err(|_| DslError::ColorRange(v.repr_cut(80).into()))
 }
 
 /// The cells of an object in the reference's iteration order: a tuple's own order (duplicates
@@ -1225,10 +1225,10 @@ fn delta(a: &[Value]) -> DslResult<Value> {
     let backdrop = b.locations()?;
     // `backdrop(patch) - toindices(patch)`: a tuple of pairs is its own `toindices`.
     if is_own_indices(&a[0])? {
-        return Err(DslError::Type {
-            expected: "a frozenset".into(),
-            got: "unsupported operand type(s) for -: 'frozenset' and 'tuple'".into(),
-        });
+        return Err(DslError::mismatch(
+            "a frozenset",
+            "unsupported operand type(s) for -: 'frozenset' and 'tuple'",
+        ));
     }
     let mut inside = locs.iter().peekable();
     let mut out = Vec::new();
@@ -1321,7 +1321,8 @@ fn line(a: (i128, i128), b: (i128, i128)) -> DslResult<Value> {
         return Ok(Value::indices_sorted((0..n as i64).map(point).collect()));
     }
     // Otherwise point by point, to raise at the first one out of range.
-    let wide = |x: i128| i64::try_from(x).map_err(|_| DslError::TooLarge(format!("coordinate {x} is out of range")));
+    let wide =
+        |x: i128| i64::try_from(x).map_err(|_| DslError::TooLarge(format!("coordinate {x} is out of range").into()));
     let mut out = Vec::with_capacity(n);
     for k in 0..n as i128 {
         out.push(loc(wide(start.0 + k * step.0)?, wide(start.1 + k * step.1)?)?);

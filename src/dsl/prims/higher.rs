@@ -48,10 +48,9 @@ fn matcher(a: &[Value]) -> DslResult<Value> {
 fn bindable(f: &Value) -> DslResult<()> {
     match f {
         Value::Func(_) => Ok(()),
-        other => Err(DslError::Attribute(format!(
-            "'{}' object has no attribute '__code__'",
-            other.type_name()
-        ))),
+        other => Err(DslError::Attribute(
+            format!("'{}' object has no attribute '__code__'", other.type_name()).into(),
+        )),
     }
 }
 
@@ -70,9 +69,9 @@ fn power(a: &[Value]) -> DslResult<Value> {
     match n {
         1 => Ok(a[0].clone()),
         2..=MAX_POWER => Ok(Value::func(Func::Power(a[0].clone(), n as u32))),
-        _ => Err(DslError::Recursion(format!(
-            "power(f, {n}) recurses without end (or past the recursion limit)"
-        ))),
+        _ => Err(DslError::Recursion(
+            format!("power(f, {n}) recurses without end (or past the recursion limit)").into(),
+        )),
     }
 }
 

@@ -93,10 +93,10 @@ fn seq_lt(xs: &[Value], ys: &[Value]) -> DslResult<bool> {
 
 /// Python's `TypeError` for a binary operator the operands do not support.
 pub(super) fn unsupported(op: &str, x: &Value, y: &Value) -> DslError {
-    DslError::Type {
-        expected: format!("operands that support '{op}'"),
-        got: format!("'{}' and '{}'", x.type_name(), y.type_name()),
-    }
+    DslError::mismatch(
+        format_args!("operands that support '{op}'"),
+        format_args!("'{}' and '{}'", x.type_name(), y.type_name()),
+    )
 }
 
 /// The arithmetic operators of `add`, `subtract`, `multiply` and `divide`.
@@ -131,7 +131,7 @@ impl Op {
                 floor_div(x, y)
             }
         };
-        result.ok_or_else(|| DslError::TooLarge(format!("{x} {} {y} overflows 64 bits", self.symbol())))
+        result.ok_or_else(|| DslError::TooLarge(format!("{x} {} {y} overflows 64 bits", self.symbol()).into()))
     }
 }
 
@@ -239,7 +239,7 @@ fn numerical_map(x: &Value, f: impl Fn(&Value) -> DslResult<Value>) -> DslResult
 fn on_int(v: &Value, what: &str, f: impl Fn(i64) -> Option<i64>) -> DslResult<Value> {
     let n = number(v).ok_or_else(|| DslError::type_error("an integer", v))?;
     f(n).map(Value::Int)
-        .ok_or_else(|| DslError::TooLarge(format!("{what} of {n} overflows 64 bits")))
+        .ok_or_else(|| DslError::TooLarge(format!("{what} of {n} overflows 64 bits").into()))
 }
 
 // ----- the primitives ---------------------------------------------------------------------

@@ -789,7 +789,7 @@ mod tests {
         // Not a grid at all: the fast path's error.
         assert!(matches!(
             p("replace", vec![Value::Int(3), Value::Int(1), Value::Int(2)]),
-            Err(DslError::Type { .. })
+            Err(DslError::Type(_))
         ));
     }
 }
