@@ -62,7 +62,8 @@ pub struct Mapping {
     pub container: usize,
     pub function: usize,
     /// Appends the values the function is applied to, in the reference's order (`valmax` of an
-    /// empty container applies it to `0`).
+    /// empty container applies it to `0`). For a non-empty tuple or set these must be its own
+    /// members, in order: [`Mapping::run`] then reads them in place.
     pub members: fn(&Value, &mut Vec<Value>) -> DslResult<()>,
     /// The result from the container, those values, and the function's results on them (up to
     /// the first that raised).
@@ -76,10 +77,16 @@ impl Mapping {
     /// The primitive on one set of arguments.
     pub fn run(&self, args: &[Value]) -> DslResult<Value> {
         let container = &args[self.container];
-        let mut members = Vec::new();
-        (self.members)(container, &mut members)?;
-        let results = self.raised(map(&args[self.function], &[&members]));
-        (self.combine)(container, &members, results)
+        let mut listed = Vec::new();
+        let members: &[Value] = match container {
+            Value::Tuple(items) | Value::Set(items) if !items.is_empty() => items,
+            _ => {
+                (self.members)(container, &mut listed)?;
+                &listed
+            }
+        };
+        let results = self.raised(map(&args[self.function], &[members]));
+        (self.combine)(container, members, results)
     }
 
     /// The function's results as the reference's loop sees them (see [`Mapping::generator`]).
@@ -425,6 +432,16 @@ impl Rows {
 }
 
 impl Column {
+    /// The values as one slice, where they are stored as one (an argument, a computed column).
+    #[inline]
+    fn as_slice<'a>(&'a self, args: &[&'a [Value]]) -> Option<&'a [Value]> {
+        match self {
+            Column::Arg(k) => Some(args[*k]),
+            Column::Values(v) => Some(v),
+            Column::Const(_) | Column::Tiled(..) | Column::Blocked(..) => None,
+        }
+    }
+
     #[inline]
     fn get<'a>(&'a self, args: &[&'a [Value]], i: usize) -> &'a Value {
         match self {
@@ -449,8 +466,18 @@ fn per_element(
     if rows.count == 0 {
         return (Vec::new(), None);
     }
-    let mut out = Vec::with_capacity(rows.count);
     let cols: SmallVec<[&Column; 4]> = args.iter().map(|&a| &values[a as usize]).collect();
+    if let [column] = cols[..] {
+        // One argument: the element is passed in place, without a copy; read straight from
+        // the slice where the rows are consecutive elements of one.
+        return match column.as_slice(columns).filter(|_| rows.stride == 1) {
+            Some(elements) => each_row(rows.count, |k| (k, op(k, std::slice::from_ref(&elements[k])))),
+            None => each_row(rows.count, |k| {
+                let i = k * rows.stride;
+                (i, op(i, std::slice::from_ref(column.get(columns, i))))
+            }),
+        };
+    }
     // The arguments of the current row, as bitwise copies that are never dropped: no
     // reference count changes per row (see `borrowed`). A constant one is written once.
     // SAFETY (of each copy): `values` and `columns` keep every value alive for the whole call.
@@ -459,16 +486,25 @@ fn per_element(
     let varying: SmallVec<[usize; 4]> = (0..cols.len())
         .filter(|&j| !matches!(cols[j], Column::Const(_)))
         .collect();
-    for (k, i) in rows.iter().enumerate() {
-        let result = if let [a] = cols[..] {
-            // One argument: the element is passed in place, without a copy.
-            op(i, std::slice::from_ref(a.get(columns, i)))
-        } else {
-            for &j in &varying {
-                buffer[j] = unsafe { borrowed(cols[j].get(columns, i)) };
-            }
-            op(i, as_values(&buffer))
-        };
+    each_row(rows.count, |k| {
+        let i = k * rows.stride;
+        for &j in &varying {
+            buffer[j] = unsafe { borrowed(cols[j].get(columns, i)) };
+        }
+        (i, op(i, as_values(&buffer)))
+    })
+}
+
+/// Collects `row(k)` for `k` in `0..count` (each row's index and result) up to the first row
+/// that raised: the values, and that row with its error.
+#[inline(always)]
+fn each_row(
+    count: usize,
+    mut row: impl FnMut(usize) -> (usize, DslResult<Value>),
+) -> (Vec<Value>, Option<(usize, DslError)>) {
+    let mut out = Vec::with_capacity(count);
+    for k in 0..count {
+        let (i, result) = row(k);
         match result {
             Ok(v) => out.push(v),
             Err(e) => return (out, Some((i, e))),
@@ -1071,6 +1107,30 @@ mod tests {
 
     fn prim(name: &str) -> Value {
         Value::prim(PrimId::of(name).expect("registered"))
+    }
+
+    /// What `Mapping::run` reads in place of a tuple's or set's members is what every
+    /// mapping's `members` gives for them.
+    #[test]
+    fn every_mapping_lists_a_tuple_or_set_as_its_own_members() {
+        let items = vec![Value::Int(4), Value::Pair(1, 2), prim("size")];
+        let containers = [Value::tuple(items.clone()), Value::set(items)];
+        let mut mappings = 0;
+        for id in super::super::registry::registry().ids() {
+            let Some(mapping) = id.spec().mapping else {
+                continue;
+            };
+            mappings += 1;
+            for c in &containers {
+                let (Value::Tuple(own) | Value::Set(own)) = c else {
+                    unreachable!("built as a tuple and a set");
+                };
+                let mut listed = Vec::new();
+                (mapping.members)(c, &mut listed).expect("a tuple or set has members");
+                assert_eq!(&listed[..], &own[..], "{} of {c:?}", id.spec().name);
+            }
+        }
+        assert!(mappings >= 9, "{mappings} mapping primitives");
     }
 
     #[test]
