@@ -739,6 +739,15 @@ fn lines(p: &Value, rows: bool) -> DslResult<Vec<i32>> {
 
 /// Whether two patches share a row (or a column).
 fn share_line(a: &Value, b: &Value, rows: bool) -> DslResult<Value> {
+    let line = |l: Loc| if rows { l.i } else { l.j };
+    if let (Value::Indices(_) | Value::Object(_), Value::Indices(_) | Value::Object(_)) = (a, b) {
+        // Small index sets and objects (the single cells of `product(cells, cells)`), pair by
+        // pair in place: no lists to build.
+        if a.len().unwrap_or(0).saturating_mul(b.len().unwrap_or(0)) <= 256 {
+            let shared = unboxed_locs(a).any(|p| unboxed_locs(b).any(|q| line(p) == line(q)));
+            return Ok(Value::Bool(shared));
+        }
+    }
     let (x, y) = (lines(a, rows)?, lines(b, rows)?);
     Ok(Value::Bool(x.iter().any(|v| y.binary_search(v).is_ok())))
 }
@@ -753,12 +762,37 @@ fn vmatching(a: &[Value]) -> DslResult<Value> {
 
 /// The smallest manhattan distance between a location of `a` and one of `b`.
 fn min_distance(a: &Value, b: &Value) -> DslResult<i64> {
-    let (x, y) = (common::locs(a)?, common::locs(b)?);
-    let distance = |p: &Loc, q: &Loc| (p.i as i64 - q.i as i64).abs() + (p.j as i64 - q.j as i64).abs();
-    match x.iter().flat_map(|p| y.iter().map(move |q| distance(p, q))).min() {
+    // Index sets and objects as they are: the minimum needs neither `toindices`' order nor
+    // its deduplication, only the same locations.
+    let found = match (a, b) {
+        (Value::Indices(_) | Value::Object(_), Value::Indices(_) | Value::Object(_)) => {
+            nearest(unboxed_locs(a), unboxed_locs(b))
+        }
+        _ => {
+            let (x, y) = (common::locs(a)?, common::locs(b)?);
+            nearest(x.iter().copied(), y.iter().copied())
+        }
+    };
+    match found {
         Some(d) => Ok(d),
         None => bail!(Value, "min() arg is an empty sequence (empty patch)"),
     }
+}
+
+/// The least Manhattan distance between a location of `x` and one of `y`.
+fn nearest(x: impl Iterator<Item = Loc>, y: impl Iterator<Item = Loc> + Clone) -> Option<i64> {
+    let distance = |p: Loc, q: Loc| (p.i as i64 - q.i as i64).abs() + (p.j as i64 - q.j as i64).abs();
+    x.flat_map(|p| y.clone().map(move |q| distance(p, q))).min()
+}
+
+/// The locations of an index set or an object, in place (an object's may repeat).
+fn unboxed_locs(v: &Value) -> impl Iterator<Item = Loc> + Clone + '_ {
+    let (locs, cells): (&[Loc], &[Cell]) = match v {
+        Value::Indices(l) => (l, &[]),
+        Value::Object(c) => (&[], c),
+        _ => (&[], &[]),
+    };
+    locs.iter().copied().chain(cells.iter().map(|c| c.loc()))
 }
 
 fn manhattan(a: &[Value]) -> DslResult<Value> {
@@ -786,7 +820,55 @@ mod tests {
             .collect()
     }
 
+    /// Objects for the distance tests: cells of a few colours at small locations.
+    fn patch(cells: &[(i32, i32, i32)], as_object: bool) -> Value {
+        if as_object {
+            Value::object(cells.iter().map(|&(color, i, j)| Cell { color, i, j }).collect())
+        } else {
+            Value::indices(cells.iter().map(|&(_, i, j)| Loc { i, j }).collect())
+        }
+    }
+
     proptest! {
+        /// `hmatching`/`vmatching` on small index sets and objects read in place: whether
+        /// their sets of rows (columns) intersect, as the reference computes it.
+        #[test]
+        fn matching_in_place_is_a_shared_line_of_toindices(
+            a in proptest::collection::vec((0i32..3, -6i32..6, -6i32..6), 0..8),
+            b in proptest::collection::vec((0i32..3, -6i32..6, -6i32..6), 0..8),
+            a_object: bool,
+            b_object: bool,
+            rows: bool,
+        ) {
+            let (x, y) = (patch(&a, a_object), patch(&b, b_object));
+            let line = |l: &Loc| if rows { l.i } else { l.j };
+            let of_y: std::collections::BTreeSet<i32> = common::locs(&y).unwrap().iter().map(line).collect();
+            let expected = common::locs(&x).unwrap().iter().any(|l| of_y.contains(&line(l)));
+            prop_assert_eq!(share_line(&x, &y, rows).unwrap(), Value::Bool(expected));
+        }
+
+        /// `manhattan` on index sets and objects read in place is the minimum over their
+        /// `toindices`, as the reference computes it (and the same error when one is empty).
+        #[test]
+        fn manhattan_in_place_is_the_minimum_over_toindices(
+            a in proptest::collection::vec((0i32..3, -6i32..6, -6i32..6), 0..8),
+            b in proptest::collection::vec((0i32..3, -6i32..6, -6i32..6), 0..8),
+            a_object: bool,
+            b_object: bool,
+        ) {
+            let (x, y) = (patch(&a, a_object), patch(&b, b_object));
+            let (lx, ly) = (common::locs(&x).unwrap(), common::locs(&y).unwrap());
+            let expected = lx
+                .iter()
+                .flat_map(|p| ly.iter().map(move |q| (p.i - q.i).abs() as i64 + (p.j - q.j).abs() as i64))
+                .min();
+            match (min_distance(&x, &y), expected) {
+                (Ok(d), Some(e)) => prop_assert_eq!(d, e),
+                (Err(_), None) => {}
+                (got, e) => prop_assert!(false, "{:?} against {:?}", got, e),
+            }
+        }
+
         /// Near the ends of the coordinate range too, where some members no longer fit.
         #[test]
         fn shift_checks_the_range_as_each_member_would(
