@@ -825,18 +825,23 @@ fn product(args: &[Value]) -> DslResult<Value> {
         return Ok(Value::indices(locs));
     }
     let (xs, ys) = (members_of(a)?, members_of(b)?);
+    // Plain loops into a list of the final size: a flattening iterator costs more per pair
+    // than the pair itself (perf: 6 % of solve_06df4c85 over every evaluation input).
+    let mut items = Vec::with_capacity(na * nb);
     if a.is_set() && b.is_set() {
         // Both sorted and without duplicates: the pairs, first member outside, are too.
-        let items = xs
-            .iter()
-            .flat_map(|i| ys.iter().map(|j| pair_of(i.clone(), j.clone())))
-            .collect();
+        for i in &xs {
+            for j in &ys {
+                items.push(pair_of(i.clone(), j.clone()));
+            }
+        }
         return Ok(Value::set_sorted(items));
     }
-    let items = ys
-        .iter()
-        .flat_map(|j| xs.iter().map(|i| pair_of(i.clone(), j.clone())))
-        .collect();
+    for j in &ys {
+        for i in &xs {
+            items.push(pair_of(i.clone(), j.clone()));
+        }
+    }
     Ok(Value::set(items))
 }
 
