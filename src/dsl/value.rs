@@ -817,9 +817,9 @@ impl Value {
         self.len() == Some(0)
     }
 
-    /// Member `n` (0 or 1) of a two-member tuple held unboxed (`Pair`, `Cell`, `LocPair`,
-    /// `CellPair`): [`Value::member`] for the shapes `first`, `last` and the projections over
-    /// columns meet most, inlined; `None` for anything else.
+    /// The first or second member of a two-member tuple held unboxed (`Pair`, `Cell`,
+    /// `LocPair`, `CellPair`), inlined for `first` and `last`; `None` for anything else
+    /// ([`Value::member`] reads those shapes through it).
     #[inline]
     pub fn duo_member(&self, second: bool) -> Option<Value> {
         Some(match (self, second) {
@@ -838,14 +838,10 @@ impl Value {
     /// The `n`-th member in iteration order, without materialising the others.
     pub fn member(&self, n: usize) -> Option<Value> {
         Some(match self {
-            Value::Pair(a, b) => Value::Int(*[a, b].get(n)?.to_owned()),
-            Value::Cell(c) => match n {
-                0 => Value::Int(c.color.into()),
-                1 => Value::loc(c.loc()),
+            Value::Pair(..) | Value::Cell(_) | Value::LocPair(..) | Value::CellPair(..) => match n {
+                0 | 1 => return self.duo_member(n == 1),
                 _ => return None,
             },
-            Value::LocPair(a, b) => Value::loc(*[a, b].get(n)?.to_owned()),
-            Value::CellPair(a, b) => Value::cell([a, b].get(n)?.cell()),
             Value::Ints(v) => Value::Int((*v.get(n)?).into()),
             Value::Grid(g) => {
                 if n >= g.h {
@@ -1030,20 +1026,25 @@ impl Value {
 mod tests {
     use super::*;
 
-    /// `duo_member` is `member` on the two-member shapes, and declines everything else.
+    /// The two members of each unboxed two-member shape, as Python would hand them out, and
+    /// nothing past them; `duo_member` declines every other value.
     #[test]
-    fn duo_member_is_member_on_two_member_shapes() {
+    fn two_member_shapes_hand_out_their_members() {
         let (a, b) = (Loc { i: -3, j: 7 }, Loc { i: 4, j: 0 });
         let c = Cell { color: 9, i: 2, j: -1 };
-        let small = SmallCell::pack(c).expect("fits");
-        for v in [
-            Value::Pair(5, -6),
-            Value::LocPair(a, b),
-            Value::Cell(c),
-            Value::CellPair(small, SmallCell::pack(Cell { color: 1, ..c }).expect("fits")),
+        let d = Cell { color: 1, ..c };
+        let pack = |c| SmallCell::pack(c).expect("fits");
+        for (v, first, second) in [
+            (Value::Pair(5, -6), Value::Int(5), Value::Int(-6)),
+            (Value::LocPair(a, b), Value::Pair(-3, 7), Value::Pair(4, 0)),
+            (Value::Cell(c), Value::Int(9), Value::Pair(2, -1)),
+            (Value::CellPair(pack(c), pack(d)), Value::Cell(c), Value::Cell(d)),
         ] {
-            assert_eq!(v.duo_member(false), v.member(0), "{v:?}");
-            assert_eq!(v.duo_member(true), v.member(1), "{v:?}");
+            assert_eq!(v.member(0), Some(first.clone()), "{v:?}");
+            assert_eq!(v.member(1), Some(second.clone()), "{v:?}");
+            assert_eq!(v.member(2), None, "{v:?}");
+            assert_eq!(v.duo_member(false), Some(first), "{v:?}");
+            assert_eq!(v.duo_member(true), Some(second), "{v:?}");
         }
         for v in [
             Value::Int(2),
