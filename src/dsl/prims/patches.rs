@@ -740,11 +740,11 @@ fn lines(p: &Value, rows: bool) -> DslResult<Vec<i32>> {
 /// Whether two patches share a row (or a column).
 fn share_line(a: &Value, b: &Value, rows: bool) -> DslResult<Value> {
     let line = |l: Loc| if rows { l.i } else { l.j };
-    if let (Value::Indices(_) | Value::Object(_), Value::Indices(_) | Value::Object(_)) = (a, b) {
-        // Small index sets and objects (the single cells of `product(cells, cells)`), pair by
-        // pair in place: no lists to build.
+    // Small index sets and objects (the single cells of `product(cells, cells)`), pair by pair
+    // in place: no lists to build.
+    if let (Some(mut x), Some(y)) = (unboxed_locs(a), unboxed_locs(b)) {
         if a.len().unwrap_or(0).saturating_mul(b.len().unwrap_or(0)) <= 256 {
-            let shared = unboxed_locs(a).any(|p| unboxed_locs(b).any(|q| line(p) == line(q)));
+            let shared = x.any(|p| y.clone().any(|q| line(p) == line(q)));
             return Ok(Value::Bool(shared));
         }
     }
@@ -764,10 +764,8 @@ fn vmatching(a: &[Value]) -> DslResult<Value> {
 fn min_distance(a: &Value, b: &Value) -> DslResult<i64> {
     // Index sets and objects as they are: the minimum needs neither `toindices`' order nor
     // its deduplication, only the same locations.
-    let found = match (a, b) {
-        (Value::Indices(_) | Value::Object(_), Value::Indices(_) | Value::Object(_)) => {
-            nearest(unboxed_locs(a), unboxed_locs(b))
-        }
+    let found = match (unboxed_locs(a), unboxed_locs(b)) {
+        (Some(x), Some(y)) => nearest(x, y),
         _ => {
             let (x, y) = (common::locs(a)?, common::locs(b)?);
             nearest(x.iter().copied(), y.iter().copied())
@@ -785,14 +783,15 @@ fn nearest(x: impl Iterator<Item = Loc>, y: impl Iterator<Item = Loc> + Clone) -
     x.flat_map(|p| y.clone().map(move |q| distance(p, q))).min()
 }
 
-/// The locations of an index set or an object, in place (an object's may repeat).
-fn unboxed_locs(v: &Value) -> impl Iterator<Item = Loc> + Clone + '_ {
+/// The locations of an index set or an object, in place (an object's may repeat); `None` for
+/// any other value.
+fn unboxed_locs(v: &Value) -> Option<impl Iterator<Item = Loc> + Clone + '_> {
     let (locs, cells): (&[Loc], &[Cell]) = match v {
         Value::Indices(l) => (l, &[]),
         Value::Object(c) => (&[], c),
-        _ => (&[], &[]),
+        _ => return None,
     };
-    locs.iter().copied().chain(cells.iter().map(|c| c.loc()))
+    Some(locs.iter().copied().chain(cells.iter().map(|c| c.loc())))
 }
 
 fn manhattan(a: &[Value]) -> DslResult<Value> {
@@ -820,12 +819,18 @@ mod tests {
             .collect()
     }
 
-    /// Objects for the distance tests: cells of a few colours at small locations.
-    fn patch(cells: &[(i32, i32, i32)], as_object: bool) -> Value {
-        if as_object {
-            Value::object(cells.iter().map(|&(color, i, j)| Cell { color, i, j }).collect())
-        } else {
-            Value::indices(cells.iter().map(|&(_, i, j)| Loc { i, j }).collect())
+    prop_compose! {
+        /// A patch for the two-patch tests: up to 7 cells of a few colours at small locations,
+        /// as an object or as their index set (possibly empty).
+        fn small_patch()(
+            cells in proptest::collection::vec((0i32..3, -6i32..6, -6i32..6), 0..8),
+            as_object: bool,
+        ) -> Value {
+            if as_object {
+                Value::object(cells.iter().map(|&(color, i, j)| Cell { color, i, j }).collect())
+            } else {
+                Value::indices(cells.iter().map(|&(_, i, j)| Loc { i, j }).collect())
+            }
         }
     }
 
@@ -833,14 +838,7 @@ mod tests {
         /// `hmatching`/`vmatching` on small index sets and objects read in place: whether
         /// their sets of rows (columns) intersect, as the reference computes it.
         #[test]
-        fn matching_in_place_is_a_shared_line_of_toindices(
-            a in proptest::collection::vec((0i32..3, -6i32..6, -6i32..6), 0..8),
-            b in proptest::collection::vec((0i32..3, -6i32..6, -6i32..6), 0..8),
-            a_object: bool,
-            b_object: bool,
-            rows: bool,
-        ) {
-            let (x, y) = (patch(&a, a_object), patch(&b, b_object));
+        fn matching_in_place_is_a_shared_line_of_toindices(x in small_patch(), y in small_patch(), rows: bool) {
             let line = |l: &Loc| if rows { l.i } else { l.j };
             let of_y: std::collections::BTreeSet<i32> = common::locs(&y).unwrap().iter().map(line).collect();
             let expected = common::locs(&x).unwrap().iter().any(|l| of_y.contains(&line(l)));
@@ -850,13 +848,7 @@ mod tests {
         /// `manhattan` on index sets and objects read in place is the minimum over their
         /// `toindices`, as the reference computes it (and the same error when one is empty).
         #[test]
-        fn manhattan_in_place_is_the_minimum_over_toindices(
-            a in proptest::collection::vec((0i32..3, -6i32..6, -6i32..6), 0..8),
-            b in proptest::collection::vec((0i32..3, -6i32..6, -6i32..6), 0..8),
-            a_object: bool,
-            b_object: bool,
-        ) {
-            let (x, y) = (patch(&a, a_object), patch(&b, b_object));
+        fn manhattan_in_place_is_the_minimum_over_toindices(x in small_patch(), y in small_patch()) {
             let (lx, ly) = (common::locs(&x).unwrap(), common::locs(&y).unwrap());
             let expected = lx
                 .iter()
