@@ -49,7 +49,7 @@ use super::func::{call, callable, Deadline, Func};
 use super::memo::RowMemo;
 use super::prims::cheap::{Cheap, WithPrim};
 use super::registry::PrimId;
-use super::value::{as_values, borrowed, Items, Value};
+use super::value::{as_values, borrowed, push_value, Items, Value};
 
 type NodeId = u32;
 type Args = SmallVec<[NodeId; 4]>;
@@ -506,7 +506,7 @@ fn each_row(
     for k in 0..count {
         let (i, result) = row(k);
         match result {
-            Ok(v) => out.push(v),
+            Ok(v) => push_value(&mut out, v),
             Err(e) => return (out, Some((i, e))),
         }
         // The clock is read every 256 rows, as `call` does every 256 calls; past the deadline,
