@@ -2,65 +2,99 @@
 //! once per distinct argument row, however often and wherever that row comes back.
 //!
 //! A row is the values of one element in each argument column. Two rows are the same when each
-//! of their values is the same by [`Identity`]: numbers, pairs and cells by value, containers,
+//! of their values is the same by [`identity`]: numbers, pairs and cells by value, containers,
 //! grids and functions by allocation (so recognising a row never walks data, and two equal
 //! containers in different allocations count as different rows, which costs only the repeat).
 //! Every primitive is a function of its arguments' values, so the same row gives the same result
 //! or the same error. [`RowMemo`] keeps every row it has run alive, so no allocation it names can
 //! be freed and reused by another value while it remembers the row.
+//!
+//! An identity is one word, and a row's identities sit in the hash table itself, so that looking
+//! a row up touches one entry: on `batt --cross` of solve_d22278a0, whose inner rows come back
+//! once per other object, the look-ups were a third of the time, most of it waiting on memory.
+//! A value whose identity does not fit a word (a pair of numbers beyond 30 bits, say) makes its
+//! row one that is run every time it comes, as if never met.
 
 use std::sync::Arc;
 
 use std::hash::BuildHasher;
 
 use hashbrown::{DefaultHashBuilder, HashTable};
-use smallvec::SmallVec;
 
 use super::column::Mapped;
-use super::value::{Cell, Value};
+use super::value::Value;
 
-/// A value's identity for [`RowMemo`]: its kind and up to 128 bits of payload (the value
-/// itself for scalars and small tuples, the allocation's address for the rest).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-struct Identity(u8, u64, u64);
+/// The most values in a row that is remembered; wider rows are run every time.
+const MAX_WIDTH: usize = 3;
 
-impl Identity {
-    fn of(v: &Value) -> Identity {
-        let pair = |a: i32, b: i32| (a as u32 as u64) << 32 | b as u32 as u64;
-        // Each coordinate of a `SmallCell` fits 16 bits.
-        let small = |c: Cell| (c.color as u16 as u64) << 32 | (c.i as u16 as u64) << 16 | c.j as u16 as u64;
-        match v {
-            Value::None => Identity(0, 0, 0),
-            Value::Bool(b) => Identity(1, *b as u64, 0),
-            Value::Int(x) => Identity(2, *x as u64, 0),
-            Value::Pair(a, b) => Identity(3, *a as u64, *b as u64),
-            Value::Cell(c) => Identity(4, c.color as u32 as u64, pair(c.i, c.j)),
-            Value::LocPair(a, b) => Identity(5, pair(a.i, a.j), pair(b.i, b.j)),
-            Value::CellPair(a, b) => Identity(6, small(a.cell()), small(b.cell())),
-            Value::Ints(x) => Identity(7, x.as_ptr() as u64, x.len() as u64),
-            Value::Grid(x) => Identity(8, Arc::as_ptr(x) as u64, 0),
-            Value::Indices(x) => Identity(9, Arc::as_ptr(x) as u64, 0),
-            Value::Object(x) => Identity(10, Arc::as_ptr(x) as u64, 0),
-            Value::Tuple(x) => Identity(11, x.as_ptr() as u64, 0),
-            Value::Set(x) => Identity(12, x.as_ptr() as u64, 0),
-            Value::Func(x) => Identity(13, Arc::as_ptr(x) as u64, 0),
-        }
+/// The identities of a row's values, unused words zero.
+type Key = [u64; MAX_WIDTH];
+
+/// `x` as a `bits`-bit two's complement field, if it fits.
+fn field(x: i64, bits: u32) -> Option<u64> {
+    let half = 1i64 << (bits - 1);
+    (-half..half).contains(&x).then(|| x as u64 & ((1u64 << bits) - 1))
+}
+
+/// Fields packed from the low bits up, if each fits its width.
+fn fields(parts: &[(i64, u32)]) -> Option<u64> {
+    let mut word = 0;
+    let mut shift = 0;
+    for &(x, bits) in parts {
+        word |= field(x, bits)? << shift;
+        shift += bits;
     }
+    Some(word)
+}
+
+/// A value's identity in one word: its kind in the top 4 bits, and in the other 60 the value
+/// itself for scalars, pairs and cells (when it fits), the allocation's address for the rest.
+fn identity(v: &Value) -> Option<u64> {
+    let (kind, payload) = match v {
+        Value::None => (0, Some(0)),
+        Value::Bool(b) => (1, Some(*b as u64)),
+        Value::Int(x) => (2, field(*x, 60)),
+        Value::Pair(a, b) => (3, fields(&[(*a, 30), (*b, 30)])),
+        Value::Cell(c) => (4, fields(&[(c.color.into(), 12), (c.i.into(), 24), (c.j.into(), 24)])),
+        Value::LocPair(a, b) => (
+            5,
+            fields(&[(a.i.into(), 15), (a.j.into(), 15), (b.i.into(), 15), (b.j.into(), 15)]),
+        ),
+        Value::CellPair(a, b) => {
+            let (a, b) = (a.cell(), b.cell());
+            (
+                6,
+                fields(&[a.color, a.i, a.j, b.color, b.i, b.j].map(|x| (x.into(), 10))),
+            )
+        }
+        Value::Ints(x) => (7, Some(x.as_ptr() as u64)),
+        Value::Grid(x) => (8, Some(Arc::as_ptr(x) as u64)),
+        Value::Indices(x) => (9, Some(Arc::as_ptr(x) as u64)),
+        Value::Object(x) => (10, Some(Arc::as_ptr(x) as u64)),
+        Value::Tuple(x) => (11, Some(x.as_ptr() as u64)),
+        Value::Set(x) => (12, Some(x.as_ptr() as u64)),
+        Value::Func(x) => (13, Some(Arc::as_ptr(x) as *const u8 as u64)),
+    };
+    // Addresses are far below 2^60 on every 64-bit platform; fields are packed below it.
+    payload.filter(|&p| p < 1 << 60).map(|p| kind << 60 | p)
+}
+
+/// A remembered row: its identities, and its number.
+struct Entry {
+    key: Key,
+    number: u32,
 }
 
 /// The results of the rows a function has run on, for running it on more rows of the same
 /// columns: each row it has met is run once.
 #[derive(Default)]
 pub struct RowMemo {
-    /// Each remembered row's number, by the hash of its identities (a table of small entries,
-    /// so that a look-up touches little memory).
-    numbers: HashTable<u32>,
+    /// Each remembered row, by the hash of its identities.
+    table: HashTable<Entry>,
     hasher: DefaultHashBuilder,
-    /// The identities of each remembered row's values, row after row.
-    identities: Vec<Identity>,
-    /// The remembered rows, column by column (kept alive for their identities).
+    /// The rows run, column by column (kept alive for their identities).
     rows: Vec<Vec<Value>>,
-    /// The result of each remembered row.
+    /// The result of each row run, by its number.
     results: Vec<Value>,
     /// Rows looked up, and rows that were remembered.
     looked: usize,
@@ -68,11 +102,20 @@ pub struct RowMemo {
 }
 
 impl RowMemo {
+    /// The identities of row `row` of `columns`, if each fits a word.
+    fn key(columns: &[&[Value]], row: usize) -> Option<Key> {
+        let mut key = [0; MAX_WIDTH];
+        for (word, column) in key.iter_mut().zip(columns) {
+            *word = identity(&column[row])?;
+        }
+        Some(key)
+    }
+
     /// `run` over `n` rows of `columns`: it runs once on the rows not met before (in the order
     /// of their first occurrence), and every row gets its result. When `run` fails on a new row,
     /// every row before that row's first occurrence has a result (it was met earlier, or its
     /// first occurrence comes first), and the failure is that occurrence's: the same values and
-    /// error as `run` over all the rows.
+    /// error as `run` over all the rows. Rows of more than [`MAX_WIDTH`] values are all run.
     pub fn eval(&mut self, columns: &[&[Value]], n: usize, run: impl FnOnce(&[&[Value]], usize) -> Mapped) -> Mapped {
         if self.rows.len() != columns.len() {
             *self = RowMemo {
@@ -80,42 +123,43 @@ impl RowMemo {
                 ..RowMemo::default()
             };
         }
-        let width = columns.len();
+        self.looked += n;
+        if columns.len() > MAX_WIDTH {
+            return run(columns, n);
+        }
         let known = self.results.len() as u32;
         let mut numbers = Vec::with_capacity(n);
         let mut firsts: Vec<usize> = Vec::new();
-        let mut key: SmallVec<[Identity; 4]> = SmallVec::new();
         for row in 0..n {
-            key.clear();
-            for column in columns {
-                key.push(Identity::of(&column[row]));
-            }
-            let hash = self.hasher.hash_one(&key[..]);
-            let identities = &self.identities;
-            let same = |&number: &u32| identities[number as usize * width..][..width] == key[..];
-            let number = match self.numbers.find(hash, same) {
-                Some(&number) => number,
+            let new = known + firsts.len() as u32;
+            let number = match Self::key(columns, row) {
+                Some(key) => {
+                    let hash = self.hasher.hash_one(key);
+                    let hasher = &self.hasher;
+                    match self.table.entry(hash, |e| e.key == key, |e| hasher.hash_one(e.key)) {
+                        hashbrown::hash_table::Entry::Occupied(e) => e.get().number,
+                        hashbrown::hash_table::Entry::Vacant(e) => {
+                            e.insert(Entry { key, number: new });
+                            firsts.push(row);
+                            new
+                        }
+                    }
+                }
+                // Not identifiable in a word: run as a new row, and not remembered.
                 None => {
-                    let number = known + firsts.len() as u32;
-                    let (identities, hasher) = (&self.identities, &self.hasher);
-                    self.numbers.insert_unique(hash, number, |&k| {
-                        hasher.hash_one(&identities[k as usize * width..][..width])
-                    });
-                    self.identities.extend_from_slice(&key);
                     firsts.push(row);
-                    number
+                    new
                 }
             };
             numbers.push(number);
         }
-        self.looked += n;
         self.found += n - firsts.len();
         let new: Vec<Vec<Value>> = columns
             .iter()
             .map(|c| firsts.iter().map(|&r| c[r].clone()).collect())
             .collect();
         let mapped = {
-            let new_columns: SmallVec<[&[Value]; 4]> = new.iter().map(Vec::as_slice).collect();
+            let new_columns: Vec<&[Value]> = new.iter().map(Vec::as_slice).collect();
             run(&new_columns, firsts.len())
         };
         let end = match mapped.error {
@@ -129,8 +173,7 @@ impl RowMemo {
         if mapped.error.is_some() {
             // The rows after the failing one are not run; forget what was numbered for them.
             let ran = self.results.len() as u32;
-            self.numbers.retain(|number| *number < ran);
-            self.identities.truncate(ran as usize * width);
+            self.table.retain(|e| e.number < ran);
             for kept in &mut self.rows {
                 kept.truncate(ran as usize);
             }
@@ -153,7 +196,7 @@ impl RowMemo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dsl::value::Items;
+    use crate::dsl::value::{Cell, Items, Loc, SmallCell};
     use crate::dsl::DslError;
 
     fn ints(xs: &[i64]) -> Vec<Value> {
@@ -219,13 +262,72 @@ mod tests {
         let x = Items::new(vec![Value::Int(1)]);
         let same = Value::Tuple(x.clone());
         let equal_elsewhere = Value::Tuple(Items::new(vec![Value::Int(1)]));
-        let keys: Vec<Identity> = [Value::Bool(true), Value::Int(1), Value::Tuple(x), same, equal_elsewhere]
+        let keys: Vec<Option<u64>> = [Value::Bool(true), Value::Int(1), Value::Tuple(x), same, equal_elsewhere]
             .iter()
-            .map(Identity::of)
+            .map(identity)
             .collect();
+        assert!(keys.iter().all(Option::is_some));
         assert_ne!(keys[0], keys[1]);
         assert_ne!(keys[1], keys[2]);
         assert_eq!(keys[2], keys[3]);
         assert_ne!(keys[3], keys[4]);
+    }
+
+    /// Numbers, pairs and cells are identified by value: two of them have the same identity
+    /// exactly when they are the same value, negative coordinates included; one beyond what a
+    /// word holds has none.
+    #[test]
+    fn scalars_are_identified_by_value() {
+        let loc = |i, j| Loc { i, j };
+        let cell = |color, i, j| Cell { color, i, j };
+        let pack = |c| SmallCell::pack(c).expect("fits");
+        let values = [
+            Value::None,
+            Value::Bool(false),
+            Value::Bool(true),
+            Value::Int(0),
+            Value::Int(-1),
+            Value::Int(1),
+            Value::Pair(0, 0),
+            Value::Pair(-1, 0),
+            Value::Pair(0, -1),
+            Value::Pair(1, -1),
+            Value::Cell(cell(0, 0, 0)),
+            Value::Cell(cell(9, -1, 2)),
+            Value::Cell(cell(9, 2, -1)),
+            Value::LocPair(loc(0, 0), loc(0, 0)),
+            Value::LocPair(loc(-1, 3), loc(3, -1)),
+            Value::LocPair(loc(3, -1), loc(-1, 3)),
+            Value::CellPair(pack(cell(1, 2, 3)), pack(cell(1, 2, -3))),
+            Value::CellPair(pack(cell(1, 2, -3)), pack(cell(1, 2, 3))),
+        ];
+        for (k, a) in values.iter().enumerate() {
+            for (l, b) in values.iter().enumerate() {
+                assert_eq!(identity(a) == identity(b), k == l, "{a:?} and {b:?}");
+            }
+        }
+        for wide in [
+            Value::Int(1 << 59),
+            Value::Int(-(1 << 59) - 1),
+            Value::Pair(1 << 29, 0),
+            Value::LocPair(loc(1 << 14, 0), loc(0, 0)),
+            Value::CellPair(pack(cell(1, 512, 0)), pack(cell(1, 0, 0))),
+        ] {
+            assert_eq!(identity(&wide), None, "{wide:?}");
+        }
+        assert!(identity(&Value::Int((1 << 59) - 1)).is_some());
+        assert!(identity(&Value::Int(-(1 << 59))).is_some());
+    }
+
+    /// A row holding a value without a one-word identity is run every time it comes, with the
+    /// same results as any other row.
+    #[test]
+    fn rows_without_an_identity_run_every_time() {
+        let mut memo = RowMemo::default();
+        let a = ints(&[1, 1 << 59, 1, 1 << 59]);
+        let mut log = Vec::new();
+        let out = memo.eval(&[&a], 4, run_recording(&mut log));
+        assert_eq!(out.values, ints(&[10, 10 << 59, 10, 10 << 59]));
+        assert_eq!(log, vec![ints(&[1]), ints(&[1 << 59]), ints(&[1 << 59])]);
     }
 }
