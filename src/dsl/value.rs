@@ -315,6 +315,16 @@ pub fn push_value(out: &mut Vec<Value>, v: Value) {
     }
 }
 
+/// Each of `values` appended with [`push_value`].
+#[inline(always)]
+fn push_all(out: &mut Vec<Value>, values: impl IntoIterator<Item = Value, IntoIter: ExactSizeIterator>) {
+    let values = values.into_iter();
+    out.reserve(values.len());
+    for v in values {
+        push_value(out, v);
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn grow(out: &mut Vec<Value>) {
@@ -818,15 +828,15 @@ impl Value {
     /// for a value that is not one.
     pub fn push_members(&self, out: &mut Vec<Value>) -> bool {
         match self {
-            Value::Pair(a, b) => out.extend([Value::Int(*a), Value::Int(*b)]),
-            Value::Cell(c) => out.extend([Value::Int(c.color.into()), Value::loc(c.loc())]),
-            Value::LocPair(a, b) => out.extend([Value::loc(*a), Value::loc(*b)]),
-            Value::CellPair(a, b) => out.extend([Value::cell(a.cell()), Value::cell(b.cell())]),
-            Value::Ints(v) => out.extend(v.iter().map(|&n| Value::Int(n.into()))),
-            Value::Grid(g) => out.extend((0..g.h).map(|r| row_value(g.row(r)))),
-            Value::Indices(l) => out.extend(l.iter().map(|&l| Value::loc(l))),
-            Value::Object(c) => out.extend(c.iter().map(|&c| Value::cell(c))),
-            Value::Tuple(v) | Value::Set(v) => out.extend(v.iter().cloned()),
+            Value::Pair(a, b) => push_all(out, [Value::Int(*a), Value::Int(*b)]),
+            Value::Cell(c) => push_all(out, [Value::Int(c.color.into()), Value::loc(c.loc())]),
+            Value::LocPair(a, b) => push_all(out, [Value::loc(*a), Value::loc(*b)]),
+            Value::CellPair(a, b) => push_all(out, [Value::cell(a.cell()), Value::cell(b.cell())]),
+            Value::Ints(v) => push_all(out, v.iter().map(|&n| Value::Int(n.into()))),
+            Value::Grid(g) => push_all(out, (0..g.h).map(|r| row_value(g.row(r)))),
+            Value::Indices(l) => push_all(out, l.iter().map(|&l| Value::loc(l))),
+            Value::Object(c) => push_all(out, c.iter().map(|&c| Value::cell(c))),
+            Value::Tuple(v) | Value::Set(v) => push_all(out, v.iter().cloned()),
             Value::None | Value::Bool(_) | Value::Int(_) | Value::Func(_) => return false,
         }
         true

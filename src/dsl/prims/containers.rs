@@ -359,7 +359,7 @@ fn best_item(members: &[Value], keys: Mapped, max: bool) -> DslResult<Value> {
 /// `mostcommon`/`leastcommon`: `max(set(c), key=c.count)`. The distinct values are met in
 /// canonical order, so ties go to the smallest.
 fn commonest(c: &Value, most: bool) -> DslResult<Value> {
-    let mut items: Vec<Value> = iter_members(c)?.collect();
+    let mut items = members_of(c)?;
     if c.is_set() {
         crate::bail!(Attribute, "'frozenset' object has no attribute 'count'");
     }
@@ -484,7 +484,7 @@ fn gather<'a, T: Copy + 'a>(parts: &'a [Value], view: impl Fn(&'a Value) -> Opti
 /// `merge(containers)`: the members of the members, in a container of the outer kind. Sets of
 /// objects or of index sets merge as flat slices; tuples of equally wide grids stack.
 pub fn merge_values(containers: &Value) -> DslResult<Value> {
-    let parts: Vec<Value> = iter_members(containers)?.collect();
+    let parts = members_of(containers)?;
     let mut total = 0usize;
     for p in &parts {
         total = total.saturating_add(length(p)?);
@@ -519,7 +519,7 @@ pub fn merge_values(containers: &Value) -> DslResult<Value> {
     }
     let mut items = Vec::with_capacity(total);
     for p in &parts {
-        items.extend(iter_members(p)?);
+        push_members_of(p, &mut items)?;
     }
     Ok(if containers.is_set() {
         Value::set(items)
@@ -587,7 +587,8 @@ fn combine(args: &[Value]) -> DslResult<Value> {
             return Ok(Value::grid(g));
         }
     }
-    let items: Vec<Value> = iter_members(a)?.chain(iter_members(b)?).collect();
+    let mut items = members_of(a)?;
+    push_members_of(b, &mut items)?;
     Ok(if a.is_set() {
         Value::set(items)
     } else {
@@ -639,7 +640,7 @@ fn dedupe(a: &[Value]) -> DslResult<Value> {
             .collect();
         return Ok(Value::grid(Grid::new(kept.len(), g.w, kept.concat())));
     }
-    let items: Vec<Value> = iter_members(t)?.collect();
+    let items = members_of(t)?;
     let keep = first_occurrences(&items);
     Ok(Value::tuple(
         items
@@ -771,7 +772,7 @@ fn totuple(a: &[Value]) -> DslResult<Value> {
     if c.is_tuple() {
         return Ok(c.clone());
     }
-    Ok(Value::tuple(iter_members(c)?.collect()))
+    Ok(Value::tuple(members_of(c)?))
 }
 
 pub(super) fn first(a: &[Value]) -> DslResult<Value> {
