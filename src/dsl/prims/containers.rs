@@ -17,7 +17,7 @@ use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::func::Func;
 use crate::dsl::labelled::ObjectMeta;
 use crate::dsl::registry::PrimSpec;
-use crate::dsl::value::{Cell, Color, Grid, Loc, Value};
+use crate::dsl::value::{push_value, Cell, Color, Grid, Loc, Value};
 use crate::prim;
 
 use super::numbers::{check_members, number, pair_of, py_lt, unsupported};
@@ -833,14 +833,14 @@ fn product(args: &[Value]) -> DslResult<Value> {
         // Both sorted and without duplicates: the pairs, first member outside, are too.
         for i in &xs {
             for j in &ys {
-                items.push(pair_of(i.clone(), j.clone()));
+                push_value(&mut items, pair_of(i.clone(), j.clone()));
             }
         }
         return Ok(Value::set_sorted(items));
     }
     for j in &ys {
         for i in &xs {
-            items.push(pair_of(i.clone(), j.clone()));
+            push_value(&mut items, pair_of(i.clone(), j.clone()));
         }
     }
     Ok(Value::set(items))
@@ -848,10 +848,11 @@ fn product(args: &[Value]) -> DslResult<Value> {
 
 fn pair(args: &[Value]) -> DslResult<Value> {
     let (a, b) = (&args[0], &args[1]);
-    let items = iter_members(a)?
-        .zip(iter_members(b)?)
-        .map(|(x, y)| pair_of(x, y))
-        .collect();
+    let (xs, ys) = (members_of(a)?, members_of(b)?);
+    let mut items = Vec::with_capacity(xs.len().min(ys.len()));
+    for (x, y) in xs.into_iter().zip(ys) {
+        push_value(&mut items, pair_of(x, y));
+    }
     Ok(Value::tuple(items))
 }
 
