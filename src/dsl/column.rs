@@ -378,11 +378,15 @@ impl Kernel {
             }
             values.push(column);
         }
-        let out = &values[self.out as usize];
-        Mapped {
-            values: (0..live).map(|i| out.get(columns, i).clone()).collect(),
-            error,
-        }
+        // A computed column is handed over as it is, not copied value by value.
+        let values = match std::mem::replace(&mut values[self.out as usize], Column::Values(Vec::new())) {
+            Column::Values(mut v) => {
+                v.truncate(live);
+                v
+            }
+            out => (0..live).map(|i| out.get(columns, i).clone()).collect(),
+        };
+        Mapped { values, error }
     }
 
     /// A kernel whose compile-time evaluation ran out of time says so only for this run.
@@ -486,6 +490,19 @@ fn per_element(
     let varying: SmallVec<[usize; 4]> = (0..cols.len())
         .filter(|&j| !matches!(cols[j], Column::Const(_)))
         .collect();
+    // Consecutive rows of slices (arguments, computed columns): read without matching on each
+    // column's layout per row.
+    let slices: Option<SmallVec<[&[Value]; 4]>> = (rows.stride == 1)
+        .then(|| varying.iter().map(|&j| cols[j].as_slice(columns)).collect())
+        .flatten();
+    if let Some(slices) = slices {
+        return each_row(rows.count, |k| {
+            for (&j, slice) in varying.iter().zip(&slices) {
+                buffer[j] = unsafe { borrowed(&slice[k]) };
+            }
+            (k, op(k, as_values(&buffer)))
+        });
+    }
     each_row(rows.count, |k| {
         let i = k * rows.stride;
         for &j in &varying {
