@@ -9,6 +9,7 @@ use smallvec::SmallVec;
 
 use super::ir::{Callee, Operand, Program};
 use crate::dsl::func::{call, guarded, Deadline, Panicked};
+use crate::dsl::value::push_value;
 use crate::dsl::{DslError, Value};
 
 /// A primitive's error, with the step that raised it.
@@ -70,7 +71,7 @@ pub fn eval(program: &Program, params: &[Value]) -> Result<Value, EvalError> {
             Callee::Prim(id) => (id.spec().imp)(&args),
             Callee::Value(f) => call(&operand(f, params, &values), &args),
         };
-        values.push(result.map_err(fail)?);
+        push_value(&mut values, result.map_err(fail)?);
     }
     Ok(operand(&program.output, params, &values))
 }
