@@ -117,15 +117,16 @@ impl RowMemo {
     /// first occurrence comes first), and the failure is that occurrence's: the same values and
     /// error as `run` over all the rows. Rows of more than [`MAX_WIDTH`] values are all run.
     pub fn eval(&mut self, columns: &[&[Value]], n: usize, run: impl FnOnce(&[&[Value]], usize) -> Mapped) -> Mapped {
-        if self.rows.len() != columns.len() {
-            *self = RowMemo {
-                rows: vec![Vec::new(); columns.len()],
-                ..RowMemo::default()
-            };
-        }
         self.looked += n;
         if columns.len() > MAX_WIDTH {
             return run(columns, n);
+        }
+        if self.rows.len() != columns.len() {
+            *self = RowMemo {
+                rows: vec![Vec::new(); columns.len()],
+                looked: n,
+                ..RowMemo::default()
+            };
         }
         let known = self.results.len() as u32;
         let mut numbers = Vec::with_capacity(n);

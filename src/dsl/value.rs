@@ -678,18 +678,6 @@ impl Value {
         }
     }
 
-    /// A pair of integers: `Pair`, or any 2-member tuple of integers.
-    pub fn as_pair(&self) -> DslResult<(i64, i64)> {
-        match self {
-            Value::Pair(a, b) => Ok((*a, *b)),
-            Value::Tuple(items) if items.len() == 2 => Ok((items[0].as_int()?, items[1].as_int()?)),
-            // Their first member is not an integer: the boxed tuple's error.
-            Value::LocPair(a, _) => Err(DslError::type_error("an integer", &Value::loc(*a))),
-            Value::CellPair(a, _) => Err(DslError::type_error("an integer", &Value::cell(a.cell()))),
-            _ => Err(DslError::type_error("a pair of integers", self)),
-        }
-    }
-
     /// `a, b = x` in Python: the two members of a container, integers here. A container of
     /// another length is Python's `ValueError`, anything else its `TypeError`.
     #[inline]
@@ -700,13 +688,8 @@ impl Value {
         }
     }
 
-    /// [`Value::unpack_pair`] of anything but an unboxed pair.
+    /// [`Value::unpack_pair`] of anything but an unboxed pair, out of line.
     fn unpack_members(&self) -> DslResult<(i64, i64)> {
-        if let Value::Tuple(items) = self {
-            if let [a, b] = &items[..] {
-                return Ok((a.as_int()?, b.as_int()?));
-            }
-        }
         let (a, b) = self.unpack2()?;
         Ok((a.as_int()?, b.as_int()?))
     }
@@ -729,10 +712,16 @@ impl Value {
 
     /// `(x[0], x[1])` in Python: the first two members of a tuple, integers here. A shorter
     /// tuple is Python's `IndexError`, anything else its `TypeError`.
+    #[inline]
     pub fn index_pair(&self) -> DslResult<(i64, i64)> {
-        if let Ok(pair) = self.as_pair() {
-            return Ok(pair);
+        match self {
+            Value::Pair(a, b) => Ok((*a, *b)),
+            _ => self.index_members(),
         }
+    }
+
+    /// [`Value::index_pair`] of anything but an unboxed pair, out of line.
+    fn index_members(&self) -> DslResult<(i64, i64)> {
         match self.len() {
             Some(n) if self.is_tuple() && n < 2 => Err(DslError::Index("tuple index out of range".into())),
             Some(_) if self.is_tuple() => Ok((self.member_int(0)?, self.member_int(1)?)),
