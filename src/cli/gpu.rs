@@ -111,6 +111,8 @@ pub fn info() -> Result<ExitCode, Failure> {
 pub struct BenchOptions {
     pub tasks: Option<PathBuf>,
     pub sizes: Vec<usize>,
+    /// The kernels to time, in [`Entry::ALL`]'s order.
+    pub kernels: Vec<Entry>,
     /// Run the kernels on emulated devices instead (a dry run where there is no GPU).
     pub emu: usize,
     /// Time the host side alone on this many replaying devices (`--host-only`).
@@ -189,7 +191,7 @@ fn bench_on<D: Device + Clone>(
     );
     for &n in &options.sizes {
         let w = Workload::new(grids, n).ok_or("no task grid fits a batch")?;
-        for entry in Entry::ALL {
+        for &entry in &options.kernels {
             w.run(&one, entry);
             phases(&devices);
             let (t_cpu, expected) = time(&cpu, &w, entry);
@@ -275,7 +277,7 @@ fn bench_host(options: &BenchOptions, grids: &[Grid], devices: usize) -> Result<
     let (mut rows, mut mismatches) = (Vec::new(), 0);
     for &n in &options.sizes {
         let w = Workload::new(grids, n).ok_or("no task grid fits a batch")?;
-        for entry in Entry::ALL {
+        for &entry in &options.kernels {
             replaying.iter().for_each(|d| d.record());
             let expected = w.run(&host, entry);
             replaying.iter().for_each(|d| d.replay());
@@ -348,4 +350,24 @@ pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
                 .ok_or_else(|| format!("--sizes {text}: {s:?} is not a positive lane count"))
         })
         .collect()
+}
+
+/// Reads `--kernels` (`objects,fill`): the kernels named, in [`Entry::ALL`]'s order; every
+/// kernel when absent.
+pub fn parse_kernels(text: Option<&str>) -> Result<Vec<Entry>, String> {
+    let Some(text) = text else {
+        return Ok(Entry::ALL.to_vec());
+    };
+    let named = text
+        .split(',')
+        .map(|s| {
+            Entry::of_name(s.trim()).ok_or_else(|| {
+                format!(
+                    "--kernels {text}: {s:?} is not a kernel (the kernels: {})",
+                    Entry::ALL.map(Entry::name).join(", ")
+                )
+            })
+        })
+        .collect::<Result<Vec<Entry>, String>>()?;
+    Ok(Entry::ALL.into_iter().filter(|e| named.contains(e)).collect())
 }

@@ -173,6 +173,9 @@ enum Command {
         /// Time each measurement this many times and keep the best.
         #[arg(long, default_value_t = 3)]
         repeat: usize,
+        /// Only these kernels, comma-separated short names (`objects,fill`; default: all).
+        #[arg(long)]
+        kernels: Option<String>,
         /// Worker threads for the CPU backend (default: all cores; also ARCBATCH_THREADS).
         #[arg(long)]
         threads: Option<usize>,
@@ -453,12 +456,14 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             host_only,
             json,
             repeat,
+            kernels,
             threads,
         } => {
             init_threads(threads)?;
             gpu::bench(&gpu::BenchOptions {
                 tasks,
                 sizes: gpu::parse_sizes(&sizes)?,
+                kernels: gpu::parse_kernels(kernels.as_deref())?,
                 emu,
                 host_only,
                 repeat,
