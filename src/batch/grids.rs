@@ -43,6 +43,9 @@ fn fits_shape(h: usize, w: usize) -> bool {
 pub struct GridBatch {
     pub cells: Vec<Color>,
     pub metas: Vec<GridMeta>,
+    /// Per grid, whether every colour fits an `i8` (the kernels' cells): found as the grid
+    /// is appended, while its cells are read anyway.
+    byte_colors: Vec<bool>,
 }
 
 impl GridBatch {
@@ -51,6 +54,7 @@ impl GridBatch {
         GridBatch {
             cells: Vec::with_capacity(cells),
             metas: Vec::with_capacity(grids),
+            byte_colors: Vec::with_capacity(grids),
         }
     }
 
@@ -79,6 +83,12 @@ impl GridBatch {
             w: g.w as u8,
         });
         self.cells.extend_from_slice(g.cells);
+        // Without an early exit, so that it runs on vectors.
+        let byte_colors = g
+            .cells
+            .iter()
+            .fold(true, |fit, &c| fit & (i8::MIN.into()..=i8::MAX.into()).contains(&c));
+        self.byte_colors.push(byte_colors);
         true
     }
 
@@ -111,6 +121,11 @@ impl GridBatch {
             h: m.h as usize,
             w: m.w as usize,
         }
+    }
+
+    /// Whether every colour of grid `k` fits an `i8`, as the kernels' cells are.
+    pub fn byte_colors(&self, k: usize) -> bool {
+        self.byte_colors[k]
     }
 
     /// Grid `k`, copied out.
@@ -183,7 +198,17 @@ mod tests {
         assert_eq!(batch.len(), 3);
         assert_eq!(batch.metas[2], GridMeta { offset: 6, h: 1, w: 1 });
         assert_eq!((batch.grid(0), batch.grid(1), batch.grid(2)), (a, empty, b));
+        assert!((0..3).all(|k| batch.byte_colors(k)));
         assert_eq!(std::mem::size_of::<GridMeta>(), 8);
+    }
+
+    #[test]
+    fn a_grid_knows_whether_its_colours_fit_a_byte() {
+        let grids = [vec![-128, 127], vec![128, 0], vec![0, -129], vec![0, 9]];
+        let grids: Vec<Grid> = grids.into_iter().map(|cells| Grid::new(1, 2, cells)).collect();
+        let batch = GridBatch::from_grids(&grids).unwrap();
+        let fit: Vec<bool> = (0..4).map(|k| batch.byte_colors(k)).collect();
+        assert_eq!(fit, [true, false, false, true]);
     }
 
     #[test]
