@@ -64,6 +64,8 @@ impl Staging {
         debug_assert_eq!(self.end, 0, "input sections come before reserved ones");
         self.bytes.resize(self.bytes.len().next_multiple_of(ALIGN), 0);
         let offset = self.bytes.len();
+        let items = items.into_iter();
+        self.bytes.reserve(items.size_hint().0 * T::SIZE);
         for item in items {
             let at = self.bytes.len();
             self.bytes.resize(at + T::SIZE, 0);
@@ -128,6 +130,24 @@ impl Staging {
     pub fn device_bytes(&self) -> usize {
         self.end.max(self.bytes.len())
     }
+}
+
+/// Bytes per part of a copy on the thread pool.
+const COPY_PART: usize = 1 << 18;
+
+/// Copies `src` into `dst` (as long), in parts on the thread pool: a job's input and output
+/// are megabytes, which one thread copies at a fraction of the memory's speed.
+pub fn copy_in_parallel(dst: &mut [u8], src: &[u8]) {
+    assert_eq!(dst.len(), src.len(), "a copy between buffers of different lengths");
+    dst.par_chunks_mut(COPY_PART)
+        .zip(src.par_chunks(COPY_PART))
+        .for_each(|(to, from)| to.copy_from_slice(from));
+}
+
+/// Replaces what `dst` holds with a copy of `src`, as [`copy_in_parallel`].
+pub fn copy_into_vec(dst: &mut Vec<u8>, src: &[u8]) {
+    dst.clear();
+    dst.par_extend(src.par_iter().copied().with_min_len(COPY_PART));
 }
 
 /// The `u32`s of a section that came back.

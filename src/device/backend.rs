@@ -16,7 +16,7 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::emu::EmuDevice;
 use super::{Device, DeviceError, Entry, Job, Launch, SetupError, Staging};
@@ -137,6 +137,16 @@ impl<D: Device> DeviceBackend<D> {
                 let running: Vec<_> = (shards.iter().enumerate())
                     .map(|(d, lanes)| scope.spawn(move || self.on_device(d, op, lanes)))
                     .collect();
+                // The shards pack and unpack on the pool: a pool worker that only waited here
+                // would hold back their work, and with every worker waiting, nothing would
+                // move. It runs the pool's work until they are done.
+                while running.iter().any(|shard| !shard.is_finished()) {
+                    match rayon::yield_now() {
+                        Some(rayon::Yield::Executed) => {}
+                        Some(rayon::Yield::Idle) => std::thread::sleep(Duration::from_micros(20)),
+                        None => break,
+                    }
+                }
                 running
                     .into_iter()
                     .map(|shard| shard.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
@@ -145,6 +155,10 @@ impl<D: Device> DeviceBackend<D> {
         } else {
             shards.iter().map(|lanes| self.on_device(0, op, lanes)).collect()
         };
+        // Every lane on one shard: its results as they are.
+        if let (true, [_]) = (taken.is_all(), &on_devices[..]) {
+            return on_devices.into_iter().next().expect("one shard");
+        }
         // The shards are consecutive runs of the taken lanes.
         let mut odd = op.cpu(&self.cpu, taken.rest().taken()).into_iter();
         taken.merge(on_devices.into_iter().flatten(), |_| {

@@ -25,7 +25,7 @@ use cudarc::nvrtc::Ptx;
 
 use super::library::{self, NotFound};
 use super::nvrtc::{self, NvrtcError};
-use super::{Device, DeviceError, Entry, Job, KernelArg, KernelFamily};
+use super::{staging, Device, DeviceError, Entry, Job, KernelArg, KernelFamily};
 use crate::dsl::func::{caught, Panicked};
 use crate::error::Chain;
 
@@ -317,7 +317,7 @@ impl CudaDevice {
             return Err(DeviceError::Transfer("buffers missing after allocation".into()));
         };
         let staged = &mut upload.as_mut_slice().map_err(memory)?[..n];
-        staged.copy_from_slice(job.input);
+        staging::copy_in_parallel(staged, job.input);
         let (base, _sync) = device.device_ptr(stream);
         let mut clock = Instant::now();
         if n > 0 {
@@ -364,8 +364,7 @@ impl CudaDevice {
         }
         stream.synchronize().map_err(memory)?;
         self.end_phase(stream, 2, &mut clock, memory)?;
-        out.clear();
-        out.extend_from_slice(fetched);
+        staging::copy_into_vec(out, fetched);
         Ok(())
     }
 }

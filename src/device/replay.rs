@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use super::{Device, DeviceError, EmuDevice, Entry, Job};
+use super::{staging, Device, DeviceError, EmuDevice, Entry, Job};
 
 /// An emulated device that records its outputs, then replays them without running a kernel.
 #[derive(Debug)]
@@ -77,8 +77,7 @@ impl Device for ReplayDevice {
             .unwrap_or_else(|e| e.into_inner())
             .pop()
             .unwrap_or_default();
-        upload.clear();
-        upload.extend_from_slice(job.input);
+        staging::copy_into_vec(&mut upload, job.input);
         {
             let mut recorded = self.recorded.lock().unwrap_or_else(|e| e.into_inner());
             let recording = recorded
@@ -95,8 +94,7 @@ impl Device for ReplayDevice {
                     job.output.len()
                 )));
             }
-            out.clear();
-            out.extend_from_slice(output);
+            staging::copy_into_vec(out, output);
         }
         self.uploads.lock().unwrap_or_else(|e| e.into_inner()).push(upload);
         Ok(())
