@@ -7,15 +7,23 @@
 // label of its component, so at the fixed point every cell holds the index of its
 // component's first cell in row-major order. Labels live in global memory (a grid may have up
 // to 255 x 255 cells); the background is the reference's mostcolor: the most common colour,
-// ties to the smallest. The host builds the objects from the labels.
+// ties to the smallest.
+//
+// The output is a 16-bit word per cell (the host takes grids of at most 32767 cells): 0x8000
+// for a background cell, 0x8000 + the component's size at its first cell (its root), the
+// label (the root's index, below 0x8000) at any other cell. A phase counts each component's
+// cells into the high half of its root's label (labels fit the low half), a last one writes
+// the words. The host lists the objects from the words, checks that the sizes add up to the
+// labelled cells, and builds the objects' cells where a step reads them.
 #include "portable.h"
 
-KERNEL(arcb_objects, const GridMeta* metas, const i8* cells, u32* labels, u32 mode) {
+KERNEL(arcb_objects, const GridMeta* metas, const i8* cells, u32* labels, u16* words, u32 mode) {
     BLOCKS
     const GridMeta m = metas[BLOCK_ID];
     const u32 h = m.h, w = m.w, n = h * w;
     const i8* g = cells + m.offset;
     u32* lab = labels + m.offset;
+    u16* out = words + m.offset;
     const int univalued = (mode & 4u) != 0, diagonal = (mode & 2u) != 0, without_bg = (mode & 1u) != 0;
     SHARED(u32, hist, 256);
     SHARED(int, bg_slot, 1);
@@ -75,5 +83,19 @@ KERNEL(arcb_objects, const GridMeta* metas, const i8* cells, u32* labels, u32 mo
         }
         END_PHASE_OR(changed)
     }
+    // The sizes. A label's low half never changes here, so a cell reads its root through the
+    // additions to its own label (it may be a root); a root's label stays below NO_LABEL.
+    PHASE
+    for (u32 c = tid; c < n; c += NTHREADS) {
+        const u32 own = lab[c];
+        if (own != NO_LABEL) ATOMIC_ADD(&lab[own & 0xFFFFu], 0x10000u);
+    }
+    END_PHASE
+    PHASE
+    for (u32 c = tid; c < n; c += NTHREADS) {
+        const u32 own = lab[c];
+        out[c] = own == NO_LABEL ? (u16)0x8000u : (own & 0xFFFFu) == c ? (u16)(0x8000u | (own >> 16)) : (u16)own;
+    }
+    END_PHASE
     END_BLOCKS
 }

@@ -21,6 +21,7 @@
 typedef unsigned int u32;
 typedef int i32;
 typedef long long i64;
+typedef unsigned short u16;
 typedef unsigned char u8;
 typedef signed char i8;
 

@@ -153,7 +153,7 @@ pub fn stage_grids(grids: &GridBatch, lanes: &[usize], staging: &mut Staging) ->
 /// Whether a kernel takes lane `k`'s grid: one with cells, every colour fitting the kernels'
 /// `i8` cells. Other lanes (an empty grid, a colour a program counted past 127) run on the CPU.
 pub fn kernel_grid(grids: &GridBatch, k: usize) -> bool {
-    !grids.metas[k].is_empty() && grids.view(k).cells.iter().all(|&c| kernel_color(c))
+    !grids.metas[k].is_empty() && grids.byte_colors(k)
 }
 
 /// Whether a colour fits a kernel's `i8` cell.
@@ -170,21 +170,47 @@ pub fn par_unpack<F>(grids: &GridBatch, lanes: &[usize], f: F) -> super::op::Unp
 where
     F: Fn(GridView<'_>, Range<usize>) -> Result<LaneResult, BadOutput> + Sync,
 {
-    let mut at = 0;
-    let views: Vec<(GridView<'_>, Range<usize>)> = lanes
-        .iter()
-        .map(|&k| {
-            let v = grids.view(k);
+    par_unpack_runs(grids, lanes, |views, cells, results| {
+        let mut at = cells.start;
+        for (&v, result) in views.iter().zip(results) {
             let range = at..at + v.cells.len();
             at = range.end;
-            (v, range)
+            *result = f(v, range)?;
+        }
+        Ok(())
+    })
+}
+
+/// The lanes' results, each run of consecutive lanes ([`UNPACK_CHUNK`] of them) unpacked at
+/// once by `f` from their grids and the range of their cells in the packed buffer, into their
+/// places in the list; the runs spread over the thread pool. In lane order, or the first
+/// error. For results that share buffers across lanes.
+pub fn par_unpack_runs<F>(grids: &GridBatch, lanes: &[usize], f: F) -> super::op::Unpacked
+where
+    F: Fn(&[GridView<'_>], Range<usize>, &mut [LaneResult]) -> Result<(), BadOutput> + Sync,
+{
+    let views: Vec<GridView<'_>> = lanes.iter().map(|&k| grids.view(k)).collect();
+    let mut at = 0;
+    let runs: Vec<(&[GridView<'_>], Range<usize>)> = views
+        .chunks(UNPACK_CHUNK)
+        .map(|run| {
+            let cells = at..at + run.iter().map(|v| v.cells.len()).sum::<usize>();
+            at = cells.end;
+            (run, cells)
         })
         .collect();
-    views
-        .into_par_iter()
-        .with_min_len(UNPACK_CHUNK)
-        .map(|(v, r)| f(v, r))
-        .collect()
+    // Written in place, in parallel, where collecting each run's results and then joining
+    // them would copy every result once more on one thread. Every placeholder is overwritten,
+    // or the list dropped with the error.
+    let mut results: Vec<LaneResult> = Vec::new();
+    results.par_extend((0..views.len()).into_par_iter().map(|_| Ok(Value::Int(0))));
+    let outcomes: Vec<Result<(), BadOutput>> = results
+        .par_chunks_mut(UNPACK_CHUNK)
+        .zip(runs)
+        .map(|(results, (run, cells))| f(run, cells, results))
+        .collect();
+    outcomes.into_iter().collect::<Result<(), BadOutput>>()?;
+    Ok(results)
 }
 
 /// A grid value from output cells.

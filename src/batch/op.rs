@@ -14,8 +14,8 @@
 
 use super::grids::{GridBatch, PatchBatch};
 use super::kernel::{
-    grid_out, kernel_color, kernel_grid, par_unpack, stage_grids, BadOutput, Entry, KernelArg, Packed, StagedGrids,
-    UNPACK_CHUNK,
+    grid_out, kernel_color, kernel_grid, par_unpack, par_unpack_runs, stage_grids, BadOutput, Entry, KernelArg, Packed,
+    StagedGrids, UNPACK_CHUNK,
 };
 use super::staging::{u32s, Staging};
 use super::{Arg, LaneResult};
@@ -292,8 +292,9 @@ fn same_bool(a: &Arg<'_>) -> Option<bool> {
 
 /// `objects(grid, univalued, diagonal, without_bg)` and the search dialect's `o_g(grid, R)`;
 /// the constant is the mode `R = 4 * univalued + 2 * diagonal + without_bg`. The kernel
-/// labels each cell with its component's first cell; the host keeps the labels and a few
-/// numbers per object ([`Labelled`]), and builds the objects where a step reads them.
+/// labels each cell with its component's first cell and counts each component's cells; the
+/// host keeps the labels and a few numbers per object ([`Labelled`]), and builds the objects
+/// where a step reads them.
 pub static OBJECTS: Op = Op {
     name: "objects",
     prims: &["objects", "o_g"],
@@ -311,21 +312,27 @@ pub static OBJECTS: Op = Op {
     cpu: |lanes, k, mode| objects::objects_of(lanes.grids.view(k), mode & 4 != 0, mode & 2 != 0, mode & 1 != 0),
     kernel: Some(Kernel {
         entry: Entry::Objects,
-        takes: grid_takes,
+        // The kernel's 16-bit words hold a size or a label in 15 bits.
+        takes: |lanes, k| grid_takes(lanes, k) && lanes.grids.metas[k].len() <= Labelled::MAX_CELLS,
         pack: |lanes, taken, mode, staging| {
             let g = stage_grids(&lanes.grids, taken, staging);
             let labels = staging.reserve(4 * g.total);
+            let words = staging.reserve(2 * g.total);
             g.packed(
-                &[KernelArg::Ptr(labels), KernelArg::U32(mode)],
-                labels..labels + 4 * g.total,
+                &[KernelArg::Ptr(labels), KernelArg::Ptr(words), KernelArg::U32(mode)],
+                words..words + 2 * g.total,
             )
         },
         unpack: |lanes, taken, mode, out| {
-            par_unpack(&lanes.grids, taken, |v, range| {
-                let labels = u32s(out.get(4 * range.start..4 * range.end).unwrap_or_default());
-                Labelled::from_labels(v, labels, mode & 4 != 0)
-                    .map(|objects| Ok(objects.into_value()))
-                    .ok_or_else(|| BadOutput("a label that is not a component's first cell".into()))
+            par_unpack_runs(&lanes.grids, taken, |views, cells, results| {
+                let words = out.get(2 * cells.start..2 * cells.end).unwrap_or_default();
+                let unpacked = Labelled::from_words(views, words, mode & 4 != 0);
+                for (objects, result) in unpacked.into_iter().zip(results) {
+                    let objects =
+                        objects.ok_or_else(|| BadOutput("words that are no components' labels and sizes".into()))?;
+                    *result = Ok(objects.into_value());
+                }
+                Ok(())
             })
         },
     }),

@@ -6,8 +6,9 @@
 //! as uninitialised memory would, so a kernel that reads what it never wrote is caught.
 //!
 //! For tests of what consumes kernel results, an emulated device can corrupt the output of
-//! one kernel (every output byte zeroed: labels, flags, counts and grids that decode fine but
-//! are wrong): [`EmuDevice::with_fault`], or the environment variable
+//! one kernel (every output byte zeroed: flags, counts and grids that decode fine but are
+//! wrong; the objects kernel's words then do not decode, and its lanes fall back to the CPU):
+//! [`EmuDevice::with_fault`], or the environment variable
 //! `ARCBATCH_EMU_FAULT=<kernel>` (a kernel's short name, [`Entry::name`]: `objects`, `fill`, ...),
 //! which only the emulated backend reads
 //! ([`DeviceBackend::emu`](super::DeviceBackend::emu)).

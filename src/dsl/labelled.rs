@@ -10,15 +10,17 @@
 //! same order), and keeps them.
 
 use std::cell::RefCell;
+use std::ops::{Deref, Range};
 use std::sync::{Arc, OnceLock};
 
 use super::value::{Cell, Color, GridView, Items, Value};
 
-/// No label: a background cell, as the kernels write it.
-const NONE: u32 = u32::MAX;
+/// A background cell's word, as the objects kernel writes it. A root's word (its component's
+/// first cell's) is this plus the component's size; any other cell's is its label.
+const BACKGROUND: u16 = 0x8000;
 
-/// No label, as a [`Plane`] keeps it; also no place in a list being built. Device grids have
-/// at most 255x255 cells, so every cell index is below it.
+/// No label, as a [`Plane`] keeps it; also no place in a list being built. Every cell index is
+/// below it.
 const NO_LABEL: u16 = u16::MAX;
 
 /// What a labelled set knows of one of its objects without listing its cells.
@@ -33,33 +35,65 @@ pub struct ObjectMeta {
     pub size: u32,
 }
 
+/// A run of a buffer shared by the grids unpacked together (and the sets filtered from
+/// theirs), so that a grid's labels, colours and objects take no allocation of their own.
+struct Shared<T> {
+    buffer: Arc<[T]>,
+    range: Range<usize>,
+}
+
+impl<T> Shared<T> {
+    fn new(buffer: &Arc<[T]>, range: Range<usize>) -> Shared<T> {
+        Shared {
+            buffer: Arc::clone(buffer),
+            range,
+        }
+    }
+
+    fn whole(buffer: Arc<[T]>) -> Shared<T> {
+        let range = 0..buffer.len();
+        Shared { buffer, range }
+    }
+}
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Shared<T> {
+        Shared::new(&self.buffer, self.range.clone())
+    }
+}
+
+impl<T> Deref for Shared<T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        &self.buffer[self.range.clone()]
+    }
+}
+
 /// The labels of one grid, and its colours where an object may have several, shared by a
 /// labelled set and the subsets filtered from it.
+#[derive(Clone)]
 struct Plane {
     w: usize,
-    labels: Arc<[u16]>,
+    labels: Shared<u16>,
     /// `None` with `univalued`: each object has its first cell's colour.
-    colors: Option<Arc<[i8]>>,
+    colors: Option<Shared<i8>>,
 }
 
 /// A set of objects of one grid held as labels plus [`ObjectMeta`] (in the canonical order),
 /// its members built on first use.
 pub struct Labelled {
     plane: Plane,
-    objects: Box<[ObjectMeta]>,
+    objects: Shared<ObjectMeta>,
     members: OnceLock<Vec<Value>>,
 }
 
 /// Working arrays, reused across calls on a thread.
 #[derive(Default)]
 struct Scratch {
-    /// Per cell (row-major index): how many cells have it as their label; then, per root, its
-    /// object's place in a list being built.
+    /// Per root (row-major index): its object's place in a list being built.
     per_cell: Vec<u32>,
-    /// The roots found so far, and one more entry (written before it is known whether the
-    /// cell is one).
-    roots: Vec<u16>,
-    /// The objects found so far.
+    /// The objects of the grids being unpacked, before they go to their shared buffer.
     objects: Vec<ObjectMeta>,
 }
 
@@ -68,115 +102,75 @@ thread_local! {
 }
 
 impl Labelled {
-    /// The objects of grid `g` from a label per cell, row-major: the index of the first cell
-    /// (row-major) of the cell's component, or `u32::MAX` for a background cell. `None` when
-    /// a label is not such an index (one above its cell, or one whose own label is not itself),
-    /// when there are not as many labels as cells, or when the grid is no device grid (a side
-    /// past 255, a colour past `i8`). With `univalued` every component has one colour (its
-    /// first cell's); otherwise its cells are sorted when built.
-    pub fn from_labels(
-        g: GridView<'_>,
-        labels: impl ExactSizeIterator<Item = u32>,
-        univalued: bool,
-    ) -> Option<Labelled> {
-        let n = g.cells.len();
-        if labels.len() != n || g.h > 255 || g.w > 255 {
-            return None;
-        }
-        SCRATCH.with_borrow_mut(|scratch| Labelled::scan(g, labels, univalued, scratch))
-    }
+    /// The most cells of a grid whose objects come as words: a word holds a size or a label
+    /// in 15 bits.
+    pub const MAX_CELLS: usize = 0x7FFF;
 
-    /// [`Labelled::from_labels`] once the sizes agree, with the thread's working arrays.
-    fn scan(
-        g: GridView<'_>,
-        labels: impl ExactSizeIterator<Item = u32>,
-        univalued: bool,
-        scratch: &mut Scratch,
-    ) -> Option<Labelled> {
-        let n = g.cells.len();
-        let Scratch {
-            per_cell,
-            roots,
-            objects,
-        } = scratch;
-        per_cell.clear();
-        per_cell.resize(n, 0);
-        objects.clear();
-        // Pass 1: the labels narrowed (one past every index, `NO_LABEL - 1`, stands for any
-        // label too large, which pass 2 refuses).
-        let labels: Arc<[u16]> = labels
-            .map(|l| {
-                if l == NONE {
-                    NO_LABEL
-                } else {
-                    l.min(NO_LABEL as u32 - 1) as u16
-                }
-            })
+    /// The objects of each of `grids` from the words the objects kernel wrote for them, back
+    /// to back as little-endian bytes: a 16-bit word per cell, row-major, 0x8000 for a
+    /// background cell, 0x8000 plus its component's size for the first cell (row-major) of a
+    /// component, the root, and the root's index, the cell's label, for any other cell. The
+    /// grids' labels, colours and objects share one buffer each.
+    ///
+    /// A grid's set is `None` when its words are no such thing: a label not before its cell,
+    /// sizes that do not add up to the labelled cells (in count, and in the sum of their
+    /// labels: a cell counted to the wrong root, or labelled with a cell that is no root);
+    /// also when the grid is no device grid (a side past 255, more than
+    /// [`MAX_CELLS`](Labelled::MAX_CELLS) cells, a colour past `i8`). Every set is `None` when
+    /// there are not as many words as cells. With `univalued` every component has one colour
+    /// (its first cell's); otherwise its cells are sorted when built.
+    pub fn from_words(grids: &[GridView<'_>], words: &[u8], univalued: bool) -> Vec<Option<Labelled>> {
+        let cells: usize = grids.iter().map(|g| g.cells.len()).sum();
+        if words.len() != 2 * cells {
+            return grids.iter().map(|_| None).collect();
+        }
+        // The words, made labels in place as each grid is checked.
+        let mut labels: Arc<[u16]> = words
+            .chunks_exact(2)
+            .map(|w| u16::from_le_bytes([w[0], w[1]]))
             .collect();
-        let mut bad = false;
-        // Pass 2, without branches: every label names a root (a cell labelled with itself),
-        // the roots are listed (in row-major order), and the cells of each root are
-        // counted. A background cell counts itself (no root reads that count), so that
-        // background cells do not all wait on one counter.
-        // Each entry of `roots` is written before it is read: only its length matters.
-        if roots.len() <= n {
-            roots.resize(n + 1, 0);
-        }
-        // Plain slices, so that the loop keeps their addresses in registers.
-        let (counts, listed) = (&mut per_cell[..n], &mut roots[..=n]);
-        let mut found = 0;
-        for (c, &l) in labels.iter().enumerate() {
-            let l = usize::from(l);
-            let at = l.min(c);
-            bad |= (l > c) & (l != usize::from(NO_LABEL)) | (usize::from(labels[at]) != l);
-            counts[at] += 1;
-            listed[found] = c as u16;
-            found += usize::from(l == c);
-        }
-        // The objects, each with its first cell's colour.
-        objects.extend(roots[..found].iter().map(|&root| ObjectMeta {
-            root,
-            first: root,
-            color: g.cells[usize::from(root)],
-            size: per_cell[usize::from(root)],
-        }));
-        if bad {
-            return None;
-        }
-        let colors = if univalued {
-            None
-        } else {
-            let colors: Arc<[i8]> = g.cells.iter().map(|&c| c as i8).collect();
-            if colors.iter().zip(g.cells).any(|(&c8, &c)| Color::from(c8) != c) {
-                return None;
-            }
-            // Pass 3: each object's first cell in the canonical order, its least colour.
-            for (k, o) in objects.iter().enumerate() {
-                per_cell[o.root as usize] = k as u32;
-            }
-            for (c, (&l, &color)) in labels.iter().zip(g.cells).enumerate() {
-                if l != NO_LABEL {
-                    let o = &mut objects[per_cell[l as usize] as usize];
-                    if color < o.color {
-                        (o.color, o.first) = (color, c as u16);
-                    }
+        let colors: Option<Arc<[i8]>> =
+            (!univalued).then(|| grids.iter().flat_map(|g| g.cells).map(|&c| c as i8).collect());
+        let mut spans = Vec::with_capacity(grids.len());
+        let objects: Arc<[ObjectMeta]> = SCRATCH.with_borrow_mut(|Scratch { per_cell, objects }| {
+            objects.clear();
+            let narrowed = Arc::get_mut(&mut labels).expect("a new slice");
+            let mut at = 0;
+            for g in grids {
+                let range = at..at + g.cells.len();
+                at = range.end;
+                let first = objects.len();
+                let grid = Unpacking {
+                    g,
+                    words: &words[2 * range.start..2 * range.end],
+                    colors: colors.as_ref().map(|c| &c[range.clone()]),
+                };
+                let labels = &mut narrowed[range.clone()];
+                let listed =
+                    grid.list_objects(labels, objects) && grid.order_objects(labels, &mut objects[first..], per_cell);
+                if !listed {
+                    objects.truncate(first);
                 }
+                spans.push(listed.then_some((range, first..objects.len())));
             }
-            Some(colors)
-        };
-        // Two objects never share a cell, so their first cells decide the canonical order.
-        // One-coloured objects come in the order of their first cells already: a stable
-        // sort by colour orders them.
-        if univalued {
-            objects.sort_by_key(|o| o.color);
-        } else {
-            objects.sort_unstable_by_key(|o| (o.color, o.first));
-        }
-        Some(Labelled {
-            plane: Plane { w: g.w, labels, colors },
-            objects: objects.as_slice().into(),
-            members: OnceLock::new(),
-        })
+            objects.as_slice().into()
+        });
+        grids
+            .iter()
+            .zip(spans)
+            .map(|(g, span)| {
+                let (cells, listed) = span?;
+                Some(Labelled {
+                    plane: Plane {
+                        w: g.w,
+                        labels: Shared::new(&labels, cells.clone()),
+                        colors: colors.as_ref().map(|c| Shared::new(c, cells)),
+                    },
+                    objects: Shared::new(&objects, listed),
+                    members: OnceLock::new(),
+                })
+            })
+            .collect()
     }
 
     /// The set of these objects.
@@ -196,17 +190,13 @@ impl Labelled {
             let kept = self.objects.iter().zip(members).filter(|(o, _)| keep(o));
             return Value::set_sorted(kept.map(|(_, m)| m.clone()).collect());
         }
-        let objects: Box<[ObjectMeta]> = self.objects.iter().filter(|o| keep(o)).copied().collect();
+        let objects: Arc<[ObjectMeta]> = self.objects.iter().filter(|o| keep(o)).copied().collect();
         if objects.is_empty() {
             return Value::empty_set();
         }
         Labelled {
-            plane: Plane {
-                w: self.plane.w,
-                labels: Arc::clone(&self.plane.labels),
-                colors: self.plane.colors.clone(),
-            },
-            objects,
+            plane: self.plane.clone(),
+            objects: Shared::whole(objects),
             members: OnceLock::new(),
         }
         .into_value()
@@ -225,6 +215,7 @@ impl Labelled {
 
     fn build(&self) -> Vec<Value> {
         let Plane { w, labels, colors } = &self.plane;
+        let w = *w;
         let mut comps: Vec<Vec<Cell>> = self
             .objects
             .iter()
@@ -264,5 +255,109 @@ impl Labelled {
                 Value::Object(Arc::new(cells))
             })
             .collect()
+    }
+}
+
+/// One grid's part of the words and colours being unpacked.
+struct Unpacking<'a> {
+    g: &'a GridView<'a>,
+    words: &'a [u8],
+    colors: Option<&'a [i8]>,
+}
+
+impl Unpacking<'_> {
+    /// Makes the grid's words (in `labels`) its labels (`NO_LABEL` for the background), checks them
+    /// (see [`Labelled::from_words`]) and appends an object per root, in row-major order, each
+    /// with its first cell's colour. False where they do not decode.
+    fn list_objects(&self, labels: &mut [u16], objects: &mut Vec<ObjectMeta>) -> bool {
+        let Unpacking { g, words, .. } = *self;
+        if g.h > 255 || g.w > 255 || labels.len() > Labelled::MAX_CELLS {
+            return false;
+        }
+        // Without branches, so that it runs on vectors. The sums fit 32 bits, as there are at
+        // most `MAX_CELLS` cells.
+        let mut bad = false;
+        let (mut labelled, mut sizes, mut label_sum) = (0u32, 0u32, 0u32);
+        for (c, label) in labels.iter_mut().enumerate() {
+            let (w, c) = (*label, c as u16);
+            let flagged = w >> 15;
+            let background = u16::from(w == BACKGROUND);
+            let root = flagged & !background;
+            // All ones where true.
+            let (root_mask, background_mask) = (root.wrapping_neg(), background.wrapping_neg());
+            // A root's label is itself; the background's `NO_LABEL` (its word's bits and 0x7FFF).
+            *label = (c & root_mask) | (w & !root_mask) | (background_mask & !BACKGROUND);
+            bad |= (flagged == 0) & (w >= c);
+            labelled += u32::from(background ^ 1);
+            sizes += u32::from(w & !BACKGROUND & root_mask);
+            label_sum += u32::from(*label & !background_mask);
+        }
+        if bad | (sizes != labelled) {
+            return false;
+        }
+        // The roots (labelled with themselves), found 64 cells at a time: a flag per cell (on
+        // vectors), gathered into a mask eight flags at a time (a multiplication puts flag `i`
+        // of eight bytes at bit `56 + i`), then bit by bit.
+        let mut root_moment = 0u32;
+        for (first, run) in (0..).step_by(64).zip(labels.chunks(64)) {
+            let mut flags = [0u8; 64];
+            for (i, (&l, flag)) in run.iter().zip(&mut flags).enumerate() {
+                *flag = u8::from(l == (first + i) as u16);
+            }
+            let mut roots = 0u64;
+            for (k, eight) in (0..).step_by(8).zip(flags.chunks_exact(8)) {
+                let eight = u64::from_le_bytes(eight.try_into().expect("eight bytes"));
+                roots |= (eight.wrapping_mul(0x0102_0408_1020_4080) >> 56) << k;
+            }
+            while roots != 0 {
+                let c = first + roots.trailing_zeros() as usize;
+                roots &= roots - 1;
+                let size = u32::from(u16::from_le_bytes([words[2 * c], words[2 * c + 1]]) & !BACKGROUND);
+                root_moment += size * c as u32;
+                objects.push(ObjectMeta {
+                    root: c as u16,
+                    first: c as u16,
+                    color: g.cells[c],
+                    size,
+                });
+            }
+        }
+        // Each cell's label counted to its root: the sizes are right, unless errors cancel.
+        label_sum == root_moment
+    }
+
+    /// Puts the grid's objects in the canonical order; where an object may have several
+    /// colours, first finds its first cell in that order (its least colour). False where a
+    /// colour does not fit the kernels' `i8`.
+    fn order_objects(&self, labels: &[u16], objects: &mut [ObjectMeta], per_cell: &mut Vec<u32>) -> bool {
+        let Unpacking { g, colors, .. } = *self;
+        // Two objects never share a cell, so their first cells decide the canonical order.
+        // One-coloured objects come in the order of their first cells already: a stable
+        // sort by colour orders them.
+        let Some(colors) = colors else {
+            objects.sort_by_key(|o| o.color);
+            return true;
+        };
+        if colors.iter().zip(g.cells).any(|(&c8, &c)| Color::from(c8) != c) {
+            return false;
+        }
+        per_cell.clear();
+        per_cell.resize(labels.len(), NO_LABEL.into());
+        for (k, o) in objects.iter().enumerate() {
+            per_cell[o.root as usize] = k as u32;
+        }
+        for (c, (&l, &color)) in labels.iter().zip(g.cells).enumerate() {
+            if l != NO_LABEL {
+                // A label names a root, unless the words' errors cancelled in the sums.
+                let Some(o) = objects.get_mut(per_cell[l as usize] as usize) else {
+                    return false;
+                };
+                if color < o.color {
+                    (o.color, o.first) = (color, c as u16);
+                }
+            }
+        }
+        objects.sort_unstable_by_key(|o| (o.color, o.first));
+        true
     }
 }
