@@ -10,6 +10,7 @@
 //! A grid with a side over 255 cells (which `upscale` or `hconcat` can build) does not fit a
 //! [`GridMeta`]; [`GridBatch::fits`] says so, and callers keep such a lane on the scalar path.
 
+use super::kernel::kernel_color;
 use crate::dsl::{Color, Grid, GridView};
 
 /// Where one grid of a [`GridBatch`] lies in the flat cell buffer, and its shape.
@@ -84,10 +85,7 @@ impl GridBatch {
         });
         self.cells.extend_from_slice(g.cells);
         // Without an early exit, so that it runs on vectors.
-        let byte_colors = g
-            .cells
-            .iter()
-            .fold(true, |fit, &c| fit & (i8::MIN.into()..=i8::MAX.into()).contains(&c));
+        let byte_colors = g.cells.iter().fold(true, |fit, &c| fit & kernel_color(c));
         self.byte_colors.push(byte_colors);
         true
     }

@@ -328,7 +328,8 @@ impl Unpacking<'_> {
 
     /// Puts the grid's objects in the canonical order; where an object may have several
     /// colours, first finds its first cell in that order (its least colour). False where a
-    /// colour does not fit the kernels' `i8`.
+    /// colour does not fit the kernels' `i8`, or where a label names no root (errors in the
+    /// words that cancelled in the sums).
     fn order_objects(&self, labels: &[u16], objects: &mut [ObjectMeta], per_cell: &mut Vec<u32>) -> bool {
         let Unpacking { g, colors, .. } = *self;
         // Two objects never share a cell, so their first cells decide the canonical order.
