@@ -59,9 +59,9 @@ pub fn sort_dedup<P: Point>(points: &mut Vec<P>) {
     }
 }
 
-/// The bitmap path of [`sort_dedup`]: false (and `points` untouched) where their box holds
-/// more than 64 cells per point, beyond which scanning it would cost more than sorting.
-fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
+/// The bounding box of `points` (not empty): its lowest corner and its extent along each
+/// coordinate.
+fn bounds<P: Point>(points: &[P]) -> ([i32; 3], [u64; 3]) {
     let (mut lo, mut hi) = ([i32::MAX; 3], [i32::MIN; 3]);
     for p in points.iter() {
         for (d, c) in p.coords().into_iter().enumerate() {
@@ -69,10 +69,21 @@ fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
             hi[d] = hi[d].max(c);
         }
     }
-    let span = |d: usize| (i64::from(hi[d]) - i64::from(lo[d]) + 1) as u64;
-    let (rows, cols) = (span(1), span(2));
-    let lines = span(0).checked_mul(rows);
-    let budget = 64 * points.len() as u64 + 4096;
+    (lo, [0, 1, 2].map(|d| (i64::from(hi[d]) - i64::from(lo[d]) + 1) as u64))
+}
+
+/// How many cells of its box a bitmap over `n` points may have: 64 per point, beyond which
+/// scanning or clearing it costs more than comparing.
+fn cell_budget(n: usize) -> u64 {
+    64 * n as u64 + 4096
+}
+
+/// The bitmap path of [`sort_dedup`]: false (and `points` untouched) where their box is over
+/// [`cell_budget`].
+fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
+    let (lo, [planes, rows, cols]) = bounds(points);
+    let lines = planes.checked_mul(rows);
+    let budget = cell_budget(points.len());
     if cols <= 64 {
         // One word per line (colour and row): a point is one bit of its line's word, and the
         // lines are read in order without a division per point.
@@ -87,7 +98,7 @@ fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
         }
         points.clear();
         let mut line = words.iter();
-        for plane in 0..span(0) as i32 {
+        for plane in 0..planes as i32 {
             for row in 0..rows as i32 {
                 let mut bits = line.next().copied().unwrap_or(0);
                 while bits != 0 {
@@ -130,6 +141,64 @@ fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
     true
 }
 
+/// Membership in one set of points by a bit per cell of its bounding box: a look-up is an
+/// index and a bit test where a binary search walks `log n` members. Built for a large set that
+/// is searched again and again (the set algebra of [`crate::dsl::prims`] against the same
+/// grid cells for every offset of a pattern).
+pub struct BoxBitmap {
+    lo: [i32; 3],
+    span: [u64; 3],
+    words: Vec<u64>,
+}
+
+impl BoxBitmap {
+    /// The bitmap of `points`, or `None` where their box is over [`cell_budget`] (points spread
+    /// thinly) or there are none.
+    pub fn of<P: Point>(points: &[P]) -> Option<BoxBitmap> {
+        if points.is_empty() {
+            return None;
+        }
+        let (lo, span) = bounds(points);
+        let cells = span[0].checked_mul(span[1])?.checked_mul(span[2])?;
+        if cells > cell_budget(points.len()) {
+            return None;
+        }
+        let mut bitmap = BoxBitmap {
+            lo,
+            span,
+            words: vec![0; cells.div_ceil(64) as usize],
+        };
+        for &p in points {
+            if let Some(k) = bitmap.index(p) {
+                bitmap.words[(k / 64) as usize] |= 1 << (k % 64);
+            }
+        }
+        Some(bitmap)
+    }
+
+    /// Whether `p` is one of the points.
+    #[inline]
+    pub fn contains<P: Point>(&self, p: P) -> bool {
+        self.index(p)
+            .is_some_and(|k| self.words[(k / 64) as usize] >> (k % 64) & 1 != 0)
+    }
+
+    /// The bit of `p`, if `p` lies in the box.
+    #[inline]
+    fn index<P: Point>(&self, p: P) -> Option<u64> {
+        let mut k = 0;
+        for ((c, lo), span) in p.coords().into_iter().zip(self.lo).zip(self.span) {
+            // Below the corner wraps to a huge offset, outside the span.
+            let offset = (i64::from(c) - i64::from(lo)) as u64;
+            if offset >= span {
+                return None;
+            }
+            k = k * span + offset;
+        }
+        Some(k)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +215,30 @@ mod tests {
     }
 
     proptest! {
+        /// A bitmap answers membership as a search of the points would, for points in and
+        /// around the box, and is refused only where the box is over the budget.
+        #[test]
+        fn a_box_bitmap_holds_exactly_its_points(
+            points in prop::collection::vec((-2i32..12, -5i32..35, -5i32..35), 0..300),
+            far in prop::option::of((i32::MIN..i32::MAX, i32::MIN..i32::MAX, i32::MIN..i32::MAX)),
+            queries in prop::collection::vec((-3i32..13, -7i32..37, -7i32..37), 0..200),
+        ) {
+            let mut points = reference(points.into_iter().map(cell).collect::<Vec<_>>());
+            points.extend(far.map(cell));
+            let points = reference(points);
+            match BoxBitmap::of(&points) {
+                None => {
+                    let cells = (!points.is_empty()).then(|| bounds(&points).1.iter().try_fold(1u64, |n, &s| n.checked_mul(s)));
+                    prop_assert!(cells.map_or(true, |cells| cells.map_or(true, |n| n > cell_budget(points.len()))));
+                }
+                Some(bitmap) => {
+                    for q in queries.into_iter().map(cell).chain(points.iter().copied()).chain(far.map(cell)) {
+                        prop_assert_eq!(bitmap.contains(q), points.binary_search(&q).is_ok(), "{:?}", q);
+                    }
+                }
+            }
+        }
+
         /// Dense boxes (the bitmap: a word per row up to 64 columns, one bit string beyond),
         /// sparse ones (the sort), duplicates, negative coordinates.
         #[test]

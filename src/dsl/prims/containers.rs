@@ -16,6 +16,7 @@ use crate::dsl::column::{map, Mapped, Mapping};
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::func::Func;
 use crate::dsl::labelled::ObjectMeta;
+use crate::dsl::points::{BoxBitmap, Point};
 use crate::dsl::registry::PrimSpec;
 use crate::dsl::value::{push_value, Cell, Color, Grid, Loc, Value};
 use crate::prim;
@@ -240,12 +241,87 @@ fn merge_walk<T: Ord + Clone>(op: SetOp, a: &[T], b: &[T]) -> Vec<T> {
     out
 }
 
+/// `op` on two index sets or two objects (each given as the value and its members): a
+/// difference from, or an intersection with, a large set met before tests membership in that
+/// set's [`BoxBitmap`]; anything else is [`merge_sorted`].
+fn points_op<P: Point>(op: SetOp, (a, x): (&Value, &[P]), (b, y): (&Value, &[P])) -> Vec<P> {
+    let members_of_b = |in_b: &BoxBitmap, keep: bool| x.iter().copied().filter(|&p| in_b.contains(p) == keep).collect();
+    let probed = match op {
+        SetOp::Union => None,
+        SetOp::Difference => with_bitmap(b, y, |in_b| members_of_b(in_b, false)),
+        // Equal points are the same point, so `b`'s members in `a` are `a`'s.
+        SetOp::Intersection => with_bitmap(b, y, |in_b| members_of_b(in_b, true))
+            .or_else(|| with_bitmap(a, x, |in_a| y.iter().copied().filter(|&p| in_a.contains(p)).collect())),
+    };
+    probed.unwrap_or_else(|| merge_sorted(op, x, y))
+}
+
+/// Sets with fewer members than this are merged or searched as they are.
+const PROBED_FROM: usize = 8;
+
+/// The large sets a thread's set algebra met more than once, with their bitmaps
+/// ([`with_bitmap`]), and the addresses of the last ones it met once.
+struct Probes {
+    /// The set's members' address, the set (held, so that while it is here no other set can
+    /// have that address), and its bitmap (`None` where its box is too large for one).
+    built: Vec<(usize, Value, Option<BoxBitmap>)>,
+    next_built: usize,
+    seen: [usize; Probes::SEEN],
+    next_seen: usize,
+}
+
+impl Probes {
+    /// How many sets with bitmaps, and how many addresses met once, a thread keeps: a function
+    /// applied over every offset of a pattern may test it against a few sets in turn.
+    const BUILT: usize = 4;
+    const SEEN: usize = 8;
+}
+
+thread_local! {
+    static PROBES: std::cell::RefCell<Probes> = const {
+        std::cell::RefCell::new(Probes { built: Vec::new(), next_built: 0, seen: [0; Probes::SEEN], next_seen: 0 })
+    };
+}
+
+/// `f` of the bitmap of `set` (an index set or object whose members are `points`), when `set`
+/// is large and was met before on this thread (`difference(shift(pattern, offset), cells)` for
+/// every offset meets the same `cells` each time); `None` otherwise, and where its box is too
+/// large for a bitmap.
+fn with_bitmap<P: Point, R>(set: &Value, points: &[P], f: impl FnOnce(&BoxBitmap) -> R) -> Option<R> {
+    if points.len() < PROBED_FROM {
+        return None;
+    }
+    let address = points.as_ptr() as usize;
+    PROBES.with_borrow_mut(|probes| {
+        if let Some((_, _, bitmap)) = probes.built.iter().find(|(at, _, _)| *at == address) {
+            return bitmap.as_ref().map(f);
+        }
+        if !probes.seen.contains(&address) {
+            let k = probes.next_seen;
+            probes.seen[k] = address;
+            probes.next_seen = (k + 1) % Probes::SEEN;
+            return None;
+        }
+        let bitmap = BoxBitmap::of(points);
+        let result = bitmap.as_ref().map(f);
+        let entry = (address, set.clone(), bitmap);
+        if probes.built.len() < Probes::BUILT {
+            probes.built.push(entry);
+        } else {
+            let k = probes.next_built;
+            probes.built[k] = entry;
+            probes.next_built = (k + 1) % Probes::BUILT;
+        }
+        result
+    })
+}
+
 /// `op` on two frozensets: a merge of index sets or of objects when both sides are one, of
 /// their members in canonical order otherwise.
 pub(super) fn set_algebra(op: SetOp, a: &Value, b: &Value) -> Value {
     match (a, b) {
-        (Value::Indices(x), Value::Indices(y)) => Value::Indices(Arc::new(merge_sorted(op, x, y))),
-        (Value::Object(x), Value::Object(y)) => Value::Object(Arc::new(merge_sorted(op, x, y))),
+        (Value::Indices(x), Value::Indices(y)) => Value::Indices(Arc::new(points_op(op, (a, x), (b, y)))),
+        (Value::Object(x), Value::Object(y)) => Value::Object(Arc::new(points_op(op, (a, x), (b, y)))),
         (Value::Set(x), Value::Set(y)) => Value::set_sorted(merge_sorted(op, x, y)),
         _ => {
             let (x, y) = (a.members().unwrap_or_default(), b.members().unwrap_or_default());
@@ -928,6 +1004,44 @@ mod tests {
             for op in [SetOp::Union, SetOp::Intersection, SetOp::Difference] {
                 proptest::prop_assert_eq!(merge_sorted(op, &a, &b), merge_walk(op, &a, &b));
                 proptest::prop_assert_eq!(merge_sorted(op, &b, &a), merge_walk(op, &b, &a));
+            }
+        }
+
+        /// Set algebra against a set met again and again (its bitmap from the second time on),
+        /// on either side, as index sets and as objects, equals the plain merge every time;
+        /// sets too spread out for a bitmap included.
+        #[test]
+        fn set_operations_against_a_repeated_set_merge(
+            fixed in proptest::collection::btree_set((0..3i32, -4..30i32, -4..30i32), 0..300),
+            others in proptest::collection::vec(proptest::collection::btree_set((0..3i32, -6..32i32, -6..32i32), 0..40), 4),
+            far in proptest::option::of((0..3i32, -100_000..100_000i32)),
+        ) {
+            let cells = |set: &std::collections::BTreeSet<(i32, i32, i32)>| -> Vec<Cell> {
+                set.iter().map(|&(color, i, j)| Cell { color, i, j }).collect()
+            };
+            let mut fixed = cells(&fixed);
+            fixed.extend(far.map(|(color, i)| Cell { color, i, j: i }));
+            let fixed_locs = Value::indices(fixed.iter().map(|c| c.loc()).collect());
+            let fixed = Value::object(fixed);
+            let check = |a: &Value, b: &Value| -> Result<(), proptest::test_runner::TestCaseError> {
+                for op in [SetOp::Union, SetOp::Intersection, SetOp::Difference] {
+                    let want = match (a, b) {
+                        (Value::Indices(x), Value::Indices(y)) => Value::Indices(Arc::new(merge_walk(op, x, y))),
+                        (Value::Object(x), Value::Object(y)) => Value::Object(Arc::new(merge_walk(op, x, y))),
+                        _ => unreachable!("both index sets or both objects"),
+                    };
+                    proptest::prop_assert_eq!(set_algebra(op, a, b), want);
+                }
+                Ok(())
+            };
+            for other in &others {
+                let other = cells(other);
+                let other_locs = Value::indices(other.iter().map(|c| c.loc()).collect());
+                let other = Value::object(other);
+                check(&other, &fixed)?;
+                check(&fixed, &other)?;
+                check(&other_locs, &fixed_locs)?;
+                check(&fixed_locs, &other_locs)?;
             }
         }
     }
