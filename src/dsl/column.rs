@@ -66,8 +66,9 @@ pub struct Mapping {
     /// members, in order: [`Mapping::run`] then reads them in place.
     pub members: fn(&Value, &mut Vec<Value>) -> DslResult<()>,
     /// The result from the container, those values, and the function's results on them (up to
-    /// the first that raised).
-    pub combine: fn(&Value, &[Value], Mapped) -> DslResult<Value>,
+    /// the first that raised). It may take the results or leave them: the column engine
+    /// refills one buffer for container after container, so that reading them costs no copy.
+    pub combine: fn(&Value, &[Value], &mut Mapped) -> DslResult<Value>,
     /// Whether the reference applies the function inside a generator expression (`apply`,
     /// `sfilter`), where a `StopIteration` it raises becomes a `RuntimeError`.
     pub generator: bool,
@@ -85,8 +86,8 @@ impl Mapping {
                 &listed
             }
         };
-        let results = self.raised(map(&args[self.function], &[members]));
-        (self.combine)(container, members, results)
+        let mut results = self.raised(map(&args[self.function], &[members]));
+        (self.combine)(container, members, &mut results)
     }
 
     /// The function's results as the reference's loop sees them (see [`Mapping::generator`]).
@@ -112,6 +113,22 @@ impl Mapped {
         match self.error {
             Some(e) => Err(e),
             None => Ok(self.values),
+        }
+    }
+
+    /// All the values, taken, or the first failing element's error.
+    pub fn take_all(&mut self) -> DslResult<Vec<Value>> {
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(std::mem::take(&mut self.values)),
+        }
+    }
+
+    /// All the values, or the first failing element's error (taken).
+    pub fn read_all(&mut self) -> DslResult<&[Value]> {
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(&self.values),
         }
     }
 }
@@ -631,28 +648,31 @@ impl Nested {
                 self.inner.eval(&inner_columns, flat.len(), None)
             };
             let mut results = self.mapping.raised(inner);
-            // Hand each container its members' results, up to the first that raised.
+            // Hand each container its members' results, up to the first that raised, in one
+            // buffer refilled for each.
             let mut taken = results.values.drain(..);
+            let mut keys = Mapped {
+                values: Vec::new(),
+                error: None,
+            };
             let mut from = 0;
             for (k, &to) in bounds.iter().enumerate() {
                 let element = start + k;
                 let members = &flat[from..to];
                 from = to;
                 let have = taken.len().min(members.len());
-                let mine: Vec<Value> = taken.by_ref().take(have).collect();
+                keys.values.clear();
+                keys.values.extend(taken.by_ref().take(have));
                 let error = if have < members.len() {
                     results.error.take()
                 } else {
                     None
                 };
-                let keys = Mapped {
-                    values: mine,
-                    error: error.clone(),
-                };
+                keys.error = error.clone();
                 // `combine` raises a member's error (after what precedes it in the loop); the
                 // element fails even if it did not.
                 match (
-                    (self.mapping.combine)(container.get(columns, element), members, keys),
+                    (self.mapping.combine)(container.get(columns, element), members, &mut keys),
                     error,
                 ) {
                     (Err(e), _) | (Ok(_), Some(e)) => return (out, Some((element, e))),

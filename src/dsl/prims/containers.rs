@@ -334,22 +334,23 @@ pub(super) fn set_algebra(op: SetOp, a: &Value, b: &Value) -> Value {
 
 /// Python's `max(items, key=key)` (or `min`) given the keys its loop computes: the first item
 /// whose key no later key beats, with its key; `None` when there are no items. A key that
-/// raised (after `keys.values`) raises once the comparisons before it have run, as in the loop.
-fn best_by(items: &[Value], keys: Mapped, max: bool) -> DslResult<Option<(Value, Value)>> {
-    let mut best: Option<(&Value, Value)> = None;
-    for (item, k) in items.iter().zip(keys.values) {
-        let better = match &best {
+/// raised (`error`, after `keys`) raises once the comparisons before it have run, as in the
+/// loop.
+fn best_by(items: &[Value], keys: &[Value], error: Option<DslError>, max: bool) -> DslResult<Option<(Value, Value)>> {
+    let mut best: Option<(&Value, &Value)> = None;
+    for (item, k) in items.iter().zip(keys) {
+        let better = match best {
             None => true,
-            Some((_, b)) if max => py_lt(b, &k)?,
-            Some((_, b)) => py_lt(&k, b)?,
+            Some((_, b)) if max => py_lt(b, k)?,
+            Some((_, b)) => py_lt(k, b)?,
         };
         if better {
             best = Some((item, k));
         }
     }
-    match keys.error {
+    match error {
         Some(e) => Err(e),
-        None => Ok(best.map(|(item, k)| (item.clone(), k))),
+        None => Ok(best.map(|(item, k)| (item.clone(), k.clone()))),
     }
 }
 
@@ -369,11 +370,7 @@ fn extreme(c: &Value, max: bool) -> DslResult<Value> {
         Value::Pair(a, b) => Some(Value::Int(if max { *a.max(b) } else { *a.min(b) })),
         _ => {
             let items = members_of(c)?;
-            let keys = Mapped {
-                values: items.clone(),
-                error: None,
-            };
-            best_by(&items, keys, max)?.map(|(e, _)| e)
+            best_by(&items, &items, None, max)?.map(|(e, _)| e)
         }
     };
     Ok(found.unwrap_or(Value::Int(0)))
@@ -385,7 +382,9 @@ static VALMAX: Mapping = Mapping {
     container: 0,
     function: 1,
     members: members_or_zero,
-    combine: |_, members, keys| Ok(best_by(members, keys, true)?.map_or(Value::Int(0), |(_, k)| k)),
+    combine: |_, members, keys| {
+        Ok(best_by(members, &keys.values, keys.error.take(), true)?.map_or(Value::Int(0), |(_, k)| k))
+    },
     generator: false,
 };
 
@@ -393,7 +392,9 @@ static VALMIN: Mapping = Mapping {
     container: 0,
     function: 1,
     members: members_or_zero,
-    combine: |_, members, keys| Ok(best_by(members, keys, false)?.map_or(Value::Int(0), |(_, k)| k)),
+    combine: |_, members, keys| {
+        Ok(best_by(members, &keys.values, keys.error.take(), false)?.map_or(Value::Int(0), |(_, k)| k))
+    },
     generator: false,
 };
 
@@ -425,8 +426,8 @@ static ARGMIN: Mapping = Mapping {
     generator: false,
 };
 
-fn best_item(members: &[Value], keys: Mapped, max: bool) -> DslResult<Value> {
-    match best_by(members, keys, max)? {
+fn best_item(members: &[Value], keys: &mut Mapped, max: bool) -> DslResult<Value> {
+    match best_by(members, &keys.values, keys.error.take(), max)? {
         Some((item, _)) => Ok(item),
         None => crate::bail!(Value, "{}() arg is an empty sequence", if max { "max" } else { "min" }),
     }
@@ -623,8 +624,8 @@ static MFILTER: Mapping = Mapping {
     generator: true,
 };
 
-fn filtered(container: &Value, members: &[Value], tests: Mapped) -> DslResult<Value> {
-    let keep: Vec<bool> = tests.all()?.iter().map(Value::truthy).collect();
+fn filtered(container: &Value, members: &[Value], tests: &mut Mapped) -> DslResult<Value> {
+    let keep: Vec<bool> = tests.read_all()?.iter().map(Value::truthy).collect();
     Ok(filter_kind(container, members, &keep))
 }
 
@@ -741,8 +742,8 @@ fn order(a: &[Value]) -> DslResult<Value> {
     ORDER.run(a)
 }
 
-fn sorted_by_keys(c: &Value, items: &[Value], keys: Mapped) -> DslResult<Value> {
-    let idx = sort_permutation(&keys.all()?)?;
+fn sorted_by_keys(c: &Value, items: &[Value], keys: &mut Mapped) -> DslResult<Value> {
+    let idx = sort_permutation(keys.read_all()?)?;
     if let Value::Grid(g) = c {
         let cells = idx.iter().flat_map(|&r| g.row(r).iter().copied()).collect();
         return Ok(Value::grid(Grid::new(g.h, g.w, cells)));

@@ -106,8 +106,8 @@ static MAPPLY: Mapping = Mapping {
     generator: true,
 };
 
-fn applied(container: &Value, _members: &[Value], results: Mapped) -> DslResult<Value> {
-    Ok(same_kind(container, results.all()?))
+fn applied(container: &Value, _members: &[Value], results: &mut Mapped) -> DslResult<Value> {
+    Ok(same_kind(container, results.take_all()?))
 }
 
 fn apply(a: &[Value]) -> DslResult<Value> {
