@@ -16,6 +16,7 @@ use std::time::Duration;
 use arcbatch::batch::op::{Locs, OBJECTS};
 use arcbatch::batch::{Backend, CpuBackend, Lane, LaneResult, Lanes, OPS};
 use arcbatch::batt::{Config, Match, Plan};
+use arcbatch::device::auto::Thresholds;
 use arcbatch::device::workload::Workload;
 use arcbatch::device::{
     Device, DeviceBackend, DeviceError, EmuDevice, Entry, Job, KernelArg, Launch, ReplayDevice, ThreadOrder,
@@ -465,6 +466,25 @@ fn a_device_failure_falls_back_to_the_cpu_with_identical_results() {
     let refused = emu(2048, ThreadOrder::Forward);
     assert_eq!(same_as_cpu(&refused, &lanes, &ALL_MODES), Ok(()));
     assert!(refused.fallbacks() > 0);
+}
+
+/// A device backend runs a batt program in one shard, so that each op launches as large as it
+/// can; `auto` (its thresholds applied) and a backend without a device shard as the CPU
+/// backend does, which keeps fewer values alive at once.
+#[test]
+fn auto_and_a_backend_without_devices_shard_as_the_cpu() {
+    let cpu = CpuBackend::default();
+    assert!(cpu.shards(1782) > 1);
+    let gpu = DeviceBackend::new("gpu", vec![EmuDevice::new(0)], cpu.clone());
+    assert_eq!(gpu.shards(1782), 1);
+    let thresholds = Thresholds {
+        min_lanes: [2048; Entry::ALL.len()],
+        source: "test".into(),
+    };
+    let auto = thresholds.apply(DeviceBackend::new("auto", vec![EmuDevice::new(0)], cpu.clone()));
+    assert_eq!(auto.shards(1782), cpu.shards(1782));
+    let none: DeviceBackend<EmuDevice> = DeviceBackend::new("gpu", Vec::new(), cpu.clone());
+    assert_eq!(none.shards(1782), cpu.shards(1782));
 }
 
 /// A device whose kernels write labels no component can have.

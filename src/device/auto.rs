@@ -36,12 +36,14 @@ pub struct Thresholds {
 }
 
 impl Thresholds {
-    /// A device backend with these thresholds applied.
+    /// A device backend with these thresholds applied, running batt programs in the CPU
+    /// backend's shards (see [`DeviceBackend::with_cpu_shards`]: measured, one shard of all
+    /// lanes lost time and took several times the memory).
     pub fn apply<D: Device>(&self, mut backend: DeviceBackend<D>) -> DeviceBackend<D> {
         for entry in Entry::ALL {
             backend = backend.with_min_lanes(entry, self.min_lanes[entry.index()]);
         }
-        backend
+        backend.with_cpu_shards()
     }
 
     fn to_json(&self) -> Json {
