@@ -21,8 +21,8 @@ pub trait Backend: Sync {
 
     /// Into how many independent shards to cut `lanes` lanes, each evaluated on its own: the
     /// CPU backend shards of a few lanes (parallel over shards, as the interpreter is over
-    /// lanes, and few values alive at once); a GPU backend one per device, so that each launch
-    /// is as large as it can be.
+    /// lanes, and few values alive at once); the `gpu` backend one, so that each launch is as
+    /// large as it can be (`auto` shards as the CPU: see `DeviceBackend::with_cpu_shards`).
     fn shards(&self, lanes: usize) -> usize;
 
     /// Any primitive, lane by lane (the scalar version on each lane): the fallback.
