@@ -87,9 +87,9 @@ impl<D: Device> DeviceBackend<D> {
     /// Has a batt program run in the CPU backend's shards of a few lanes, not in one shard of
     /// all its lanes. One shard holds every node's values for all its lanes while it runs:
     /// `batt --cross` of the published solvers over the evaluation tasks (1,782 lanes) on an
-    /// H200 took 4.3–4.7 GB in one shard against 0.9–2.1 GB in the CPU's, and more time (37.4
-    /// against 35.2 s with 4 threads, 13.0 against 10.8 s with 16), as the ops a GPU takes are
-    /// under 1 % of that work. Launches are then as small as the shards, so kernels whose
+    /// H200 took 4.3–4.7 GB in one shard against 0.9–2.1 GB in the CPU's, and more time (37.6
+    /// against 33.8 s with 4 threads, 13.0 against 10.3 s with 16, in one call), as the ops a
+    /// GPU takes are under 1 % of that work. Launches are then as small as the shards, so kernels whose
     /// thresholds ([`Self::with_min_lanes`]) are larger run on the CPU.
     pub fn with_cpu_shards(self) -> DeviceBackend<D> {
         DeviceBackend {
