@@ -110,41 +110,20 @@ fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
         }
         return true;
     }
-    let cells = lines.and_then(|x| x.checked_mul(cols));
-    let Some(cells) = cells.filter(|&n| n <= budget) else {
+    // Wider boxes: one bit string over the box, read in order.
+    let Some(bitmap) = BoxBitmap::in_box(points, lo, [planes, rows, cols]) else {
         return false;
     };
-    let index = |p: P| {
-        let [a, b, c] = p.coords();
-        ((i64::from(a) - i64::from(lo[0])) as u64 * rows + (i64::from(b) - i64::from(lo[1])) as u64) * cols
-            + (i64::from(c) - i64::from(lo[2])) as u64
-    };
-    let mut words = vec![0u64; cells.div_ceil(64) as usize];
-    for &p in points.iter() {
-        let k = index(p);
-        words[(k / 64) as usize] |= 1 << (k % 64);
-    }
     points.clear();
-    for (w, &word) in words.iter().enumerate() {
-        let mut bits = word;
-        while bits != 0 {
-            let k = w as u64 * 64 + u64::from(bits.trailing_zeros());
-            bits &= bits - 1;
-            let (plane, rest) = (k / (rows * cols), k % (rows * cols));
-            points.push(P::from_coords([
-                lo[0] + plane as i32,
-                lo[1] + (rest / cols) as i32,
-                lo[2] + (rest % cols) as i32,
-            ]));
-        }
-    }
+    bitmap.push_points(points);
     true
 }
 
 /// Membership in one set of points by a bit per cell of its bounding box: a look-up is an
-/// index and a bit test where a binary search walks `log n` members. Built for a large set that
-/// is searched again and again (the set algebra of [`crate::dsl::prims`] against the same
-/// grid cells for every offset of a pattern).
+/// index and a bit test where a binary search walks `log n` members. Built for a set that is
+/// searched again and again (the set algebra of [`crate::dsl::prims`] against the same grid
+/// cells for every offset of a pattern), and by [`sort_dedup`] for points in a wide box, read
+/// back in order.
 pub struct BoxBitmap {
     lo: [i32; 3],
     span: [u64; 3],
@@ -159,6 +138,11 @@ impl BoxBitmap {
             return None;
         }
         let (lo, span) = bounds(points);
+        BoxBitmap::in_box(points, lo, span)
+    }
+
+    /// [`BoxBitmap::of`] given the points' box ([`bounds`]).
+    fn in_box<P: Point>(points: &[P], lo: [i32; 3], span: [u64; 3]) -> Option<BoxBitmap> {
         let cells = span[0].checked_mul(span[1])?.checked_mul(span[2])?;
         if cells > cell_budget(points.len()) {
             return None;
@@ -181,6 +165,24 @@ impl BoxBitmap {
     pub fn contains<P: Point>(&self, p: P) -> bool {
         self.index(p)
             .is_some_and(|k| self.words[(k / 64) as usize] >> (k % 64) & 1 != 0)
+    }
+
+    /// Appends the points, in their order (the box's cells are numbered in it).
+    fn push_points<P: Point>(&self, out: &mut Vec<P>) {
+        let [_, rows, cols] = self.span;
+        for (w, &word) in self.words.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let k = w as u64 * 64 + u64::from(bits.trailing_zeros());
+                bits &= bits - 1;
+                let (plane, rest) = (k / (rows * cols), k % (rows * cols));
+                out.push(P::from_coords([
+                    self.lo[0] + plane as i32,
+                    self.lo[1] + (rest / cols) as i32,
+                    self.lo[2] + (rest % cols) as i32,
+                ]));
+            }
+        }
     }
 
     /// The bit of `p`, if `p` lies in the box.
