@@ -89,8 +89,8 @@ impl<D: Device> DeviceBackend<D> {
     /// `batt --cross` of the published solvers over the evaluation tasks (1,782 lanes) on an
     /// H200 took 4.3–4.7 GB in one shard against 0.9–2.1 GB in the CPU's, and more time (37.6
     /// against 33.8 s with 4 threads, 13.0 against 10.3 s with 16, in one call), as the ops a
-    /// GPU takes are under 1 % of that work. Launches are then as small as the shards, so kernels whose
-    /// thresholds ([`Self::with_min_lanes`]) are larger run on the CPU.
+    /// GPU takes are under 1 % of that work. Launches are then as small as the shards, so
+    /// kernels whose thresholds ([`Self::with_min_lanes`]) are larger run on the CPU.
     pub fn with_cpu_shards(self) -> DeviceBackend<D> {
         DeviceBackend {
             cpu_shards: true,

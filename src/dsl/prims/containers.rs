@@ -245,12 +245,12 @@ fn merge_walk<T: Ord + Clone>(op: SetOp, a: &[T], b: &[T]) -> Vec<T> {
 /// difference from, or an intersection with, a set of [`PROBED_FROM`] or more members met
 /// before tests membership in that set's [`BoxBitmap`]; anything else is [`merge_sorted`].
 fn points_op<P: Point>(op: SetOp, (a, x): (&Value, &[P]), (b, y): (&Value, &[P])) -> Vec<P> {
-    let members_of_b = |in_b: &BoxBitmap, keep: bool| x.iter().copied().filter(|&p| in_b.contains(p) == keep).collect();
+    let a_kept = |in_b: &BoxBitmap, keep: bool| x.iter().copied().filter(|&p| in_b.contains(p) == keep).collect();
     let probed = match op {
         SetOp::Union => None,
-        SetOp::Difference => with_bitmap(b, y, |in_b| members_of_b(in_b, false)),
+        SetOp::Difference => with_bitmap(b, y, |in_b| a_kept(in_b, false)),
         // Equal points are the same point, so `b`'s members in `a` are `a`'s.
-        SetOp::Intersection => with_bitmap(b, y, |in_b| members_of_b(in_b, true))
+        SetOp::Intersection => with_bitmap(b, y, |in_b| a_kept(in_b, true))
             .or_else(|| with_bitmap(a, x, |in_a| y.iter().copied().filter(|&p| in_a.contains(p)).collect())),
     };
     probed.unwrap_or_else(|| merge_sorted(op, x, y))
