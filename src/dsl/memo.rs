@@ -9,9 +9,12 @@
 //! or the same error. [`RowMemo`] keeps every row it has run alive, so no allocation it names can
 //! be freed and reused by another value while it remembers the row.
 //!
-//! An identity is one word, and a row's identities sit in the hash table itself, so that looking
-//! a row up touches one entry: on `batt --cross` of solve_d22278a0, whose inner rows come back
-//! once per other object, the look-ups were a third of the time, most of it waiting on memory.
+//! An identity is one word. Each column numbers the identities it meets (a small table: a
+//! column's distinct values are few, and a captured value comes for all of its container's
+//! members in a row), and a row's number sits in a dense table indexed by those numbers, the
+//! member's varying fastest, so that the rows of a container's members read neighbouring slots.
+//! On `batt --cross` of solve_d22278a0, whose inner rows come back once per other object, a
+//! hash table of whole rows was 40 % of the time, most of it waiting on memory.
 //! A value whose identity does not fit a word (a pair of numbers beyond 30 bits, say) makes its
 //! row one that is run every time it comes, as if never met.
 
@@ -26,9 +29,6 @@ use super::value::Value;
 
 /// The most values in a row that is remembered; wider rows are run every time.
 const MAX_WIDTH: usize = 3;
-
-/// The identities of a row's values, unused words zero.
-type Key = [u64; MAX_WIDTH];
 
 /// `x` as a `bits`-bit two's complement field, if it fits.
 fn field(x: i64, bits: u32) -> Option<u64> {
@@ -79,19 +79,117 @@ fn identity(v: &Value) -> Option<u64> {
     payload.filter(|&p| p < 1 << 60).map(|p| kind << 60 | p)
 }
 
-/// A remembered row: its identities, and its number.
-struct Entry {
-    key: Key,
-    number: u32,
+/// The most slots of [`RowMemo`]'s table of row numbers (16 MiB of them); a row whose ids fall
+/// outside a table this large is run every time it comes, as if never met.
+const MAX_SLOTS: usize = 1 << 22;
+
+/// A slot of no row met.
+const NOT_MET: u32 = u32::MAX;
+
+/// The values met in one argument column, numbered densely in the order they were first met.
+#[derive(Default)]
+struct Ids {
+    by_identity: HashTable<(u64, u32)>,
+    hasher: DefaultHashBuilder,
+    /// The last identity looked up, and its id: a captured value comes once for each of its
+    /// container's members in a row.
+    last: Option<(u64, u32)>,
+}
+
+impl Ids {
+    fn id(&mut self, identity: u64) -> u32 {
+        if let Some((last, id)) = self.last {
+            if last == identity {
+                return id;
+            }
+        }
+        let next = self.by_identity.len() as u32;
+        let Ids {
+            by_identity, hasher, ..
+        } = self;
+        let hash = hasher.hash_one(identity);
+        let id = by_identity
+            .entry(hash, |e| e.0 == identity, |e| hasher.hash_one(e.0))
+            .or_insert((identity, next))
+            .get()
+            .1;
+        self.last = Some((identity, id));
+        id
+    }
+}
+
+/// Row numbers by the ids of a row's values: a dense table, the first column's id varying
+/// fastest (a container's members, laid end to end, come in that column, so that the rows of
+/// consecutive members read neighbouring slots).
+struct Slots {
+    /// Each column's capacity of ids (a power of two).
+    caps: Vec<usize>,
+    numbers: Vec<u32>,
+    limit: usize,
+}
+
+impl Slots {
+    fn new(width: usize, limit: usize) -> Slots {
+        Slots {
+            caps: vec![1; width],
+            numbers: vec![NOT_MET],
+            limit,
+        }
+    }
+
+    /// The slot of a row's ids, the table grown to hold them; `None` past the size limit.
+    fn slot(&mut self, ids: &[u32]) -> Option<usize> {
+        if ids.iter().zip(&self.caps).any(|(&id, &cap)| id as usize >= cap) {
+            let caps: Vec<usize> = ids
+                .iter()
+                .zip(&self.caps)
+                .map(|(&id, &cap)| cap.max((id as usize + 1).next_power_of_two()))
+                .collect();
+            if caps.iter().product::<usize>() > self.limit {
+                return None;
+            }
+            self.relayout(caps);
+        }
+        let mut slot = 0;
+        let mut stride = 1;
+        for (&id, &cap) in ids.iter().zip(&self.caps) {
+            slot += id as usize * stride;
+            stride *= cap;
+        }
+        Some(slot)
+    }
+
+    /// Moves every number to its slot under larger capacities.
+    fn relayout(&mut self, caps: Vec<usize>) {
+        let mut numbers = vec![NOT_MET; caps.iter().product()];
+        for (old, &number) in self.numbers.iter().enumerate().filter(|(_, &n)| n != NOT_MET) {
+            let (mut rest, mut slot, mut stride) = (old, 0, 1);
+            for (&old_cap, &cap) in self.caps.iter().zip(&caps) {
+                slot += rest % old_cap * stride;
+                rest /= old_cap;
+                stride *= cap;
+            }
+            numbers[slot] = number;
+        }
+        self.numbers = numbers;
+        self.caps = caps;
+    }
+
+    /// Forgets the rows numbered `from` or later.
+    fn forget_from(&mut self, from: u32) {
+        for n in self.numbers.iter_mut().filter(|n| **n >= from) {
+            *n = NOT_MET;
+        }
+    }
 }
 
 /// The results of the rows a function has run on, for running it on more rows of the same
 /// columns: each row it has met is run once.
-#[derive(Default)]
 pub struct RowMemo {
-    /// Each remembered row, by the hash of its identities.
-    table: HashTable<Entry>,
-    hasher: DefaultHashBuilder,
+    /// Each column's values met, by identity.
+    ids: Vec<Ids>,
+    /// The number of each row met, by its values' ids.
+    slots: Slots,
     /// The rows run, column by column (kept alive for their identities).
     rows: Vec<Vec<Value>>,
     /// The result of each row run, by its number.
@@ -101,14 +199,34 @@ pub struct RowMemo {
     found: usize,
 }
 
+impl Default for RowMemo {
+    fn default() -> RowMemo {
+        RowMemo::with_limit(0, MAX_SLOTS)
+    }
+}
+
 impl RowMemo {
-    /// The identities of row `row` of `columns`, if each fits a word.
-    fn key(columns: &[&[Value]], row: usize) -> Option<Key> {
-        let mut key = [0; MAX_WIDTH];
-        for (word, column) in key.iter_mut().zip(columns) {
-            *word = identity(&column[row])?;
+    /// A memo for rows of `width` values whose table of row numbers holds at most `limit`
+    /// slots.
+    fn with_limit(width: usize, limit: usize) -> RowMemo {
+        RowMemo {
+            ids: (0..width).map(|_| Ids::default()).collect(),
+            slots: Slots::new(width, limit),
+            rows: vec![Vec::new(); width],
+            results: Vec::new(),
+            looked: 0,
+            found: 0,
         }
-        Some(key)
+    }
+
+    /// The slot of row `row` of `columns`, if each value has an identity and the table holds
+    /// their ids.
+    fn slot(&mut self, columns: &[&[Value]], row: usize) -> Option<usize> {
+        let mut ids = [0; MAX_WIDTH];
+        for ((id, column), seen) in ids.iter_mut().zip(columns).zip(&mut self.ids) {
+            *id = seen.id(identity(&column[row])?);
+        }
+        self.slots.slot(&ids[..columns.len()])
     }
 
     /// `run` over `n` rows of `columns`: it runs once on the rows not met before (in the order
@@ -117,36 +235,28 @@ impl RowMemo {
     /// first occurrence comes first), and the failure is that occurrence's: the same values and
     /// error as `run` over all the rows. Rows of more than [`MAX_WIDTH`] values are all run.
     pub fn eval(&mut self, columns: &[&[Value]], n: usize, run: impl FnOnce(&[&[Value]], usize) -> Mapped) -> Mapped {
-        self.looked += n;
         if columns.len() > MAX_WIDTH {
+            self.looked += n;
             return run(columns, n);
         }
         if self.rows.len() != columns.len() {
-            *self = RowMemo {
-                rows: vec![Vec::new(); columns.len()],
-                looked: n,
-                ..RowMemo::default()
-            };
+            *self = RowMemo::with_limit(columns.len(), self.slots.limit);
         }
+        self.looked += n;
         let known = self.results.len() as u32;
         let mut numbers = Vec::with_capacity(n);
         let mut firsts: Vec<usize> = Vec::new();
         for row in 0..n {
             let new = known + firsts.len() as u32;
-            let number = match Self::key(columns, row) {
-                Some(key) => {
-                    let hash = self.hasher.hash_one(key);
-                    let hasher = &self.hasher;
-                    match self.table.entry(hash, |e| e.key == key, |e| hasher.hash_one(e.key)) {
-                        hashbrown::hash_table::Entry::Occupied(e) => e.get().number,
-                        hashbrown::hash_table::Entry::Vacant(e) => {
-                            e.insert(Entry { key, number: new });
-                            firsts.push(row);
-                            new
-                        }
-                    }
+            let number = match self.slot(columns, row) {
+                Some(slot) if self.slots.numbers[slot] != NOT_MET => self.slots.numbers[slot],
+                Some(slot) => {
+                    self.slots.numbers[slot] = new;
+                    firsts.push(row);
+                    new
                 }
-                // Not identifiable in a word: run as a new row, and not remembered.
+                // Not identifiable, or past the table's limit: run as a new row, and not
+                // remembered.
                 None => {
                     firsts.push(row);
                     new
@@ -174,7 +284,7 @@ impl RowMemo {
         if mapped.error.is_some() {
             // The rows after the failing one are not run; forget what was numbered for them.
             let ran = self.results.len() as u32;
-            self.table.retain(|e| e.number < ran);
+            self.slots.forget_from(ran);
             for kept in &mut self.rows {
                 kept.truncate(ran as usize);
             }
@@ -330,5 +440,69 @@ mod tests {
         let out = memo.eval(&[&a], 4, run_recording(&mut log));
         assert_eq!(out.values, ints(&[10, 10 << 59, 10, 10 << 59]));
         assert_eq!(log, vec![ints(&[1]), ints(&[1 << 59]), ints(&[1 << 59])]);
+    }
+
+    /// Rows over many values in each column (the table of row numbers grown again and again,
+    /// in either column) are each run once, and every row gets its own result, within a call
+    /// and across calls.
+    #[test]
+    fn rows_run_once_while_the_table_grows() {
+        let mut memo = RowMemo::default();
+        // Member 0..40 fastest, then captured 0..30 (as a nested mapping lays them out), the
+        // second call over the first one's rows and as many new ones, in another order.
+        let rows = |members: std::ops::Range<i64>, captured: std::ops::Range<i64>| {
+            let pairs: Vec<(i64, i64)> = captured.flat_map(|c| members.clone().map(move |m| (m, c))).collect();
+            (
+                ints(&pairs.iter().map(|p| p.0).collect::<Vec<_>>()),
+                ints(&pairs.iter().map(|p| p.1).collect::<Vec<_>>()),
+            )
+        };
+        fn sums(a: &[Value], b: &[Value]) -> Vec<Value> {
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| match (x, y) {
+                    (Value::Int(x), Value::Int(y)) => Value::Int(x * 10 + y * 1000),
+                    _ => unreachable!("the test passes integers"),
+                })
+                .collect()
+        }
+        fn run(ran: &std::cell::Cell<usize>) -> impl FnOnce(&[&[Value]], usize) -> Mapped + '_ {
+            move |columns, n| {
+                ran.set(ran.get() + n);
+                Mapped {
+                    values: sums(columns[0], columns[1]),
+                    error: None,
+                }
+            }
+        }
+        let (a, b) = rows(0..40, 0..30);
+        let ran = std::cell::Cell::new(0);
+        let out = memo.eval(&[&a, &b], a.len(), run(&ran));
+        assert_eq!(out.values, sums(&a, &b));
+        assert_eq!(ran.get(), 40 * 30);
+        let (mut a, mut b) = rows(0..80, 0..30);
+        a.reverse();
+        b.reverse();
+        let ran = std::cell::Cell::new(0);
+        let out = memo.eval(&[&a, &b], a.len(), run(&ran));
+        assert_eq!(out.values, sums(&a, &b));
+        assert_eq!(ran.get(), 40 * 30);
+        let (a, b) = rows(0..80, 0..60);
+        let ran = std::cell::Cell::new(0);
+        let out = memo.eval(&[&a, &b], a.len(), run(&ran));
+        assert_eq!(out.values, sums(&a, &b));
+        assert_eq!(ran.get(), 80 * 30);
+    }
+
+    /// A row whose ids do not fit the table's size limit is run every time it comes, with the
+    /// same results, while the rows that fit are remembered.
+    #[test]
+    fn rows_past_the_table_limit_run_every_time() {
+        let mut memo = RowMemo::with_limit(1, 4);
+        let a = ints(&[0, 1, 2, 3, 4, 5, 0, 4, 3, 5]);
+        let mut log = Vec::new();
+        let out = memo.eval(&[&a], a.len(), run_recording(&mut log));
+        assert_eq!(out.values, ints(&[0, 10, 20, 30, 40, 50, 0, 40, 30, 50]));
+        assert_eq!(log, [0, 1, 2, 3, 4, 5, 4, 5].map(|x| ints(&[x])));
     }
 }
