@@ -605,32 +605,50 @@ impl Nested {
         let mut memo = self.memo();
         let mut start = 0;
         // The members of elements start..end laid end to end, with the captured values;
-        // container k's members end at bounds[k]. Reused from block to block.
-        let mut flat: Vec<Value> = Vec::new();
+        // container k's members end at bounds[k]. Reused from block to block. They are copies
+        // borrowed (see `borrowed`) from the containers and captured values, which outlive
+        // this call, or from `made`, which holds the members built from a container's data
+        // (a grid's rows, a patch's cells): no reference count changes per member.
+        let mut flat: Vec<ManuallyDrop<Value>> = Vec::new();
+        let mut made: Vec<Value> = Vec::new();
         let mut bounds: Vec<usize> = Vec::new();
-        let mut captured: Vec<Vec<Value>> = vec![Vec::new(); self.captures.len()];
+        let mut captured: Vec<Vec<ManuallyDrop<Value>>> = (0..self.captures.len()).map(|_| Vec::new()).collect();
         while start < live {
             flat.clear();
+            made.clear();
             bounds.clear();
             captured.iter_mut().for_each(Vec::clear);
             let mut stop: Option<(usize, DslError)> = None;
             let mut end = start;
             while end < live && (end == start || flat.len() < BLOCK) {
                 let before = flat.len();
-                if let Err(e) = (self.mapping.members)(container.get(columns, end), &mut flat) {
-                    flat.truncate(before);
-                    stop = Some((end, e));
-                    break;
+                match container.get(columns, end) {
+                    // SAFETY (of each copy): the container lives in `values` or `columns`.
+                    Value::Tuple(items) | Value::Set(items) if !items.is_empty() => {
+                        flat.extend(items.iter().map(|v| unsafe { borrowed(v) }))
+                    }
+                    c => {
+                        let from = made.len();
+                        if let Err(e) = (self.mapping.members)(c, &mut made) {
+                            made.truncate(from);
+                            stop = Some((end, e));
+                            break;
+                        }
+                        // SAFETY: `made` keeps each member's allocation alive until it is
+                        // cleared with `flat`; moving a value does not move its allocation.
+                        flat.extend(made[from..].iter().map(|v| unsafe { borrowed(v) }));
+                    }
                 }
                 for (column, &c) in captured.iter_mut().zip(&self.captures) {
                     let v = values[c as usize].get(columns, end);
-                    column.extend(std::iter::repeat(v).take(flat.len() - before).cloned());
+                    // SAFETY: the captured value lives in `values` or `columns`.
+                    column.extend((before..flat.len()).map(|_| unsafe { borrowed(v) }));
                 }
                 bounds.push(flat.len());
                 end += 1;
             }
-            let mut inner_columns: Vec<&[Value]> = vec![&flat];
-            inner_columns.extend(captured.iter().map(Vec::as_slice));
+            let mut inner_columns: Vec<&[Value]> = vec![as_values(&flat)];
+            inner_columns.extend(captured.iter().map(|c| as_values(c)));
             // One container for all: the member-only nodes run once per chunk. Otherwise rows
             // met before (the same member with the same captured values) are not run again.
             let inner = if matches!(container, Column::Const(_)) {
@@ -658,7 +676,7 @@ impl Nested {
             let mut from = 0;
             for (k, &to) in bounds.iter().enumerate() {
                 let element = start + k;
-                let members = &flat[from..to];
+                let members = as_values(&flat[from..to]);
                 from = to;
                 let have = taken.len().min(members.len());
                 keys.values.clear();
