@@ -83,6 +83,12 @@ fn identity(v: &Value) -> Option<u64> {
 /// outside a table this large is run every time it comes, as if never met.
 const MAX_SLOTS: usize = 1 << 22;
 
+/// Below [`MAX_SLOTS`], the table grows to at most this many slots per row looked up (or
+/// [`FREE_SLOTS`], whichever is more): rows whose values all differ (each member met with one
+/// captured value only) would otherwise fill a table quadratic in their number.
+const SLOTS_PER_ROW: usize = 8;
+const FREE_SLOTS: usize = 1 << 16;
+
 /// A slot of no row met.
 const NOT_MET: u32 = u32::MAX;
 
@@ -137,15 +143,17 @@ impl Slots {
         }
     }
 
-    /// The slot of a row's ids, the table grown to hold them; `None` past the size limit.
-    fn slot(&mut self, ids: &[u32]) -> Option<usize> {
+    /// The slot of a row's ids, the table grown to hold them; `None` past the size limit, or
+    /// past [`SLOTS_PER_ROW`] times the rows `looked` up so far.
+    fn slot(&mut self, ids: &[u32], looked: usize) -> Option<usize> {
         if ids.iter().zip(&self.caps).any(|(&id, &cap)| id as usize >= cap) {
             let caps: Vec<usize> = ids
                 .iter()
                 .zip(&self.caps)
                 .map(|(&id, &cap)| cap.max((id as usize + 1).next_power_of_two()))
                 .collect();
-            if caps.iter().product::<usize>() > self.limit {
+            let budget = looked.saturating_mul(SLOTS_PER_ROW).max(FREE_SLOTS).min(self.limit);
+            if caps.iter().product::<usize>() > budget {
                 return None;
             }
             self.relayout(caps);
@@ -226,7 +234,7 @@ impl RowMemo {
         for ((id, column), seen) in ids.iter_mut().zip(columns).zip(&mut self.ids) {
             *id = seen.id(identity(&column[row])?);
         }
-        self.slots.slot(&ids[..columns.len()])
+        self.slots.slot(&ids[..columns.len()], self.looked)
     }
 
     /// `run` over `n` rows of `columns`: it runs once on the rows not met before (in the order
@@ -504,5 +512,22 @@ mod tests {
         let out = memo.eval(&[&a], a.len(), run_recording(&mut log));
         assert_eq!(out.values, ints(&[0, 10, 20, 30, 40, 50, 0, 40, 30, 50]));
         assert_eq!(log, [0, 1, 2, 3, 4, 5, 4, 5].map(|x| ints(&[x])));
+    }
+
+    /// Rows whose values all differ do not grow the table past its budget per row looked up:
+    /// those past it are run every time, with the same results.
+    #[test]
+    fn rows_of_distinct_values_keep_the_table_within_its_budget() {
+        let mut memo = RowMemo::default();
+        let a = ints(&(0..300).collect::<Vec<_>>());
+        let b = ints(&(1000..1300).collect::<Vec<_>>());
+        for expected_runs in [300, 300 - 256] {
+            let mut log = Vec::new();
+            let out = memo.eval(&[&a, &b], a.len(), run_recording(&mut log));
+            assert_eq!(out.values, ints(&(0..3000).step_by(10).collect::<Vec<_>>()));
+            assert_eq!(log.len(), expected_runs);
+        }
+        // 256 ids a column: the most that FREE_SLOTS holds for two columns.
+        assert_eq!(memo.slots.numbers.len(), FREE_SLOTS);
     }
 }
