@@ -85,9 +85,21 @@ impl<T> Func<T> {
     }
 }
 
+thread_local! {
+    /// One function value per primitive, for [`Value::prim`].
+    static PRIMS: Vec<Value> = super::registry::registry()
+        .ids()
+        .map(|id| Value::Func(Arc::new(Func::Prim(id))))
+        .collect();
+}
+
 impl Value {
+    /// A primitive as a function value: a clone of the one each thread keeps, so that a step
+    /// passing `size` or `rbind` to another allocates nothing (the interpreter makes such a
+    /// value each time a step names a primitive), and one thread's clones never contend with
+    /// another's for the count.
     pub fn prim(id: PrimId) -> Value {
-        Value::Func(Arc::new(Func::Prim(id)))
+        PRIMS.with(|prims| prims[id.0 as usize].clone())
     }
 
     pub fn func(f: Func) -> Value {
