@@ -20,9 +20,7 @@
 
 use std::sync::Arc;
 
-use std::hash::BuildHasher;
-
-use hashbrown::{DefaultHashBuilder, HashTable};
+use hashbrown::HashMap;
 
 use super::column::Mapped;
 use super::value::Value;
@@ -95,8 +93,7 @@ const NOT_MET: u32 = u32::MAX;
 /// The values met in one argument column, numbered densely in the order they were first met.
 #[derive(Default)]
 struct Ids {
-    by_identity: HashTable<(u64, u32)>,
-    hasher: DefaultHashBuilder,
+    by_identity: HashMap<u64, u32>,
     /// The last identity looked up, and its id: a captured value comes once for each of its
     /// container's members in a row.
     last: Option<(u64, u32)>,
@@ -110,15 +107,7 @@ impl Ids {
             }
         }
         let next = self.by_identity.len() as u32;
-        let Ids {
-            by_identity, hasher, ..
-        } = self;
-        let hash = hasher.hash_one(identity);
-        let id = by_identity
-            .entry(hash, |e| e.0 == identity, |e| hasher.hash_one(e.0))
-            .or_insert((identity, next))
-            .get()
-            .1;
+        let id = *self.by_identity.entry(identity).or_insert(next);
         self.last = Some((identity, id));
         id
     }

@@ -286,9 +286,9 @@ thread_local! {
 }
 
 /// `f` of the bitmap of `set` (an index set or object whose members are `points`), when `set`
-/// has [`PROBED_FROM`] or more members and was met before on this thread (`difference(shift(pattern, offset), cells)` for
-/// every offset meets the same `cells` each time); `None` otherwise, and where its box is too
-/// large for a bitmap.
+/// has [`PROBED_FROM`] or more members and was met before on this thread
+/// (`difference(shift(pattern, offset), cells)` for every offset meets the same `cells` each
+/// time); `None` otherwise, and where its box is too large for a bitmap.
 fn with_bitmap<P: Point, R>(set: &Value, points: &[P], f: impl FnOnce(&BoxBitmap) -> R) -> Option<R> {
     if points.len() < PROBED_FROM {
         return None;
