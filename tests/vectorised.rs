@@ -117,6 +117,22 @@ fn function() -> impl Strategy<Value = Value> {
         (-3i64..4).prop_map(|k| call(&p("rbind"), &[p("add"), Value::Int(k)]).unwrap()),
         (-3i64..4).prop_map(|k| call(&p("lbind"), &[p("divide"), Value::Int(k)]).unwrap()),
         (-2i64..3, -2i64..3).prop_map(|(a, b)| call(&p("rbind"), &[p("subtract"), Value::Pair(a, b)]).unwrap()),
+        // Sets built only to be counted, which the column engine fuses: size(op(x, S)) and
+        // size(op(shift(x, v), S)) or size(op(shift(P, x), S)).
+        (set_operation(), points()).prop_map(|(op, s)| {
+            let counted = call(&p("rbind"), &[p(op), s]).unwrap();
+            call(&p("compose"), &[p("size"), counted]).unwrap()
+        }),
+        (set_operation(), points(), -2i64..3, -2i64..3, points(), any::<bool>()).prop_map(
+            |(op, s, a, b, pattern, offset_given)| {
+                let shifted = match offset_given {
+                    true => call(&p("rbind"), &[p("shift"), Value::Pair(a, b)]),
+                    false => call(&p("lbind"), &[p("shift"), pattern]),
+                };
+                let counted = call(&p("rbind"), &[p(op), s]).unwrap();
+                call(&p("chain"), &[p("size"), counted, shifted.unwrap()]).unwrap()
+            }
+        ),
     ];
     leaf.prop_recursive(4, 24, 3, |inner| {
         let built = |name: &'static str, args: Vec<Value>| call(&p(name), &args).unwrap();
@@ -189,6 +205,16 @@ fn function() -> impl Strategy<Value = Value> {
             }),
         ]
     })
+}
+
+fn set_operation() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec!["difference", "intersection"])
+}
+
+/// Random index sets, empty ones included.
+fn points() -> impl Strategy<Value = Value> {
+    proptest::collection::vec((-3i64..4, -3i64..4), 0..6)
+        .prop_map(|v| Value::set(v.into_iter().map(|(a, b)| Value::Pair(a, b)).collect()))
 }
 
 /// Random elements: integers, pairs, tuples and sets of integers or pairs, empty ones included.

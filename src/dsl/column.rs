@@ -48,6 +48,7 @@ use super::error::{DslError, DslResult};
 use super::func::{call, callable, Deadline, Func};
 use super::memo::RowMemo;
 use super::prims::cheap::{Cheap, WithPrim};
+use super::prims::fused::Fused;
 use super::registry::PrimId;
 use super::value::{as_values, borrowed, push_value, Items, Value};
 
@@ -262,6 +263,11 @@ enum Node {
     Const(Value),
     /// A primitive applied element-wise to the columns of earlier nodes.
     Prim { id: PrimId, args: Args },
+    /// A composition of primitives run as one, without the values in between (see
+    /// [`Builder::fuse`]).
+    Fused { op: Fused, args: Args },
+    /// A primitive call whose work a later [`Node::Fused`] does: it never runs.
+    Moved,
     /// `matcher`: whether two earlier nodes' values are equal.
     Equals(NodeId, NodeId),
     /// Calling a function value that differs per element, through the scalar path.
@@ -337,7 +343,10 @@ impl Kernel {
                 Some(m) if self.member_only[k] && !matches!(node, Node::Arg(_) | Node::Const(_)) => Shape::Tiled(m),
                 Some(m)
                     if self.capture_only[k]
-                        && matches!(node, Node::Prim { .. } | Node::Equals(..) | Node::Call { .. }) =>
+                        && matches!(
+                            node,
+                            Node::Prim { .. } | Node::Fused { .. } | Node::Equals(..) | Node::Call { .. }
+                        ) =>
                 {
                     Shape::Blocked(m)
                 }
@@ -374,6 +383,13 @@ impl Kernel {
                     };
                     (Column::Values(out), failure)
                 }
+                Node::Fused { op, args } => {
+                    let (out, failure) = per_element(args, &values, columns, rows, |_, a| op.run(a));
+                    (Column::Values(out), failure)
+                }
+                // Never reached: nothing reads a moved node and it cannot raise, so it does
+                // not run.
+                Node::Moved => (Column::Values(Vec::new()), None),
                 Node::Call { function, args } => {
                     let f = &values[*function as usize];
                     let (out, failure) = per_element(args, &values, columns, rows, |i, a| call(f.get(columns, i), a));
@@ -780,13 +796,17 @@ impl<'p> Builder<'p> {
         b
     }
 
-    fn finish(self, out: NodeId) -> Kernel {
+    fn finish(mut self, out: NodeId) -> Kernel {
+        self.fuse(out);
         let runs = runs(&self.nodes, &self.syms, out);
         let member_only = depends_only_on(&self.nodes, |k| k == 0);
         let capture_only = depends_only_on(&self.nodes, |k| k != 0);
         let running = || self.nodes.iter().zip(&runs).filter(|(_, &r)| r).map(|(n, _)| n);
         let costly = running().any(|n| matches!(n, Node::Nested(_) | Node::Call { .. }))
-            || running().filter(|n| matches!(n, Node::Prim { .. })).count() >= COSTLY_NODES;
+            || running()
+                .filter(|n| matches!(n, Node::Prim { .. } | Node::Fused { .. }))
+                .count()
+                >= COSTLY_NODES;
         Kernel {
             nodes: self.nodes,
             runs,
@@ -794,6 +814,54 @@ impl<'p> Builder<'p> {
             capture_only,
             out,
             costly,
+        }
+    }
+
+    /// Runs `size(difference(a, b))`, `size(intersection(a, b))`, and both with `a =
+    /// shift(patch, offset)`, as one [`Node::Fused`] each (see [`Fused`]), where nothing else
+    /// reads the sets in between. The fused node takes the place of the last call, and the calls
+    /// it replaces become [`Node::Moved`]. This keeps each element's first error: the fused node
+    /// raises what the first of its calls to fail would, and it only moves a call past nodes
+    /// that cannot raise (the reference never calls anything between the calls fused).
+    fn fuse(&mut self, out: NodeId) {
+        let mut readers = vec![0u32; self.nodes.len()];
+        readers[out as usize] += 1;
+        for node in &self.nodes {
+            reads(node, |n| readers[n as usize] += 1);
+        }
+        let prim = |nodes: &[Node], n: NodeId| match &nodes[n as usize] {
+            Node::Prim { id, args } => Some((*id, args.clone())),
+            _ => None,
+        };
+        // Whether every node after `from` and before `to` cannot raise.
+        let quiet =
+            |b: &Builder, from: NodeId, to: usize| (from as usize + 1..to).all(|k| cannot_raise(&b.nodes, &b.syms, k));
+        for k in 0..self.nodes.len() {
+            let Some((outer, set)) = prim(&self.nodes, k as NodeId) else {
+                continue;
+            };
+            let [set] = set[..] else { continue };
+            let Some((inner, operands)) = prim(&self.nodes, set) else {
+                continue;
+            };
+            let Some(mut op) = Fused::of(outer, inner) else {
+                continue;
+            };
+            if readers[set as usize] != 1 || self.syms[set as usize].is_some() || !quiet(self, set, k) {
+                continue;
+            }
+            self.nodes[set as usize] = Node::Moved;
+            let mut args = operands.clone();
+            if let Some((first, shift_args)) = prim(&self.nodes, operands[0]) {
+                let alone = readers[operands[0] as usize] == 1 && self.syms[operands[0] as usize].is_none();
+                if let Some(shifted) = op.with_first(first).filter(|_| alone && quiet(self, operands[0], k)) {
+                    op = shifted;
+                    args = shift_args.iter().chain(&operands[1..]).copied().collect();
+                    self.nodes[operands[0] as usize] = Node::Moved;
+                }
+            }
+            debug_assert_eq!(args.len(), op.arity());
+            self.nodes[k] = Node::Fused { op, args };
         }
     }
 
@@ -1026,8 +1094,8 @@ fn depends_only_on(nodes: &[Node], reads: impl Fn(usize) -> bool) -> Vec<bool> {
         let all = |ids: &[NodeId]| ids.iter().all(|&n| only[n as usize]);
         let b = match node {
             Node::Arg(k) => reads(*k),
-            Node::Const(_) | Node::Raise(_) => true,
-            Node::Prim { args, .. } => all(args),
+            Node::Const(_) | Node::Raise(_) | Node::Moved => true,
+            Node::Prim { args, .. } | Node::Fused { args, .. } => all(args),
             Node::Equals(a, b) => all(&[*a, *b]),
             Node::Call { function, args } => all(&[*function]) && all(args),
             Node::Nested(nested) => all(&[nested.container]) && all(&nested.captures),
@@ -1039,38 +1107,44 @@ fn depends_only_on(nodes: &[Node], reads: impl Fn(usize) -> bool) -> Vec<bool> {
 
 /// Which nodes must run: those read by a node that runs, and every node that may raise.
 fn runs(nodes: &[Node], syms: &[Option<Sym>], out: NodeId) -> Vec<bool> {
-    let astuple = KNOWN.astuple;
-    let cannot_raise = |k: usize| match &nodes[k] {
-        Node::Arg(_) | Node::Const(_) | Node::Equals(..) => true,
-        Node::Prim { id, .. } => *id == astuple || syms[k].is_some(),
-        _ => false,
-    };
     let mut runs = vec![false; nodes.len()];
     runs[out as usize] = true;
     for k in (0..nodes.len()).rev() {
-        runs[k] |= !cannot_raise(k);
-        if !runs[k] {
-            continue;
-        }
-        let mut read = |n: NodeId| runs[n as usize] = true;
-        match &nodes[k] {
-            Node::Prim { args, .. } => args.iter().copied().for_each(&mut read),
-            Node::Call { function, args } => {
-                read(*function);
-                args.iter().copied().for_each(&mut read);
-            }
-            Node::Equals(a, b) => {
-                read(*a);
-                read(*b);
-            }
-            Node::Nested(nested) => {
-                read(nested.container);
-                nested.captures.iter().copied().for_each(&mut read);
-            }
-            Node::Arg(_) | Node::Const(_) | Node::Raise(_) => {}
+        runs[k] |= !cannot_raise(nodes, syms, k);
+        if runs[k] {
+            reads(&nodes[k], |n| runs[n as usize] = true);
         }
     }
     runs
+}
+
+/// Whether node `k` certainly does not raise.
+fn cannot_raise(nodes: &[Node], syms: &[Option<Sym>], k: usize) -> bool {
+    match &nodes[k] {
+        Node::Arg(_) | Node::Const(_) | Node::Equals(..) | Node::Moved => true,
+        Node::Prim { id, .. } => *id == KNOWN.astuple || syms[k].is_some(),
+        _ => false,
+    }
+}
+
+/// Calls `read` with each node `node` reads.
+fn reads(node: &Node, mut read: impl FnMut(NodeId)) {
+    match node {
+        Node::Prim { args, .. } | Node::Fused { args, .. } => args.iter().copied().for_each(read),
+        Node::Call { function, args } => {
+            read(*function);
+            args.iter().copied().for_each(read);
+        }
+        Node::Equals(a, b) => {
+            read(*a);
+            read(*b);
+        }
+        Node::Nested(nested) => {
+            read(nested.container);
+            nested.captures.iter().copied().for_each(read);
+        }
+        Node::Arg(_) | Node::Const(_) | Node::Raise(_) | Node::Moved => {}
+    }
 }
 
 // ----- the kernel cache ---------------------------------------------------------------------
@@ -1159,6 +1233,7 @@ fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dsl::value::Loc;
 
     fn prim(name: &str) -> Value {
         Value::prim(PrimId::of(name).expect("registered"))
@@ -1206,5 +1281,35 @@ mod tests {
         let mut budget = 64;
         assert!(maps_inside(&shared, &mut budget));
         assert_eq!(budget, 0);
+    }
+
+    /// The fused compositions a kernel runs, by their arity (2: `size(op(a, b))`, 3: with
+    /// `a = shift(patch, offset)`), and how many calls were moved into them.
+    fn fused(kernel: &Kernel) -> (Vec<usize>, usize) {
+        let arities = kernel.nodes.iter().filter_map(|n| match n {
+            Node::Fused { op, .. } => Some(op.arity()),
+            _ => None,
+        });
+        let moved = kernel.nodes.iter().filter(|n| matches!(n, Node::Moved)).count();
+        (arities.collect(), moved)
+    }
+
+    #[test]
+    fn a_set_built_only_to_be_counted_is_fused_and_one_read_again_is_not() {
+        let cells = Value::indices(vec![Loc { i: 0, j: 0 }, Loc { i: 1, j: 1 }]);
+        let bound = |f: &str, v: Value| Value::func(Func::Rbind(prim(f), v));
+        let counted = Value::func(Func::Compose(prim("size"), bound("difference", cells.clone())));
+        assert_eq!(fused(&Kernel::compile(&counted, 1)), (vec![2], 1));
+        // `size(difference(shift(x, (1, 0)), cells))`: one node for all three calls.
+        let fits = Value::func(Func::Chain(
+            prim("size"),
+            bound("intersection", cells.clone()),
+            bound("shift", Value::Pair(1, 0)),
+        ));
+        assert_eq!(fused(&Kernel::compile(&fits, 1)), (vec![3], 2));
+        // The set is also the result's second half: it is built, and counted as it is.
+        let kept = Value::func(Func::Fork(prim("astuple"), prim("size"), prim("identity")));
+        let both = Value::func(Func::Compose(kept, bound("difference", cells)));
+        assert_eq!(fused(&Kernel::compile(&both, 1)), (vec![], 0));
     }
 }

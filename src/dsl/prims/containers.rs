@@ -170,7 +170,7 @@ fn stack_grids(grids: &[&Grid]) -> Option<Grid> {
 // ----- set algebra on sorted members ------------------------------------------------------
 
 /// A binary set operation.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum SetOp {
     Union,
     Intersection,
@@ -315,6 +315,52 @@ fn with_bitmap<P: Point, R>(set: &Value, points: &[P], f: impl FnOnce(&BoxBitmap
             probes.next_built = (k + 1) % Probes::BUILT;
         }
         result
+    })
+}
+
+/// The size of `op(moved, b)` without building it: `moved` is `a`'s members each moved by
+/// `(di, dj)` (which keeps their order), `a` and `b` both index sets or both objects. `None`
+/// where they are not, or where a moved coordinate leaves an `i32` (`shift` then makes members
+/// of another kind): the caller builds the set.
+pub(super) fn moved_op_len(op: SetOp, a: &Value, offset: (i64, i64), b: &Value) -> Option<usize> {
+    match (a, b) {
+        (Value::Indices(x), Value::Indices(y)) => points_op_len(op, x, offset, (b, y)),
+        (Value::Object(x), Value::Object(y)) => points_op_len(op, x, offset, (b, y)),
+        _ => None,
+    }
+}
+
+/// [`moved_op_len`] on the points of both sides: `b`'s members found through its bitmap where
+/// [`with_bitmap`] has one, else each searched in what is left of `b` after the one before.
+fn points_op_len<P: Point>(op: SetOp, x: &[P], (di, dj): (i64, i64), (b, y): (&Value, &[P])) -> Option<usize> {
+    let moved = |p: P| {
+        let [c, i, j] = p.coords();
+        let (i, j) = (i64::from(i).checked_add(di)?, i64::from(j).checked_add(dj)?);
+        Some(P::from_coords([c, i32::try_from(i).ok()?, i32::try_from(j).ok()?]))
+    };
+    let in_b = match with_bitmap(b, y, |bitmap| {
+        x.iter()
+            .try_fold(0, |n, &p| Some(n + usize::from(bitmap.contains(moved(p)?))))
+    }) {
+        Some(counted) => counted?,
+        None => {
+            let mut rest = y;
+            let mut common = 0;
+            for &p in x {
+                let p = moved(p)?;
+                rest = &rest[rest.partition_point(|q| *q < p)..];
+                if rest.first() == Some(&p) {
+                    common += 1;
+                    rest = &rest[1..];
+                }
+            }
+            common
+        }
+    };
+    Some(match op {
+        SetOp::Intersection => in_b,
+        SetOp::Difference => x.len() - in_b,
+        SetOp::Union => x.len() + y.len() - in_b,
     })
 }
 

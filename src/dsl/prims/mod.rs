@@ -11,6 +11,7 @@
 pub mod cheap;
 pub mod common;
 mod containers;
+pub mod fused;
 pub(crate) mod grids;
 mod higher;
 mod numbers;
