@@ -141,6 +141,11 @@ fn function() -> impl Strategy<Value = Value> {
             (inner.clone(), inner.clone(), inner.clone()).prop_map(move |(a, b, c)| built("chain", vec![a, b, c])),
             (inner.clone(), inner.clone()).prop_map(move |(a, b)| built("fork", vec![p("add"), a, b])),
             (inner.clone(), inner.clone()).prop_map(move |(a, b)| built("fork", vec![p("astuple"), a, b])),
+            // The same call twice, which the compiler makes one node.
+            inner.clone().prop_map(move |f| {
+                let again = built("compose", vec![p("increment"), f.clone()]);
+                built("fork", vec![p("astuple"), f, again])
+            }),
             (inner.clone(), -2i64..3).prop_map(move |(a, t)| built("matcher", vec![a, Value::Int(t)])),
             inner.clone().prop_map(move |f| built("lbind", vec![p("apply"), f])),
             inner.clone().prop_map(move |f| built("rbind", vec![p("sfilter"), f])),

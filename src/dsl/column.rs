@@ -42,11 +42,12 @@ use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::{Arc, LazyLock};
 
+use hashbrown::HashMap;
 use smallvec::SmallVec;
 
 use super::error::{DslError, DslResult};
 use super::func::{call, callable, Deadline, Func};
-use super::memo::RowMemo;
+use super::memo::{identity, RowMemo};
 use super::prims::cheap::{Cheap, WithPrim};
 use super::prims::fused::Fused;
 use super::registry::PrimId;
@@ -767,11 +768,29 @@ const COSTLY_NODES: usize = 8;
 /// (`power(power(rot90, 900), 900)` would otherwise unfold into 810,000 nodes).
 const MAX_KERNEL_NODES: usize = 4096;
 
+/// What a node computes: the key under which a builder finds a node it made before.
+#[derive(PartialEq, Eq, Hash)]
+enum Key {
+    /// A constant, by [`identity`].
+    Const(u64),
+    /// A primitive on nodes, whatever node it became (a constant folded, a symbolic closure, a
+    /// nested mapping, a node made before).
+    Prim(PrimId, Args),
+    Equals(NodeId, NodeId),
+    Call(NodeId, Args),
+}
+
 /// Builds a kernel's nodes from a closure tree. A builder for an inner kernel reads its
 /// parent's nodes: constants and symbolic closures are copied in, anything else is captured.
+///
+/// A call made twice on the same nodes is one node: `fork(f, x15, compose(g, x15))` computes
+/// `x15` once per element. This keeps each element's first error, as every function value is
+/// pure: the second call could only raise what the first already raised, at an earlier node.
 struct Builder<'p> {
     nodes: Vec<Node>,
     syms: Vec<Option<Sym>>,
+    /// The node made for each call made so far (see [`Key`]).
+    made: HashMap<Key, NodeId>,
     arity: usize,
     parent: Option<&'p Builder<'p>>,
     /// The parent's nodes captured so far (inner argument `arity + k` is `captures[k]`), and
@@ -785,6 +804,7 @@ impl<'p> Builder<'p> {
         let mut b = Builder {
             nodes: Vec::new(),
             syms: Vec::new(),
+            made: HashMap::new(),
             arity,
             parent,
             captures: Vec::new(),
@@ -871,8 +891,21 @@ impl<'p> Builder<'p> {
         (self.nodes.len() - 1) as NodeId
     }
 
+    /// The node `key` names if one was made, else the one `make` makes.
+    fn made_once(&mut self, key: Option<Key>, make: impl FnOnce(&mut Self) -> NodeId) -> NodeId {
+        let Some(key) = key else {
+            return make(self);
+        };
+        if let Some(&n) = self.made.get(&key) {
+            return n;
+        }
+        let n = make(self);
+        self.made.insert(key, n);
+        n
+    }
+
     fn constant(&mut self, v: &Value) -> NodeId {
-        self.push(Node::Const(v.clone()))
+        self.made_once(identity(v).map(Key::Const), |b| b.push(Node::Const(v.clone())))
     }
 
     fn const_value(&self, n: NodeId) -> Option<&Value> {
@@ -927,9 +960,9 @@ impl<'p> Builder<'p> {
 
     /// `f(args...)` through the scalar path, element by element.
     fn dynamic_call(&mut self, function: NodeId, args: &[NodeId]) -> NodeId {
-        self.push(Node::Call {
-            function,
-            args: args.iter().copied().collect(),
+        let args: Args = args.iter().copied().collect();
+        self.made_once(Some(Key::Call(function, args.clone())), |b| {
+            b.push(Node::Call { function, args })
         })
     }
 
@@ -958,7 +991,9 @@ impl<'p> Builder<'p> {
                         let b = Value::Bool(v == t);
                         self.push(Node::Const(b))
                     }
-                    _ => self.push(Node::Equals(value, target)),
+                    _ => self.made_once(Some(Key::Equals(value, target)), |b| {
+                        b.push(Node::Equals(value, target))
+                    }),
                 }
             }
             Func::Rbind(function, fixed) => {
@@ -984,6 +1019,11 @@ impl<'p> Builder<'p> {
 
     /// A primitive call, simplified where its result is known without running it per element.
     fn prim(&mut self, id: PrimId, args: &[NodeId]) -> NodeId {
+        self.made_once(Some(Key::Prim(id, args.into())), |b| b.new_prim(id, args))
+    }
+
+    /// [`Builder::prim`] made anew.
+    fn new_prim(&mut self, id: PrimId, args: &[NodeId]) -> NodeId {
         let known = &*KNOWN;
         if id == known.identity {
             return args[0];
@@ -1281,6 +1321,29 @@ mod tests {
         let mut budget = 64;
         assert!(maps_inside(&shared, &mut budget));
         assert_eq!(budget, 0);
+    }
+
+    #[test]
+    fn a_call_made_twice_on_the_same_nodes_is_one_node() {
+        let count = |kernel: &Kernel, name: &str| {
+            let id = PrimId::of(name).expect("registered");
+            kernel
+                .nodes
+                .iter()
+                .filter(|n| matches!(n, Node::Prim { id: i, .. } if *i == id))
+                .count()
+        };
+        // x -> (size(x) + 1, size(x)) + size(x): three calls of size, one node.
+        let size = prim("size");
+        let plus_one = Value::func(Func::Compose(prim("increment"), size.clone()));
+        let both = Value::func(Func::Fork(prim("astuple"), plus_one, size.clone()));
+        let kernel = Kernel::compile(&Value::func(Func::Fork(prim("add"), both, size)), 1);
+        assert_eq!(count(&kernel, "size"), 1);
+        assert_eq!(count(&kernel, "increment"), 1);
+        // The same primitive on other nodes is another node.
+        let apart = Value::func(Func::Fork(prim("astuple"), prim("size"), prim("double")));
+        let kernel = Kernel::compile(&Value::func(Func::Compose(apart, prim("size"))), 1);
+        assert_eq!(count(&kernel, "size"), 2);
     }
 
     /// The fused compositions a kernel runs, by their arity (2: `size(op(a, b))`, 3: with

@@ -47,7 +47,7 @@ fn fields(parts: &[(i64, u32)]) -> Option<u64> {
 
 /// A value's identity in one word: its kind in the top 4 bits, and in the other 60 the value
 /// itself for scalars, pairs and cells (when it fits), the allocation's address for the rest.
-fn identity(v: &Value) -> Option<u64> {
+pub(super) fn identity(v: &Value) -> Option<u64> {
     let (kind, payload) = match v {
         Value::None => (0, Some(0)),
         Value::Bool(b) => (1, Some(*b as u64)),
