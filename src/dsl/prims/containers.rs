@@ -973,6 +973,12 @@ fn product(args: &[Value]) -> DslResult<Value> {
 
 fn pair(args: &[Value]) -> DslResult<Value> {
     let (a, b) = (&args[0], &args[1]);
+    // Two rows of a grid (`papply(pair, grid, other)`): their numbers paired without listing
+    // them as values first.
+    if let (Value::Ints(xs), Value::Ints(ys)) = (a, b) {
+        let pairs = xs.iter().zip(ys.iter()).map(|(&x, &y)| Value::Pair(x.into(), y.into()));
+        return Ok(Value::tuple(pairs.collect()));
+    }
     let (xs, ys) = (members_of(a)?, members_of(b)?);
     let mut items = Vec::with_capacity(xs.len().min(ys.len()));
     for (x, y) in xs.into_iter().zip(ys) {
@@ -992,6 +998,37 @@ mod tests {
 
     fn ints(items: &[i64]) -> Value {
         Value::tuple(items.iter().map(|&n| Value::Int(n)).collect())
+    }
+
+    /// Rows of numbers are paired as their members would be: a tuple of pairs (two pairs
+    /// make a pair of locations), as long as the shorter row.
+    #[test]
+    fn pairing_rows_of_numbers_pairs_their_members() {
+        let listed = |pairs: &[(i64, i64)]| Value::tuple(pairs.iter().map(|&(x, y)| Value::Pair(x, y)).collect());
+        let paired = |a: &[i64], b: &[i64]| pair(&[ints(a), ints(b)]).unwrap();
+        assert!(
+            matches!(ints(&[1, 2, 3]), Value::Ints(_)),
+            "rows of numbers are stored narrow"
+        );
+        assert_eq!(paired(&[1, 2, 3], &[4, 5, 6]), listed(&[(1, 4), (2, 5), (3, 6)]));
+        assert_eq!(paired(&[1, 2, 3], &[4, 5]), listed(&[(1, 4), (2, 5)]));
+        assert!(matches!(paired(&[1, 2], &[4, 5]), Value::LocPair(..)));
+        // The same rows held as a tuple of values go member by member: the same pairs.
+        let wide = |row: &[i64]| {
+            Value::Tuple(crate::dsl::value::Items::new(
+                row.iter().map(|&n| Value::Int(n)).collect(),
+            ))
+        };
+        assert_eq!(
+            paired(&[7, 1, 1], &[0, 0, 9]),
+            pair(&[wide(&[7, 1, 1]), wide(&[0, 0, 9])]).unwrap()
+        );
+        // Anything else is paired member by member.
+        let mixed = pair(&[ints(&[1, 2, 3]), Value::tuple(vec![Value::Pair(0, 0), Value::Int(1)])]).unwrap();
+        assert_eq!(
+            mixed,
+            Value::duo(Value::duo(Value::Int(1), Value::Pair(0, 0)), Value::Pair(2, 1))
+        );
     }
 
     #[test]
