@@ -489,16 +489,10 @@ fn fast_color(v: &Value) -> DslResult<i64> {
 /// kept), a set's canonical order.
 fn cells_in_order(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
     match obj {
-        Value::Tuple(items) => Ok(Arc::new(
-            items.iter().map(common::member_cell).collect::<DslResult<_>>()?,
-        )),
-        Value::Ints(_) | Value::LocPair(..) | Value::CellPair(..) => Ok(Arc::new(
-            obj.members()
-                .unwrap_or_default()
-                .iter()
-                .map(common::member_cell)
-                .collect::<DslResult<_>>()?,
-        )),
+        Value::Tuple(items) => Ok(Arc::new(common::member_cells(items)?)),
+        Value::Ints(_) | Value::LocPair(..) | Value::CellPair(..) => {
+            Ok(Arc::new(common::member_cells(&obj.members().unwrap_or_default())?))
+        }
         _ => common::cells(obj),
     }
 }
