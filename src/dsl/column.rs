@@ -51,7 +51,7 @@ use super::memo::{identity, RowMemo};
 use super::prims::cheap::{Cheap, WithPrim};
 use super::prims::fused::Fused;
 use super::registry::PrimId;
-use super::value::{as_values, borrowed, push_value, Items, Value};
+use super::value::{as_values, borrowed, clear_values, push_value, Items, Value};
 
 type NodeId = u32;
 type Args = SmallVec<[NodeId; 4]>;
@@ -89,7 +89,10 @@ impl Mapping {
             }
         };
         let mut results = self.raised(map(&args[self.function], &[members]));
-        (self.combine)(container, members, &mut results)
+        let combined = (self.combine)(container, members, &mut results);
+        clear_values(&mut results.values);
+        clear_values(&mut listed);
+        combined
     }
 
     /// The function's results as the reference's loop sees them (see [`Mapping::generator`]).
@@ -413,13 +416,19 @@ impl Kernel {
             values.push(column);
         }
         // A computed column is handed over as it is, not copied value by value.
-        let values = match std::mem::replace(&mut values[self.out as usize], Column::Values(Vec::new())) {
+        let mut nodes_values = values;
+        let values = match std::mem::replace(&mut nodes_values[self.out as usize], Column::Values(Vec::new())) {
             Column::Values(mut v) => {
                 v.truncate(live);
                 v
             }
             out => (0..live).map(|i| out.get(columns, i).clone()).collect(),
         };
+        for column in &mut nodes_values {
+            if let Column::Values(v) | Column::Tiled(v, _) | Column::Blocked(v, _) = column {
+                clear_values(v);
+            }
+        }
         Mapped { values, error }
     }
 
@@ -632,7 +641,7 @@ impl Nested {
         let mut captured: Vec<Vec<ManuallyDrop<Value>>> = (0..self.captures.len()).map(|_| Vec::new()).collect();
         while start < live {
             flat.clear();
-            made.clear();
+            clear_values(&mut made);
             bounds.clear();
             captured.iter_mut().for_each(Vec::clear);
             let mut stop: Option<(usize, DslError)> = None;

@@ -315,6 +315,22 @@ pub fn push_value(out: &mut Vec<Value>, v: Value) {
     }
 }
 
+/// Empties `values`, dropping only those that hold an allocation: dropping a `Value` is a call
+/// through a jump table, which a column of numbers paid once per element.
+pub fn clear_values(values: &mut Vec<Value>) {
+    let len = values.len();
+    // SAFETY: the length is zero before any value is dropped, so none is dropped twice even
+    // if a drop unwound; each of the `len` values is dropped or holds nothing to drop.
+    unsafe {
+        values.set_len(0);
+        for v in std::slice::from_raw_parts_mut(values.as_mut_ptr(), len) {
+            if v.holds_allocation() {
+                std::ptr::drop_in_place(v);
+            }
+        }
+    }
+}
+
 /// Each of `values` appended with [`push_value`].
 #[inline(always)]
 fn push_all(out: &mut Vec<Value>, values: impl IntoIterator<Item = Value, IntoIter: ExactSizeIterator>) {
@@ -411,6 +427,22 @@ enum Rank {
 }
 
 impl Value {
+    /// Whether the value holds a reference-counted allocation (a container, grid or function),
+    /// so that dropping it does something.
+    #[inline(always)]
+    pub fn holds_allocation(&self) -> bool {
+        !matches!(
+            self,
+            Value::None
+                | Value::Bool(_)
+                | Value::Int(_)
+                | Value::Pair(..)
+                | Value::Cell(_)
+                | Value::LocPair(..)
+                | Value::CellPair(..)
+        )
+    }
+
     fn rank(&self) -> Rank {
         match self {
             Value::None => Rank::None,
@@ -1065,6 +1097,26 @@ impl Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `clear_values` empties the vector and releases exactly the allocations its values held.
+    #[test]
+    fn clearing_values_releases_what_they_hold_and_nothing_else() {
+        let held = Arc::new(vec![Loc { i: 1, j: 2 }]);
+        let mut values = vec![
+            Value::Int(4),
+            Value::Indices(held.clone()),
+            Value::Pair(1, 2),
+            Value::Indices(held.clone()),
+            Value::Cell(Cell { color: 1, i: 0, j: 0 }),
+            Value::tuple(vec![Value::Indices(held.clone()), Value::Int(9)]),
+        ];
+        assert_eq!(Arc::strong_count(&held), 4);
+        let holding = values.iter().filter(|v| v.holds_allocation()).count();
+        assert_eq!(holding, 3);
+        clear_values(&mut values);
+        assert!(values.is_empty());
+        assert_eq!(Arc::strong_count(&held), 1);
+    }
 
     /// `push_value` appends as `push` does, for every kind of value, into a full vector and one
     /// with room; each value keeps its own reference (the shared ones are counted once each).
