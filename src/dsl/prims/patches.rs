@@ -376,17 +376,14 @@ fn toobject(a: &[Value]) -> DslResult<Value> {
         Err(_) => return rows::toobject(&rows::of(&a[1])?, || common::locs(&a[0])),
     };
     first_row_len(&a[1])?;
-    let cells = common::locs(&a[0])?
-        .iter()
-        .filter_map(|l| {
-            let c = g.at(l.i as i64, l.j as i64)?;
-            Some(Cell {
-                color: c,
-                i: l.i,
-                j: l.j,
-            })
-        })
-        .collect();
+    let locs = common::locs(&a[0])?;
+    // Room for every location at once: collecting the ones inside grew the list by steps.
+    let mut cells = Vec::with_capacity(locs.len());
+    for l in locs.iter() {
+        if let Some(color) = g.at(l.i as i64, l.j as i64) {
+            cells.push(Cell { color, i: l.i, j: l.j });
+        }
+    }
     Ok(Value::object(cells))
 }
 
