@@ -1013,8 +1013,16 @@ impl PartialOrd for Value {
 }
 
 impl PartialEq for Value {
+    /// Numbers and pairs compared in place (`matcher`'s test per element), anything else by
+    /// [`Ord`], where `True == 1` as in Python.
+    #[inline]
     fn eq(&self, other: &Value) -> bool {
-        self.cmp(other) == Ordering::Equal
+        match (self, other) {
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Pair(a, b), Value::Pair(c, d)) => a == c && b == d,
+            _ => self.cmp(other) == Ordering::Equal,
+        }
     }
 }
 
@@ -1097,6 +1105,33 @@ impl Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `==` agrees with the canonical order on every pair of values, its fast paths included
+    /// (`True == 1` and `(1, 2) == (1, 2)` across representations).
+    #[test]
+    fn equality_is_the_order_saying_equal() {
+        let values = [
+            Value::Int(1),
+            Value::Int(0),
+            Value::Bool(true),
+            Value::Bool(false),
+            Value::Pair(1, 2),
+            Value::Pair(2, 1),
+            Value::Tuple(Items::new(vec![Value::Int(1), Value::Int(2)])),
+            Value::ints(&[1, 2, 3]),
+            Value::None,
+        ];
+        for a in &values {
+            for b in &values {
+                assert_eq!(a == b, a.cmp(b) == Ordering::Equal, "{a:?} == {b:?}");
+            }
+        }
+        assert_eq!(Value::Bool(true), Value::Int(1));
+        assert_eq!(
+            Value::Pair(1, 2),
+            Value::Tuple(Items::new(vec![Value::Int(1), Value::Int(2)]))
+        );
+    }
 
     /// `clear_values` empties the vector and releases exactly the allocations its values held.
     #[test]
