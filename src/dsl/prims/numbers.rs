@@ -119,19 +119,25 @@ impl Op {
     }
 
     /// The operator on two Python integers.
+    #[inline]
     fn ints(self, x: i64, y: i64) -> DslResult<i64> {
         let result = match self {
             Op::Add => x.checked_add(y),
             Op::Sub => x.checked_sub(y),
             Op::Mul => x.checked_mul(y),
-            Op::FloorDiv => {
-                if y == 0 {
-                    crate::bail!(ZeroDivision, "integer division or modulo by zero");
-                }
-                floor_div(x, y)
-            }
+            Op::FloorDiv if y == 0 => None,
+            Op::FloorDiv => floor_div(x, y),
         };
-        result.ok_or_else(|| DslError::TooLarge(format!("{x} {} {y} overflows 64 bits", self.symbol()).into()))
+        result.ok_or_else(|| self.failure(x, y))
+    }
+
+    /// Why [`Op::ints`] has no result.
+    #[cold]
+    fn failure(self, x: i64, y: i64) -> DslError {
+        match self {
+            Op::FloorDiv if y == 0 => DslError::ZeroDivision("integer division or modulo by zero".into()),
+            _ => DslError::TooLarge(format!("{x} {} {y} overflows 64 bits", self.symbol()).into()),
+        }
     }
 }
 
@@ -198,15 +204,21 @@ fn item(v: &Value, k: usize) -> DslResult<Value> {
 /// The reference's four-way dispatch of `add`, `subtract`, `multiply` and `divide`: two
 /// integers, two tuples member-wise, an integer with each member of a tuple, or each member
 /// of `a` with `b`.
+#[inline]
 fn numerical(op: Op, a: &Value, b: &Value) -> DslResult<Value> {
-    // The common shapes first, without building member values.
+    // The common shapes first, without building member values, inlined into the column
+    // engine's loops over `add` and `subtract`.
     match (a, b) {
-        (Value::Int(x), Value::Int(y)) => return op.ints(*x, *y).map(Value::Int),
-        (Value::Pair(x0, x1), Value::Pair(y0, y1)) => return Ok(Value::Pair(op.ints(*x0, *y0)?, op.ints(*x1, *y1)?)),
-        (Value::Int(x), Value::Pair(y0, y1)) => return Ok(Value::Pair(op.ints(*x, *y0)?, op.ints(*x, *y1)?)),
-        (Value::Pair(x0, x1), Value::Int(y)) => return Ok(Value::Pair(op.ints(*x0, *y)?, op.ints(*x1, *y)?)),
-        _ => {}
+        (Value::Int(x), Value::Int(y)) => op.ints(*x, *y).map(Value::Int),
+        (Value::Pair(x0, x1), Value::Pair(y0, y1)) => Ok(Value::Pair(op.ints(*x0, *y0)?, op.ints(*x1, *y1)?)),
+        (Value::Int(x), Value::Pair(y0, y1)) => Ok(Value::Pair(op.ints(*x, *y0)?, op.ints(*x, *y1)?)),
+        (Value::Pair(x0, x1), Value::Int(y)) => Ok(Value::Pair(op.ints(*x0, *y)?, op.ints(*x1, *y)?)),
+        _ => numerical_members(op, a, b),
     }
+}
+
+/// [`numerical`] of any other shapes, member by member.
+fn numerical_members(op: Op, a: &Value, b: &Value) -> DslResult<Value> {
     let (a_int, b_int) = (number(a).is_some(), number(b).is_some());
     // Which sides are indexed; Python computes `a[0] op b[0]` before it reads `a[1]` or `b[1]`.
     let (index_a, index_b) = if a_int && b_int {
@@ -248,14 +260,17 @@ fn identity(a: &[Value]) -> DslResult<Value> {
     Ok(a[0].clone())
 }
 
+#[inline]
 pub(super) fn add(a: &[Value]) -> DslResult<Value> {
     numerical(Op::Add, &a[0], &a[1])
 }
 
+#[inline]
 pub(super) fn subtract(a: &[Value]) -> DslResult<Value> {
     numerical(Op::Sub, &a[0], &a[1])
 }
 
+#[inline]
 pub(super) fn multiply(a: &[Value]) -> DslResult<Value> {
     numerical(Op::Mul, &a[0], &a[1])
 }
@@ -268,6 +283,7 @@ pub(super) fn invert(a: &[Value]) -> DslResult<Value> {
     numerical_map(&a[0], |v| on_int(v, "negation", i64::checked_neg))
 }
 
+#[inline]
 pub(super) fn even(a: &[Value]) -> DslResult<Value> {
     let n = number(&a[0]).ok_or_else(|| DslError::type_error("an integer", &a[0]))?;
     Ok(Value::Bool(n % 2 == 0))
@@ -281,18 +297,22 @@ pub(super) fn halve(a: &[Value]) -> DslResult<Value> {
     numerical_map(&a[0], |v| binop(Op::FloorDiv, v, &Value::Int(2)))
 }
 
+#[inline]
 pub(super) fn flip(a: &[Value]) -> DslResult<Value> {
     Ok(Value::Bool(!a[0].truthy()))
 }
 
+#[inline]
 pub(super) fn equality(a: &[Value]) -> DslResult<Value> {
     Ok(Value::Bool(a[0] == a[1]))
 }
 
+#[inline]
 pub(super) fn greater(a: &[Value]) -> DslResult<Value> {
     py_lt(&a[1], &a[0]).map(Value::Bool)
 }
 
+#[inline]
 pub(super) fn both(a: &[Value]) -> DslResult<Value> {
     Ok(if a[0].truthy() { a[1].clone() } else { a[0].clone() })
 }
