@@ -270,8 +270,8 @@ impl Bounds {
 
     /// Every location of the box, row by row (sorted).
     fn locations(&self) -> DslResult<Vec<Loc>> {
-        capped(i128::from(self.height()) * i128::from(self.width()))?;
-        let mut out = Vec::new();
+        let n = capped(i128::from(self.height()) * i128::from(self.width()))?;
+        let mut out = Vec::with_capacity(n);
         for i in self.top..=self.bottom {
             for j in self.left..=self.right {
                 out.push(loc(i, j)?);
@@ -1225,7 +1225,7 @@ fn delta(a: &[Value]) -> DslResult<Value> {
         ));
     }
     let mut inside = locs.iter().peekable();
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(backdrop.len().saturating_sub(locs.len()));
     for l in backdrop {
         if inside.next_if_eq(&&l).is_none() {
             out.push(l);
@@ -1238,8 +1238,8 @@ fn delta(a: &[Value]) -> DslResult<Value> {
 fn outline(b: Bounds) -> DslResult<Value> {
     let (si, ei) = (b.top.min(b.bottom), b.top.max(b.bottom));
     let (sj, ej) = (b.left.min(b.right), b.left.max(b.right));
-    capped(2 * (i128::from(ei - si + 1) + i128::from(ej - sj + 1)))?;
-    let mut out = Vec::new();
+    let n = capped(2 * (i128::from(ei - si + 1) + i128::from(ej - sj + 1)))?;
+    let mut out = Vec::with_capacity(n);
     for i in si..=ei {
         if i == si || i == ei {
             for j in sj..=ej {
