@@ -6,6 +6,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::dsl::error::{DslError, DslResult};
+use crate::dsl::points;
 use crate::dsl::value::{Cell, Color, Loc, Value};
 
 /// Converts a Python integer to a patch coordinate or colour (`i32`).
@@ -89,8 +90,7 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
         Value::Indices(l) => Ok(l.clone()),
         Value::Object(cells) => {
             let mut l: Vec<Loc> = cells.iter().map(|c| c.loc()).collect();
-            l.sort_unstable();
-            l.dedup();
+            points::sort_dedup(&mut l);
             Ok(Arc::new(l))
         }
         // A tuple of pairs may arrive as a grid of width 2 (from Python, say).
@@ -109,8 +109,7 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
                     }
                 })
                 .collect::<DslResult<Vec<_>>>()?;
-            l.sort_unstable();
-            l.dedup();
+            points::sort_dedup(&mut l);
             Ok(Arc::new(l))
         }
         // Python treats any empty container, `()` included, as an empty patch.
@@ -146,8 +145,7 @@ pub fn cells(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
         _ if obj.is_tuple() || obj.is_set() => {
             let members = obj.members().unwrap_or_default();
             let mut c = member_cells(&members)?;
-            c.sort_unstable();
-            c.dedup();
+            points::sort_dedup(&mut c);
             Ok(Arc::new(c))
         }
         other if other.is_empty() => Ok(Arc::new(Vec::new())),
