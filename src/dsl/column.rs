@@ -416,20 +416,19 @@ impl Kernel {
             values.push(column);
         }
         // A computed column is handed over as it is, not copied value by value.
-        let mut nodes_values = values;
-        let values = match std::mem::replace(&mut nodes_values[self.out as usize], Column::Values(Vec::new())) {
+        let out = match std::mem::replace(&mut values[self.out as usize], Column::Values(Vec::new())) {
             Column::Values(mut v) => {
                 v.truncate(live);
                 v
             }
             out => (0..live).map(|i| out.get(columns, i).clone()).collect(),
         };
-        for column in &mut nodes_values {
+        for column in &mut values {
             if let Column::Values(v) | Column::Tiled(v, _) | Column::Blocked(v, _) = column {
                 clear_values(v);
             }
         }
-        Mapped { values, error }
+        Mapped { values: out, error }
     }
 
     /// A kernel whose compile-time evaluation ran out of time says so only for this run.
@@ -754,7 +753,7 @@ struct Known {
 }
 
 static KNOWN: LazyLock<Known> = LazyLock::new(|| {
-    let id = |name| PrimId::of(name).unwrap_or_else(|| panic!("primitive {name} is registered"));
+    let id = PrimId::builtin;
     Known {
         identity: id("identity"),
         first: id("first"),
@@ -880,13 +879,14 @@ impl<'p> Builder<'p> {
                 continue;
             }
             self.nodes[set as usize] = Node::Moved;
-            let mut args = operands.clone();
-            if let Some((first, shift_args)) = prim(&self.nodes, operands[0]) {
-                let alone = readers[operands[0] as usize] == 1 && self.syms[operands[0] as usize].is_none();
-                if let Some(shifted) = op.with_first(first).filter(|_| alone && quiet(self, operands[0], k)) {
+            let mut args = operands;
+            let first_set = args[0];
+            if let Some((first, shift_args)) = prim(&self.nodes, first_set) {
+                let alone = readers[first_set as usize] == 1 && self.syms[first_set as usize].is_none();
+                if let Some(shifted) = op.with_first(first).filter(|_| alone && quiet(self, first_set, k)) {
                     op = shifted;
-                    args = shift_args.iter().chain(&operands[1..]).copied().collect();
-                    self.nodes[operands[0] as usize] = Node::Moved;
+                    args = shift_args.iter().chain(&args[1..]).copied().collect();
+                    self.nodes[first_set as usize] = Node::Moved;
                 }
             }
             debug_assert_eq!(args.len(), op.arity());
@@ -1136,18 +1136,17 @@ impl<'p> Builder<'p> {
     }
 }
 
-/// Which nodes depend on constants and on the arguments `reads` accepts only.
-fn depends_only_on(nodes: &[Node], reads: impl Fn(usize) -> bool) -> Vec<bool> {
+/// Which nodes depend on constants and on the arguments `accepts` accepts only.
+fn depends_only_on(nodes: &[Node], accepts: impl Fn(usize) -> bool) -> Vec<bool> {
     let mut only: Vec<bool> = Vec::with_capacity(nodes.len());
     for node in nodes {
-        let all = |ids: &[NodeId]| ids.iter().all(|&n| only[n as usize]);
         let b = match node {
-            Node::Arg(k) => reads(*k),
-            Node::Const(_) | Node::Raise(_) | Node::Moved => true,
-            Node::Prim { args, .. } | Node::Fused { args, .. } => all(args),
-            Node::Equals(a, b) => all(&[*a, *b]),
-            Node::Call { function, args } => all(&[*function]) && all(args),
-            Node::Nested(nested) => all(&[nested.container]) && all(&nested.captures),
+            Node::Arg(k) => accepts(*k),
+            _ => {
+                let mut all = true;
+                reads(node, |n| all &= only[n as usize]);
+                all
+            }
         };
         only.push(b);
     }

@@ -103,6 +103,12 @@ impl PrimId {
     pub fn of(name: &str) -> Option<PrimId> {
         registry().by_name.get(name).copied()
     }
+
+    /// The id of a primitive the code itself names (the column engine's known primitives, the
+    /// cheap and fused ones): a name not registered is a bug in that code, and panics.
+    pub fn builtin(name: &str) -> PrimId {
+        PrimId::of(name).unwrap_or_else(|| panic!("primitive {name} is registered"))
+    }
 }
 
 pub struct Registry {

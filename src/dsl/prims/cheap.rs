@@ -75,7 +75,7 @@ cheap! {
 static BY_ID: LazyLock<Vec<Option<Cheap>>> = LazyLock::new(|| {
     let mut table = vec![None; registry().specs.len()];
     for &c in Cheap::ALL {
-        let id = PrimId::of(c.name()).unwrap_or_else(|| panic!("primitive {} is registered", c.name()));
+        let id = PrimId::builtin(c.name());
         table[id.0 as usize] = Some(c);
     }
     table

@@ -37,7 +37,7 @@ struct Parts {
 }
 
 static PARTS: LazyLock<Parts> = LazyLock::new(|| {
-    let id = |name| PrimId::of(name).unwrap_or_else(|| panic!("primitive {name} is registered"));
+    let id = PrimId::builtin;
     Parts {
         size: id("size"),
         shift: id("shift"),
