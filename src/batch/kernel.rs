@@ -189,12 +189,13 @@ pub fn par_unpack_runs<F>(grids: &GridBatch, lanes: &[usize], f: F) -> super::op
 where
     F: Fn(&[GridView<'_>], Range<usize>, &mut [LaneResult]) -> Result<(), BadOutput> + Sync,
 {
-    let views: Vec<GridView<'_>> = lanes.iter().map(|&k| grids.view(k)).collect();
+    // Only the runs' cell ranges are found here, on one thread; their grids' views are made
+    // where they are unpacked.
     let mut at = 0;
-    let runs: Vec<(&[GridView<'_>], Range<usize>)> = views
+    let runs: Vec<(&[usize], Range<usize>)> = lanes
         .chunks(UNPACK_CHUNK)
         .map(|run| {
-            let cells = at..at + run.iter().map(|v| v.cells.len()).sum::<usize>();
+            let cells = at..at + run.iter().map(|&k| grids.metas[k].len()).sum::<usize>();
             at = cells.end;
             (run, cells)
         })
@@ -203,11 +204,14 @@ where
     // them would copy every result once more on one thread. Every placeholder is overwritten,
     // or the list dropped with the error.
     let mut results: Vec<LaneResult> = Vec::new();
-    results.par_extend((0..views.len()).into_par_iter().map(|_| Ok(Value::Int(0))));
+    results.par_extend((0..lanes.len()).into_par_iter().map(|_| Ok(Value::Int(0))));
     let outcomes: Vec<Result<(), BadOutput>> = results
         .par_chunks_mut(UNPACK_CHUNK)
         .zip(runs)
-        .map(|(results, (run, cells))| f(run, cells, results))
+        .map(|(results, (run, cells))| {
+            let views: Vec<GridView<'_>> = run.iter().map(|&k| grids.view(k)).collect();
+            f(&views, cells, results)
+        })
         .collect();
     outcomes.into_iter().collect::<Result<(), BadOutput>>()?;
     Ok(results)
