@@ -95,6 +95,8 @@ struct Scratch {
     per_cell: Vec<u32>,
     /// The objects of the grids being unpacked, before they go to their shared buffer.
     objects: Vec<ObjectMeta>,
+    /// A grid's objects being put in order.
+    spare: Vec<ObjectMeta>,
 }
 
 thread_local! {
@@ -132,29 +134,35 @@ impl Labelled {
         let colors: Option<Arc<[i8]>> =
             (!univalued).then(|| grids.iter().flat_map(|g| g.cells).map(|&c| c as i8).collect());
         let mut spans = Vec::with_capacity(grids.len());
-        let objects: Arc<[ObjectMeta]> = SCRATCH.with_borrow_mut(|Scratch { per_cell, objects }| {
-            objects.clear();
-            let narrowed = Arc::get_mut(&mut labels).expect("a new slice");
-            let mut at = 0;
-            for g in grids {
-                let range = at..at + g.cells.len();
-                at = range.end;
-                let first = objects.len();
-                let grid = Unpacking {
-                    g,
-                    words: &words[2 * range.start..2 * range.end],
-                    colors: colors.as_ref().map(|c| &c[range.clone()]),
-                };
-                let labels = &mut narrowed[range.clone()];
-                let listed =
-                    grid.list_objects(labels, objects) && grid.order_objects(labels, &mut objects[first..], per_cell);
-                if !listed {
-                    objects.truncate(first);
+        let objects: Arc<[ObjectMeta]> = SCRATCH.with_borrow_mut(
+            |Scratch {
+                 per_cell,
+                 objects,
+                 spare,
+             }| {
+                objects.clear();
+                let narrowed = Arc::get_mut(&mut labels).expect("a new slice");
+                let mut at = 0;
+                for g in grids {
+                    let range = at..at + g.cells.len();
+                    at = range.end;
+                    let first = objects.len();
+                    let grid = Unpacking {
+                        g,
+                        words: &words[2 * range.start..2 * range.end],
+                        colors: colors.as_ref().map(|c| &c[range.clone()]),
+                    };
+                    let labels = &mut narrowed[range.clone()];
+                    let listed = grid.list_objects(labels, objects)
+                        && grid.order_objects(labels, &mut objects[first..], per_cell, spare);
+                    if !listed {
+                        objects.truncate(first);
+                    }
+                    spans.push(listed.then_some((range, first..objects.len())));
                 }
-                spans.push(listed.then_some((range, first..objects.len())));
-            }
-            objects.as_slice().into()
-        });
+                objects.as_slice().into()
+            },
+        );
         grids
             .iter()
             .zip(spans)
@@ -258,6 +266,37 @@ impl Labelled {
     }
 }
 
+/// Sorts `objects` by colour, keeping the order of those of one colour: where there are many
+/// and every colour is one of the 16 first (ARC's are 0 to 9), by counting, moving each object
+/// once through `spare`; by comparisons otherwise.
+fn sort_by_color(objects: &mut [ObjectMeta], spare: &mut Vec<ObjectMeta>) {
+    const PALETTE: usize = 16;
+    // Below this many, inserting each in place costs less than counting.
+    const FEW: usize = 16;
+    if objects.len() <= FEW {
+        return objects.sort_by_key(|o| o.color);
+    }
+    // Where each colour's objects start, once counted.
+    let mut starts = [0u32; PALETTE];
+    for o in objects.iter() {
+        match usize::try_from(o.color).ok().and_then(|c| starts.get_mut(c)) {
+            Some(count) => *count += 1,
+            None => return objects.sort_by_key(|o| o.color),
+        }
+    }
+    let mut at = 0;
+    for start in &mut starts {
+        (*start, at) = (at, at + *start);
+    }
+    spare.clear();
+    spare.extend_from_slice(objects);
+    for o in spare.iter() {
+        let start = &mut starts[o.color as usize];
+        objects[*start as usize] = *o;
+        *start += 1;
+    }
+}
+
 /// One grid's part of the words and colours being unpacked.
 struct Unpacking<'a> {
     g: &'a GridView<'a>,
@@ -330,13 +369,19 @@ impl Unpacking<'_> {
     /// colours, first finds its first cell in that order (its least colour). False where a
     /// colour does not fit the kernels' `i8`, or where a label names no root (errors in the
     /// words that cancelled in the sums).
-    fn order_objects(&self, labels: &[u16], objects: &mut [ObjectMeta], per_cell: &mut Vec<u32>) -> bool {
+    fn order_objects(
+        &self,
+        labels: &[u16],
+        objects: &mut [ObjectMeta],
+        per_cell: &mut Vec<u32>,
+        spare: &mut Vec<ObjectMeta>,
+    ) -> bool {
         let Unpacking { g, colors, .. } = *self;
         // Two objects never share a cell, so their first cells decide the canonical order.
         // One-coloured objects come in the order of their first cells already: a stable
         // sort by colour orders them.
         let Some(colors) = colors else {
-            objects.sort_by_key(|o| o.color);
+            sort_by_color(objects, spare);
             return true;
         };
         if colors.iter().zip(g.cells).any(|(&c8, &c)| Color::from(c8) != c) {
@@ -360,5 +405,36 @@ impl Unpacking<'_> {
         }
         objects.sort_unstable_by_key(|o| (o.color, o.first));
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// The counting sort against the library's stable sort, on palettes inside and outside
+    /// its 16 colours.
+    #[test]
+    fn sorting_by_colour_keeps_each_colours_order() {
+        let mut rng = Rng::new(7);
+        let mut spare = Vec::new();
+        for palette in [&[3, 1][..], &[0, 5, 9, 15], &[2, 16, 4], &[-1, 0, 1], &[-128, 127, 3]] {
+            for n in [0, 1, 2, 7, 40, 300] {
+                let objects: Vec<ObjectMeta> = (0..n)
+                    .map(|k| ObjectMeta {
+                        root: k as u16,
+                        first: k as u16,
+                        color: *rng.pick(palette),
+                        size: 1 + rng.below(9) as u32,
+                    })
+                    .collect();
+                let mut expected = objects.clone();
+                expected.sort_by_key(|o| o.color);
+                let mut sorted = objects;
+                sort_by_color(&mut sorted, &mut spare);
+                assert_eq!(sorted, expected, "palette {palette:?}, {n} objects");
+            }
+        }
     }
 }
