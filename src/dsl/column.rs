@@ -315,6 +315,9 @@ pub struct Kernel {
     /// Whether a row costs more than a few primitive calls (the kernel holds a mapping, a
     /// dynamic call, or many nodes), so that remembering rows pays even when few repeat.
     costly: bool,
+    /// Whether compiling read no container of the closure (see [`Builder::read_containers`]),
+    /// so that the kernel serves any closure of the same shape ([`Kernel::rebound`]).
+    rebindable: bool,
 }
 
 impl Kernel {
@@ -805,6 +808,10 @@ struct Builder<'p> {
     /// where each parent node was copied to.
     captures: Vec<NodeId>,
     imported: Vec<Option<NodeId>>,
+    /// Whether a decision made while compiling read a container of the closure (a primitive
+    /// run on constants, a comparison of constants, a container called): then the kernel is
+    /// this closure's only, and is not rebound to another's containers.
+    read_containers: bool,
 }
 
 impl<'p> Builder<'p> {
@@ -817,6 +824,7 @@ impl<'p> Builder<'p> {
             parent,
             captures: Vec::new(),
             imported: vec![None; parent.map_or(0, |p| p.nodes.len())],
+            read_containers: false,
         };
         for k in 0..arity {
             b.push(Node::Arg(k));
@@ -842,6 +850,7 @@ impl<'p> Builder<'p> {
             capture_only,
             out,
             costly,
+            rebindable: !self.read_containers,
         }
     }
 
@@ -946,7 +955,10 @@ impl<'p> Builder<'p> {
         }
         let func = match callable(f, args.len()) {
             Ok(func) => func,
-            Err(e) => return self.push(Node::Raise(e)),
+            Err(e) => {
+                self.read_containers |= holds_container(f);
+                return self.push(Node::Raise(e));
+            }
         };
         let sym = func.map(|part| self.constant(part));
         self.inline(sym, args)
@@ -997,7 +1009,8 @@ impl<'p> Builder<'p> {
                 let value = self.call_node(function, args);
                 match (self.const_value(value), self.const_value(target)) {
                     (Some(v), Some(t)) => {
-                        let b = Value::Bool(v == t);
+                        let (read, b) = (holds_container(v) || holds_container(t), Value::Bool(v == t));
+                        self.read_containers |= read;
                         self.push(Node::Const(b))
                     }
                     _ => self.made_once(Some(Key::Equals(value, target)), |b| {
@@ -1046,6 +1059,7 @@ impl<'p> Builder<'p> {
         }
         let constants: Option<SmallVec<[Value; 4]>> = args.iter().map(|&a| self.const_value(a).cloned()).collect();
         if let Some(constants) = constants {
+            self.read_containers |= constants.iter().any(holds_container);
             match (id.spec().imp)(&constants) {
                 Ok(v) => return self.push(Node::Const(v)),
                 Err(e) if !e.is_transient() => return self.push(Node::Raise(e)),
@@ -1095,13 +1109,15 @@ impl<'p> Builder<'p> {
 
     /// A mapping primitive whose function is a constant or a symbolic closure.
     fn nested(&mut self, mapping: &'static Mapping, container: NodeId, function: NodeId) -> NodeId {
-        let (inner, captures) = {
+        let (inner, captures, read_containers) = {
             let mut inner = Builder::new(1, Some(self));
             let f = inner.import(function);
             let out = inner.call_node(f, &[0]);
             let captures = std::mem::take(&mut inner.captures);
-            (inner.finish(out), captures)
+            let read_containers = inner.read_containers;
+            (inner.finish(out), captures, read_containers)
         };
+        self.read_containers |= read_containers;
         self.push(Node::Nested(Box::new(Nested {
             mapping,
             container,
@@ -1198,16 +1214,30 @@ fn reads(node: &Node, mut read: impl FnMut(NodeId)) {
 // ----- the kernel cache ---------------------------------------------------------------------
 
 thread_local! {
-    /// Recently compiled kernels, keyed by the function value's allocation: a function applied
-    /// in a loop (once per element of an outer container) compiles once. Each entry holds its
-    /// function, so the allocation cannot be reused by another.
+    /// Recently compiled kernels: a function applied in a loop (once per element of an outer
+    /// container) compiles once, and so does a closure built anew with other containers in the
+    /// same places (`lbind(shift, obj)` for each object), whose kernel is the first's with the
+    /// constants replaced. Each entry holds its function, so that no allocation it names is
+    /// reused by another while it is here.
     static KERNELS: RefCell<Vec<CachedKernel>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A compiled function: the function, the arity it was compiled for, the kernel.
-type CachedKernel = (Arc<Func>, usize, Arc<Kernel>);
+/// A compiled function.
+struct CachedKernel {
+    /// [`closure_hash`] of the function, by its values and by its shape.
+    hash: u64,
+    shape: u64,
+    func: Arc<Func>,
+    /// The arity it was compiled for.
+    arity: usize,
+    kernel: Arc<Kernel>,
+}
 
 const CACHED_KERNELS: usize = 32;
+
+/// The most parts a look-up walks in a closure (a tree built by sharing may be exponentially
+/// large as a tree).
+const WALKED_PARTS: u32 = 64;
 
 /// Whether two functions are the same closure tree over the same values: primitives, numbers
 /// and pairs compared by value (`True` is not `1` here), containers by allocation only, so that
@@ -1252,29 +1282,194 @@ fn same_part(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Whether a value is compared by allocation in [`same_part`]: a container.
+fn is_container(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Ints(_) | Value::Grid(_) | Value::Indices(_) | Value::Object(_) | Value::Tuple(_) | Value::Set(_)
+    )
+}
+
+/// Whether a value is a container or a function that may capture one (past
+/// [`WALKED_PARTS`], it may).
+fn holds_container(v: &Value) -> bool {
+    fn walk(v: &Value, budget: &mut u32) -> bool {
+        let Value::Func(f) = v else {
+            return is_container(v);
+        };
+        if *budget == 0 {
+            return true;
+        }
+        *budget -= 1;
+        let mut found = false;
+        f.map(|part| found = found || walk(part, budget));
+        found
+    }
+    walk(v, &mut { WALKED_PARTS })
+}
+
+/// A hash of a function: with `by_shape`, of its tree, primitives and numbers, each container
+/// counted by its kind only (equal for closures of the same shape, [`same_shape`]); otherwise
+/// of its values too, containers by allocation (equal for closures [`same_func`] finds the
+/// same). Past `budget` parts, the rest of the tree counts as nothing.
+fn closure_hash(f: &Func, by_shape: bool, budget: &mut u32) -> u64 {
+    if *budget == 0 {
+        return 0;
+    }
+    *budget -= 1;
+    let mix = |h: u64, x: u64| (h ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+    let mut part = |v: &Value| match v {
+        Value::Func(g) => closure_hash(g, by_shape, budget),
+        other if by_shape && is_container(other) => identity(other).map_or(u64::MAX, |id| id >> 60),
+        other => identity(other).unwrap_or(u64::MAX),
+    };
+    use Func::*;
+    match f {
+        Prim(id) => mix(1, id.0.into()),
+        Compose(a, b) => mix(mix(2, part(a)), part(b)),
+        Matcher(a, b) => mix(mix(3, part(a)), part(b)),
+        Rbind(a, b) => mix(mix(4, part(a)), part(b)),
+        Lbind(a, b) => mix(mix(5, part(a)), part(b)),
+        Chain(a, b, c) => mix(mix(mix(6, part(a)), part(b)), part(c)),
+        Fork(a, b, c) => mix(mix(mix(7, part(a)), part(b)), part(c)),
+        Power(g, n) => mix(mix(8, (*n).into()), part(g)),
+    }
+}
+
+/// For each container and function of a closure (by [`identity`]), what another closure of
+/// the same shape holds in its place.
+type Rebinding = HashMap<u64, Value>;
+
+/// Whether `b` is `a` with other containers of the same kinds in places: the same tree, the
+/// same primitives and numbers. Records what `b` holds in place of each of `a`'s containers and
+/// functions; false where one of them would take two values, or past `budget` parts.
+fn same_shape(a: &Value, b: &Value, rebinding: &mut Rebinding, budget: &mut u32) -> bool {
+    let record = |rebinding: &mut Rebinding| {
+        let (Some(key), Some(new)) = (identity(a), identity(b)) else {
+            return false;
+        };
+        match rebinding.entry(key) {
+            hashbrown::hash_map::Entry::Occupied(e) => identity(e.get()) == Some(new),
+            hashbrown::hash_map::Entry::Vacant(e) => {
+                e.insert(b.clone());
+                true
+            }
+        }
+    };
+    match (a, b) {
+        (Value::Func(f), Value::Func(g)) => {
+            if Arc::ptr_eq(f, g) {
+                return true;
+            }
+            if *budget == 0 || !record(rebinding) {
+                return false;
+            }
+            *budget -= 1;
+            use Func::*;
+            let mut same = |x: &Value, y: &Value| same_shape(x, y, rebinding, budget);
+            match (&**f, &**g) {
+                (Prim(x), Prim(y)) => x == y,
+                (Compose(a0, a1), Compose(b0, b1))
+                | (Matcher(a0, a1), Matcher(b0, b1))
+                | (Rbind(a0, a1), Rbind(b0, b1))
+                | (Lbind(a0, a1), Lbind(b0, b1)) => same(a0, b0) && same(a1, b1),
+                (Chain(a0, a1, a2), Chain(b0, b1, b2)) | (Fork(a0, a1, a2), Fork(b0, b1, b2)) => {
+                    same(a0, b0) && same(a1, b1) && same(a2, b2)
+                }
+                (Power(x, n), Power(y, m)) => n == m && same(x, y),
+                _ => false,
+            }
+        }
+        _ if is_container(a) => std::mem::discriminant(a) == std::mem::discriminant(b) && record(rebinding),
+        _ => same_part(a, b),
+    }
+}
+
+impl Kernel {
+    /// This kernel with every constant that `rebinding` pairs with a value holding that value:
+    /// the kernel of the closure of the same shape it was made for, where this one is
+    /// [`rebindable`](Kernel::rebindable). Its nodes read the closure's parts only at run time.
+    fn rebound(&self, rebinding: &Rebinding) -> Kernel {
+        let node = |n: &Node| match n {
+            Node::Arg(k) => Node::Arg(*k),
+            Node::Const(v) => Node::Const(identity(v).and_then(|k| rebinding.get(&k)).unwrap_or(v).clone()),
+            Node::Prim { id, args } => Node::Prim {
+                id: *id,
+                args: args.clone(),
+            },
+            Node::Fused { op, args } => Node::Fused {
+                op: *op,
+                args: args.clone(),
+            },
+            Node::Moved => Node::Moved,
+            Node::Equals(a, b) => Node::Equals(*a, *b),
+            Node::Call { function, args } => Node::Call {
+                function: *function,
+                args: args.clone(),
+            },
+            Node::Nested(nested) => Node::Nested(Box::new(Nested {
+                mapping: nested.mapping,
+                container: nested.container,
+                inner: nested.inner.rebound(rebinding),
+                captures: nested.captures.clone(),
+                skip_memo: AtomicU32::new(nested.skip_memo.load(Ordering::Relaxed)),
+            })),
+            Node::Raise(e) => Node::Raise(e.clone()),
+        };
+        Kernel {
+            nodes: self.nodes.iter().map(node).collect(),
+            runs: self.runs.clone(),
+            member_only: self.member_only.clone(),
+            capture_only: self.capture_only.clone(),
+            out: self.out,
+            costly: self.costly,
+            rebindable: true,
+        }
+    }
+}
+
+/// The kernel of `f` for `arity` arguments: the cached one for the same function, or one
+/// rebound from a cached one for a closure of the same shape, or a new one.
 fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R {
     let Value::Func(func) = f else {
         return run(&Kernel::compile(f, arity));
     };
+    let hash = closure_hash(func, false, &mut { WALKED_PARTS });
+    let shape = closure_hash(func, true, &mut { WALKED_PARTS });
     let cached = KERNELS.with(|k| {
-        k.borrow()
+        let k = k.borrow();
+        if let Some(same) = k
             .iter()
-            .find(|(g, a, _)| *a == arity && same_func(g, func))
-            .map(|(_, _, kernel)| kernel.clone())
-    });
-    let kernel = cached.unwrap_or_else(|| {
-        let kernel = Arc::new(Kernel::compile(f, arity));
-        if kernel.cacheable() {
-            KERNELS.with(|k| {
-                let mut k = k.borrow_mut();
-                if k.len() == CACHED_KERNELS {
-                    k.pop();
-                }
-                k.insert(0, (func.clone(), arity, kernel.clone()));
-            });
+            .find(|c| c.hash == hash && c.arity == arity && same_func(&c.func, func))
+        {
+            return Some((same.kernel.clone(), true));
         }
-        kernel
+        k.iter()
+            .filter(|c| c.shape == shape && c.arity == arity && c.kernel.rebindable)
+            .find_map(|c| {
+                let mut rebinding = Rebinding::new();
+                same_shape(&Value::Func(c.func.clone()), f, &mut rebinding, &mut { WALKED_PARTS })
+                    .then(|| Arc::new(c.kernel.rebound(&rebinding)))
+            })
+            .map(|kernel| (kernel, false))
     });
+    let (kernel, cached_as_is) = cached.unwrap_or_else(|| (Arc::new(Kernel::compile(f, arity)), false));
+    if !cached_as_is && kernel.cacheable() {
+        KERNELS.with(|k| {
+            let mut k = k.borrow_mut();
+            if k.len() == CACHED_KERNELS {
+                k.pop();
+            }
+            let entry = CachedKernel {
+                hash,
+                shape,
+                func: func.clone(),
+                arity,
+                kernel: kernel.clone(),
+            };
+            k.insert(0, entry);
+        });
+    }
     run(&kernel)
 }
 
@@ -1382,5 +1577,87 @@ mod tests {
         let kept = Value::func(Func::Fork(prim("astuple"), prim("size"), prim("identity")));
         let both = Value::func(Func::Compose(kept, bound("difference", cells)));
         assert_eq!(fused(&Kernel::compile(&both, 1)), (vec![], 0));
+    }
+
+    /// Index sets of the locations `(k, k)` for `k` in `ks`.
+    fn diagonal(ks: impl IntoIterator<Item = i32>) -> Value {
+        Value::indices(ks.into_iter().map(|k| Loc { i: k, j: k }).collect())
+    }
+
+    /// `f` over `elements` column-wise through the kernel cache, and one element at a time.
+    fn both_ways(f: &Value, elements: &[Value]) -> (DslResult<Vec<Value>>, DslResult<Vec<Value>>) {
+        let columns = with_kernel(f, 1, |kernel| kernel.eval(&[elements], elements.len(), None).all());
+        (columns, map_scalar(f, &[elements], elements.len()).all())
+    }
+
+    #[test]
+    fn a_closure_built_again_with_other_containers_runs_on_the_first_ones_kernel_rebound() {
+        let elements: Vec<Value> = (0..12).map(|k| diagonal(k % 5..k % 7 + 1)).collect();
+        let counted = |with: Value| {
+            let bound = Value::func(Func::Lbind(prim("intersection"), with));
+            Value::func(Func::Compose(prim("size"), bound))
+        };
+        let (first, second) = (counted(diagonal(0..3)), counted(diagonal(2..6)));
+        let kernel = Kernel::compile(&first, 1);
+        assert!(kernel.rebindable);
+        let mut rebinding = Rebinding::new();
+        assert!(same_shape(&first, &second, &mut rebinding, &mut { WALKED_PARTS }));
+        let rebound = kernel.rebound(&rebinding);
+        let on = |k: &Kernel| k.eval(&[&elements], elements.len(), None).all();
+        assert_eq!(on(&rebound), on(&Kernel::compile(&second, 1)));
+        assert_ne!(on(&rebound), on(&kernel), "the containers differ in what they count");
+        // Through the cache: the second closure's results are its own.
+        KERNELS.with(|k| k.borrow_mut().clear());
+        for f in [&first, &second, &first] {
+            let (columns, scalar) = both_ways(f, &elements);
+            assert_eq!(columns, scalar);
+        }
+        // A mapping inside: the inner kernel's copy of the container is replaced too.
+        let sets: Vec<Value> = (0..10)
+            .map(|k| Value::set(vec![diagonal(0..k), diagonal(k..k + 3)]))
+            .collect();
+        let mapped = |with: Value| {
+            Value::func(Func::Lbind(
+                prim("apply"),
+                Value::func(Func::Lbind(prim("intersection"), with)),
+            ))
+        };
+        for with in [diagonal(0..4), diagonal(3..9), diagonal(1..2)] {
+            let (columns, scalar) = both_ways(&mapped(with), &sets);
+            assert_eq!(columns, scalar);
+        }
+    }
+
+    #[test]
+    fn a_kernel_whose_compiling_read_a_container_or_a_shared_one_is_not_rebound() {
+        let elements: Vec<Value> = (0..12).map(Value::Int).collect();
+        // `size(first(astuple(X, x)))` is `size(X)`, computed when compiling.
+        let sized = |with: Value| {
+            let paired = Value::func(Func::Lbind(prim("astuple"), with));
+            Value::func(Func::Chain(prim("size"), prim("first"), paired))
+        };
+        assert!(!Kernel::compile(&sized(diagonal(0..3)), 1).rebindable);
+        KERNELS.with(|k| k.borrow_mut().clear());
+        for with in [diagonal(0..3), diagonal(0..5)] {
+            let (columns, scalar) = both_ways(&sized(with), &elements);
+            assert_eq!(columns, scalar);
+        }
+        // One container in two places, then two: the shapes agree, the sharing does not.
+        let twice = |a: Value, b: Value| {
+            let left = Value::func(Func::Lbind(prim("intersection"), a));
+            let right = Value::func(Func::Lbind(prim("difference"), b));
+            Value::func(Func::Fork(prim("astuple"), left, right))
+        };
+        let shared = diagonal(0..4);
+        let (first, second) = (twice(shared.clone(), shared), twice(diagonal(1..3), diagonal(2..6)));
+        assert!(!same_shape(&first, &second, &mut Rebinding::new(), &mut {
+            WALKED_PARTS
+        }));
+        let sets: Vec<Value> = (0..10).map(|k| diagonal(k % 3..k % 4 + 3)).collect();
+        KERNELS.with(|k| k.borrow_mut().clear());
+        for f in [&first, &second] {
+            let (columns, scalar) = both_ways(f, &sets);
+            assert_eq!(columns, scalar);
+        }
     }
 }
