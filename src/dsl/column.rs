@@ -1357,10 +1357,9 @@ fn same_shape(a: &Value, b: &Value, rebinding: &mut Rebinding, budget: &mut u32)
         }
     };
     match (a, b) {
+        // A part both closures share is walked too: a container in it may be one the other
+        // parts replace, and then it cannot be both.
         (Value::Func(f), Value::Func(g)) => {
-            if Arc::ptr_eq(f, g) {
-                return true;
-            }
             if *budget == 0 || !record(rebinding) {
                 return false;
             }
@@ -1653,9 +1652,20 @@ mod tests {
         assert!(!same_shape(&first, &second, &mut Rebinding::new(), &mut {
             WALKED_PARTS
         }));
+        // The same, where the first place is a part both closures share.
+        let inside = diagonal(0..4);
+        let part = Value::func(Func::Lbind(prim("intersection"), inside.clone()));
+        let with_part = |b: Value| {
+            let right = Value::func(Func::Lbind(prim("difference"), b));
+            Value::func(Func::Fork(prim("astuple"), part.clone(), right))
+        };
+        let (third, fourth) = (with_part(inside), with_part(diagonal(2..6)));
+        assert!(!same_shape(&third, &fourth, &mut Rebinding::new(), &mut {
+            WALKED_PARTS
+        }));
         let sets: Vec<Value> = (0..10).map(|k| diagonal(k % 3..k % 4 + 3)).collect();
         KERNELS.with(|k| k.borrow_mut().clear());
-        for f in [&first, &second] {
+        for f in [&first, &second, &third, &fourth] {
             let (columns, scalar) = both_ways(f, &sets);
             assert_eq!(columns, scalar);
         }
