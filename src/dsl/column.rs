@@ -1358,8 +1358,11 @@ fn same_shape(a: &Value, b: &Value, rebinding: &mut Rebinding, budget: &mut u32)
     };
     match (a, b) {
         // A part both closures share is walked too: a container in it may be one the other
-        // parts replace, and then it cannot be both.
+        // parts replace, and then it cannot be both. A primitive holds none.
         (Value::Func(f), Value::Func(g)) => {
+            if let (Func::Prim(x), Func::Prim(y)) = (&**f, &**g) {
+                return x == y;
+            }
             if *budget == 0 || !record(rebinding) {
                 return false;
             }
@@ -1367,7 +1370,6 @@ fn same_shape(a: &Value, b: &Value, rebinding: &mut Rebinding, budget: &mut u32)
             use Func::*;
             let mut same = |x: &Value, y: &Value| same_shape(x, y, rebinding, budget);
             match (&**f, &**g) {
-                (Prim(x), Prim(y)) => x == y,
                 (Compose(a0, a1), Compose(b0, b1))
                 | (Matcher(a0, a1), Matcher(b0, b1))
                 | (Rbind(a0, a1), Rbind(b0, b1))
