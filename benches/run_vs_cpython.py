@@ -1,6 +1,6 @@
 """`arcbatch run --threads 1` against the reference's dsl.py in CPython, per task, same pairs.
 
-    python3 benches/run_vs_cpython.py [--cli target/release/arcbatch] [--shared ../shared] [--repeat 3] [--cold] [--json F]
+    python3 benches/run_vs_cpython.py [--cli target/release/arcbatch] [--shared ../shared] [--repeat 3] [--rounds 1] [--cold] [--json F]
 
 Every `solve_<id>` of the reference's solvers.py runs on all train and test pairs of training
 task `<id>`: in CPython (the reference's own dsl.py, best of --repeat runs in a row per task,
@@ -8,7 +8,9 @@ in one process) and through the CLI the same way (`arcbatch run --threads 1 --re
 --json`: best of N runs in a row per task, in one process, as the report's per-task micros).
 With --cold, each CLI run is a process of its own and each task runs once per process (the
 best of --repeat processes): every task then starts with cold caches, which CPython's side
-never does. Prints the totals with and without a64e4611 (whose `occurrences` dominates CPython's
+never does. With --rounds N, both sides are timed N times, alternated, and each task keeps
+its best time on each side: on a machine whose speed moves from minute to minute, a slow
+phase then costs both sides alike or neither. Prints the totals with and without a64e4611 (whose `occurrences` dominates CPython's
 total), the median ratio per task, the median over the tasks where CPython takes >= 0.3 ms,
 the ratio by CPython-time bucket, and the slowest ratios.
 """
@@ -79,6 +81,7 @@ def main() -> None:
     parser.add_argument("--cli", type=Path, default=Path("target/release/arcbatch"))
     parser.add_argument("--shared", type=Path, default=Path("../shared"))
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=1, help="time both sides this many times, alternated; keep each task's best on each side")
     parser.add_argument("--cold", action="store_true", help="arcbatch: one process per run (cold caches)")
     parser.add_argument("--json", type=Path, help="write the per-task seconds of both sides here")
     args = parser.parse_args()
@@ -88,8 +91,16 @@ def main() -> None:
         if not needed.exists():
             sys.exit(f"missing {needed}: this benchmark needs the reference and the ARC data in --shared")
 
-    cpython = time_reference(ref, tasks, args.repeat)
-    ours = time_cli(args.cli, ref / "solvers.py", tasks, args.repeat, args.cold)
+    cpython: dict = {}
+    ours: dict = {}
+
+    def keep_best(best: dict, times: dict) -> None:
+        for task_id, seconds in times.items():
+            best[task_id] = min(best.get(task_id, float("inf")), seconds)
+
+    for _ in range(max(args.rounds, 1)):
+        keep_best(cpython, time_reference(ref, tasks, args.repeat))
+        keep_best(ours, time_cli(args.cli, ref / "solvers.py", tasks, args.repeat, args.cold))
     common = sorted(set(cpython) & set(ours))
     ratio = {t: cpython[t] / max(ours[t], 1e-7) for t in common}
     heavy = "a64e4611"
@@ -101,7 +112,8 @@ def main() -> None:
     rest = [t for t in common if t != heavy]
     py_rest, rs_rest = total(rest)
     mode = "arcbatch one process per run, cold" if args.cold else "runs in a row in one process, both sides"
-    print(f"tasks timed: {len(common)} (best of {args.repeat} each side; {mode})")
+    rounds = f", over {args.rounds} alternated rounds" if args.rounds > 1 else ""
+    print(f"tasks timed: {len(common)} (best of {args.repeat} each side{rounds}; {mode})")
     print(f"total:                   CPython {py_all * 1e3:9.1f} ms   arcbatch {rs_all * 1e3:7.1f} ms   {py_all / rs_all:6.1f}x")
     print(f"total without {heavy}: CPython {py_rest * 1e3:9.1f} ms   arcbatch {rs_rest * 1e3:7.1f} ms   {py_rest / rs_rest:6.1f}x")
     print(f"median per task: {statistics.median(ratio.values()):.1f}x")
