@@ -1244,20 +1244,23 @@ const WALKED_PARTS: u32 = 64;
 /// the test never walks data. A solver's `fork(either, vline, hline)` is built anew on every
 /// sample, and finds the kernel compiled for the first.
 fn same_func(a: &Func, b: &Func) -> bool {
+    std::ptr::eq(a, b) || same_tree(a, b, same_part)
+}
+
+/// Whether two functions are the same kind of closure with the same primitive or the same
+/// power, and `same` holds for each pair of their parts in turn.
+fn same_tree(a: &Func, b: &Func, mut same: impl FnMut(&Value, &Value) -> bool) -> bool {
     use Func::*;
-    if std::ptr::eq(a, b) {
-        return true;
-    }
     match (a, b) {
         (Prim(x), Prim(y)) => x == y,
         (Compose(a0, a1), Compose(b0, b1))
         | (Matcher(a0, a1), Matcher(b0, b1))
         | (Rbind(a0, a1), Rbind(b0, b1))
-        | (Lbind(a0, a1), Lbind(b0, b1)) => same_part(a0, b0) && same_part(a1, b1),
+        | (Lbind(a0, a1), Lbind(b0, b1)) => same(a0, b0) && same(a1, b1),
         (Chain(a0, a1, a2), Chain(b0, b1, b2)) | (Fork(a0, a1, a2), Fork(b0, b1, b2)) => {
-            same_part(a0, b0) && same_part(a1, b1) && same_part(a2, b2)
+            same(a0, b0) && same(a1, b1) && same(a2, b2)
         }
-        (Power(f, n), Power(g, m)) => n == m && same_part(f, g),
+        (Power(f, n), Power(g, m)) => n == m && same(f, g),
         _ => false,
     }
 }
@@ -1367,19 +1370,7 @@ fn same_shape(a: &Value, b: &Value, rebinding: &mut Rebinding, budget: &mut u32)
                 return false;
             }
             *budget -= 1;
-            use Func::*;
-            let mut same = |x: &Value, y: &Value| same_shape(x, y, rebinding, budget);
-            match (&**f, &**g) {
-                (Compose(a0, a1), Compose(b0, b1))
-                | (Matcher(a0, a1), Matcher(b0, b1))
-                | (Rbind(a0, a1), Rbind(b0, b1))
-                | (Lbind(a0, a1), Lbind(b0, b1)) => same(a0, b0) && same(a1, b1),
-                (Chain(a0, a1, a2), Chain(b0, b1, b2)) | (Fork(a0, a1, a2), Fork(b0, b1, b2)) => {
-                    same(a0, b0) && same(a1, b1) && same(a2, b2)
-                }
-                (Power(x, n), Power(y, m)) => n == m && same(x, y),
-                _ => false,
-            }
+            same_tree(f, g, |x, y| same_shape(x, y, rebinding, budget))
         }
         _ if is_container(a) => std::mem::discriminant(a) == std::mem::discriminant(b) && record(rebinding),
         _ => same_part(a, b),
