@@ -260,6 +260,7 @@ fn map_scalar(f: &Value, columns: &[&[Value]], n: usize) -> Mapped {
 // ----- kernels ------------------------------------------------------------------------------
 
 /// One operation of a compiled function, over columns.
+#[derive(Clone)]
 enum Node {
     /// The `k`-th argument column.
     Arg(usize),
@@ -297,7 +298,20 @@ struct Nested {
     skip_memo: AtomicU32,
 }
 
+impl Clone for Nested {
+    fn clone(&self) -> Nested {
+        Nested {
+            mapping: self.mapping,
+            container: self.container,
+            inner: self.inner.clone(),
+            captures: self.captures.clone(),
+            skip_memo: AtomicU32::new(self.skip_memo.load(Ordering::Relaxed)),
+        }
+    }
+}
+
 /// A function value compiled for a number of arguments.
+#[derive(Clone)]
 pub struct Kernel {
     nodes: Vec<Node>,
     /// Whether a node runs: all do but those nothing reads that cannot raise (symbolic closures
@@ -1382,40 +1396,23 @@ impl Kernel {
     /// the kernel of the closure of the same shape it was made for, where this one is
     /// [`rebindable`](Kernel::rebindable). Its nodes read the closure's parts only at run time.
     fn rebound(&self, rebinding: &Rebinding) -> Kernel {
-        let node = |n: &Node| match n {
-            Node::Arg(k) => Node::Arg(*k),
-            Node::Const(v) => Node::Const(identity(v).and_then(|k| rebinding.get(&k)).unwrap_or(v).clone()),
-            Node::Prim { id, args } => Node::Prim {
-                id: *id,
-                args: args.clone(),
-            },
-            Node::Fused { op, args } => Node::Fused {
-                op: *op,
-                args: args.clone(),
-            },
-            Node::Moved => Node::Moved,
-            Node::Equals(a, b) => Node::Equals(*a, *b),
-            Node::Call { function, args } => Node::Call {
-                function: *function,
-                args: args.clone(),
-            },
-            Node::Nested(nested) => Node::Nested(Box::new(Nested {
-                mapping: nested.mapping,
-                container: nested.container,
-                inner: nested.inner.rebound(rebinding),
-                captures: nested.captures.clone(),
-                skip_memo: AtomicU32::new(nested.skip_memo.load(Ordering::Relaxed)),
-            })),
-            Node::Raise(e) => Node::Raise(e.clone()),
-        };
-        Kernel {
-            nodes: self.nodes.iter().map(node).collect(),
-            runs: self.runs.clone(),
-            member_only: self.member_only.clone(),
-            capture_only: self.capture_only.clone(),
-            out: self.out,
-            costly: self.costly,
-            rebindable: true,
+        let mut kernel = self.clone();
+        kernel.rebind(rebinding);
+        kernel
+    }
+
+    /// Replaces, in place and in the inner kernels, the constants `rebinding` pairs.
+    fn rebind(&mut self, rebinding: &Rebinding) {
+        for node in &mut self.nodes {
+            match node {
+                Node::Const(v) => {
+                    if let Some(new) = identity(v).and_then(|k| rebinding.get(&k)) {
+                        *v = new.clone();
+                    }
+                }
+                Node::Nested(nested) => nested.inner.rebind(rebinding),
+                _ => {}
+            }
         }
     }
 }
@@ -1427,26 +1424,26 @@ fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R 
         return run(&Kernel::compile(f, arity));
     };
     let hash = closure_hash(func, false, &mut { WALKED_PARTS });
-    let shape = closure_hash(func, true, &mut { WALKED_PARTS });
-    let cached = KERNELS.with(|k| {
-        let k = k.borrow();
-        if let Some(same) = k
-            .iter()
+    let same = KERNELS.with(|k| {
+        (k.borrow().iter())
             .find(|c| c.hash == hash && c.arity == arity && same_func(&c.func, func))
-        {
-            return Some((same.kernel.clone(), true));
-        }
-        k.iter()
+            .map(|c| c.kernel.clone())
+    });
+    if let Some(kernel) = same {
+        return run(&kernel);
+    }
+    let shape = closure_hash(func, true, &mut { WALKED_PARTS });
+    let rebound = KERNELS.with(|k| {
+        (k.borrow().iter())
             .filter(|c| c.shape == shape && c.arity == arity && c.kernel.rebindable)
             .find_map(|c| {
                 let mut rebinding = Rebinding::new();
                 same_shape(&Value::Func(c.func.clone()), f, &mut rebinding, &mut { WALKED_PARTS })
-                    .then(|| Arc::new(c.kernel.rebound(&rebinding)))
+                    .then(|| c.kernel.rebound(&rebinding))
             })
-            .map(|kernel| (kernel, false))
     });
-    let (kernel, cached_as_is) = cached.unwrap_or_else(|| (Arc::new(Kernel::compile(f, arity)), false));
-    if !cached_as_is && kernel.cacheable() {
+    let kernel = Arc::new(rebound.unwrap_or_else(|| Kernel::compile(f, arity)));
+    if kernel.cacheable() {
         KERNELS.with(|k| {
             let mut k = k.borrow_mut();
             if k.len() == CACHED_KERNELS {
