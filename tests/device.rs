@@ -388,11 +388,11 @@ impl Device for Counting {
         self.inner.name()
     }
 
-    fn run(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
+    fn run(&self, job: &Job<'_>, read: &mut dyn FnMut(&[u8])) -> Result<(), DeviceError> {
         self.jobs.fetch_add(1, Ordering::Relaxed);
         match &self.fail {
             Some(e) => Err(e.clone()),
-            None => self.inner.run(job, out),
+            None => self.inner.run(job, read),
         }
     }
 }
@@ -495,9 +495,8 @@ impl Device for Garbage {
         "garbage".into()
     }
 
-    fn run(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
-        out.clear();
-        out.resize(job.output.len(), 0xEE);
+    fn run(&self, job: &Job<'_>, read: &mut dyn FnMut(&[u8])) -> Result<(), DeviceError> {
+        read(&vec![0xEE; job.output.len()]);
         Ok(())
     }
 }
@@ -607,15 +606,17 @@ fn a_launch_whose_arguments_do_not_fit_the_kernel_is_refused() {
         output: 0..0,
     };
     let (ptr, scalar) = (KernelArg::Ptr(0), KernelArg::U32(0));
-    let mut out = Vec::new();
     let device = EmuDevice::new(0);
-    assert_eq!(device.run(&job(vec![ptr, ptr, ptr, scalar, scalar]), &mut out), Ok(()));
+    assert_eq!(
+        device.run(&job(vec![ptr, ptr, ptr, scalar, scalar]), &mut |_| {}),
+        Ok(())
+    );
     for wrong in [
         vec![ptr, ptr, ptr, ptr, scalar],
         vec![ptr, ptr, scalar, scalar, scalar],
         vec![ptr, ptr, ptr, scalar],
     ] {
-        let refused = device.run(&job(wrong.clone()), &mut out);
+        let refused = device.run(&job(wrong.clone()), &mut |_| {});
         assert!(matches!(refused, Err(DeviceError::Launch(_))), "{wrong:?}: {refused:?}");
     }
 }

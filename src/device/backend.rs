@@ -42,8 +42,8 @@ pub struct DeviceBackend<D: Device> {
     /// Per entry point (indexed as [`Entry::ALL`]), the fewest lanes worth a launch: smaller
     /// batches run on the CPU backend (the `auto` backend's thresholds; 0 for `gpu`/`emu`).
     min_lanes: [usize; Entry::ALL.len()],
-    /// Reused staging and download buffers.
-    buffers: Mutex<Vec<(Staging, Vec<u8>)>>,
+    /// Reused staging buffers.
+    buffers: Mutex<Vec<Staging>>,
     /// Shards that fell back to the CPU.
     fallbacks: AtomicUsize,
     /// Nanoseconds packing, in the devices' runs and unpacking, summed over shards.
@@ -189,7 +189,7 @@ impl<D: Device> DeviceBackend<D> {
             let error = DeviceError::NoDevice(format!("the {} backend has no device", self.name));
             return self.fall_back(self.name.to_string(), op, lanes, &error);
         };
-        let (mut staging, mut out) = self
+        let mut staging = self
             .buffers
             .lock()
             .map(|mut b| b.pop())
@@ -213,15 +213,21 @@ impl<D: Device> DeviceBackend<D> {
                 output: packed.output,
             };
             self.lap(0, &mut clock);
-            device.run(&job, &mut out)?;
-            self.lap(1, &mut clock);
-            let results = (op.kernel.unpack)(op.lanes, lanes, op.param, &out).map_err(|e| DeviceError::BadOutput(e.0));
-            self.lap(2, &mut clock);
-            results
+            // Unpacked straight from where the output came back.
+            let mut unpacked = None;
+            device.run(&job, &mut |output| {
+                self.lap(1, &mut clock);
+                unpacked = Some((op.kernel.unpack)(op.lanes, lanes, op.param, output));
+                self.lap(2, &mut clock);
+            })?;
+            match unpacked {
+                Some(results) => results.map_err(|e| DeviceError::BadOutput(e.0)),
+                None => Err(DeviceError::Transfer("the device gave no output".into())),
+            }
         })
         .unwrap_or_else(|Panicked(message)| Err(DeviceError::Launch(format!("panicked: {message}"))));
         if let Ok(mut pool) = self.buffers.lock() {
-            pool.push((staging, out));
+            pool.push(staging);
         }
         match attempt {
             Ok(results) if results.len() == lanes.len() => results,

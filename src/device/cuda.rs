@@ -258,7 +258,7 @@ impl CudaDevice {
         })
     }
 
-    fn run_job(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
+    fn run_job(&self, job: &Job<'_>, read: &mut dyn FnMut(&[u8])) -> Result<(), DeviceError> {
         job.launch.check_args()?;
         // First of all: the job may run on any thread, whose current context may be none or
         // another GPU's; every driver call below (frees included) needs this device's.
@@ -267,7 +267,7 @@ impl CudaDevice {
             .map_err(|e| DeviceError::Launch(format!("binding the context of cuda{}: {e}", self.info.ordinal)))?;
         let function = self.function(job.launch.entry)?;
         let mut slot = self.take_slot()?;
-        let result = self.run_in(&mut slot, &function, job, out);
+        let result = self.run_in(&mut slot, &function, job, read);
         if result.is_ok() {
             self.slots.lock().unwrap_or_else(|e| e.into_inner()).push(slot);
         }
@@ -280,7 +280,7 @@ impl CudaDevice {
         slot: &mut Slot,
         function: &CudaFunction,
         job: &Job<'_>,
-        out: &mut Vec<u8>,
+        read: &mut dyn FnMut(&[u8]),
     ) -> Result<(), DeviceError> {
         let memory = |e: DriverError| {
             if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
@@ -364,7 +364,9 @@ impl CudaDevice {
         }
         stream.synchronize().map_err(memory)?;
         self.end_phase(stream, 2, &mut clock, memory)?;
-        staging::copy_into_vec(out, fetched);
+        // Read where it came back: the slot, and so its download buffer, stays this job's
+        // until the reader is done.
+        read(fetched);
         Ok(())
     }
 }
@@ -379,7 +381,7 @@ impl Device for CudaDevice {
         format!("cuda{} ({})", self.info.ordinal, self.info.name)
     }
 
-    fn run(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
-        caught(|| self.run_job(job, out)).unwrap_or_else(|Panicked(message)| Err(DeviceError::Launch(message)))
+    fn run(&self, job: &Job<'_>, read: &mut dyn FnMut(&[u8])) -> Result<(), DeviceError> {
+        caught(|| self.run_job(job, read)).unwrap_or_else(|Panicked(message)| Err(DeviceError::Launch(message)))
     }
 }

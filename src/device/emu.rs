@@ -118,7 +118,7 @@ impl Device for EmuDevice {
         format!("emu{}", self.index)
     }
 
-    fn run(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
+    fn run(&self, job: &Job<'_>, read: &mut dyn FnMut(&[u8])) -> Result<(), DeviceError> {
         let launch = &job.launch;
         let threads = self.threads.unwrap_or(launch.threads);
         if !(1..=MAX_THREADS).contains(&threads) {
@@ -165,11 +165,11 @@ impl Device for EmuDevice {
         // `backend.rs` size every section for the blocks they launch), and `order` is a
         // permutation of `0..threads` with `threads <= EMU_MAX_THREADS`.
         unsafe { kernel(&ctx, slots.as_ptr()) };
-        out.clear();
-        out.extend_from_slice(&bytes[job.output.clone()]);
+        let output = &mut bytes[job.output.clone()];
         if self.fault == Some(launch.entry) {
-            out.fill(0);
+            output.fill(0);
         }
+        read(output);
         Ok(())
     }
 }

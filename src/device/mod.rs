@@ -138,8 +138,10 @@ pub trait Device: Send + Sync {
     /// A name for messages (`emu0`, `cuda0 (Tesla T4)`).
     fn name(&self) -> String;
 
-    /// Runs `job`, leaving the bytes of `job.output` in `out` (replacing its contents).
-    fn run(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError>;
+    /// Runs `job` and hands the bytes of `job.output` to `read`, where they came back (a
+    /// GPU's pinned download buffer), so that the host copies them once, as it decodes them.
+    /// `read` is called once, unless the job fails before its output exists.
+    fn run(&self, job: &Job<'_>, read: &mut dyn FnMut(&[u8])) -> Result<(), DeviceError>;
 }
 
 /// A shared device is a device (the CUDA devices are opened once per process and shared).
@@ -148,7 +150,7 @@ impl<D: Device + ?Sized> Device for std::sync::Arc<D> {
         (**self).name()
     }
 
-    fn run(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
-        (**self).run(job, out)
+    fn run(&self, job: &Job<'_>, read: &mut dyn FnMut(&[u8])) -> Result<(), DeviceError> {
+        (**self).run(job, read)
     }
 }

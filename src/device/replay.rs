@@ -4,14 +4,15 @@
 //!
 //! [`ReplayDevice`] first records: each job runs on an emulated device and its output is kept,
 //! per entry point in job order. Then it replays: a job's output is the next recorded one of
-//! its entry point (cycling), after the host-side copies a GPU job makes (the input into a
-//! reused upload buffer, the output out of a download buffer). A benchmark repeats the same
-//! calls, so each device sees the same jobs in the same order; a replayed output whose length
-//! does not fit the job is an error, and the backend's results are checked against the CPU's.
+//! its entry point (cycling), after the host-side copy a GPU job makes (the input into a
+//! reused upload buffer, as into a GPU's pinned staging memory), handed to the reader where it
+//! lies, as a GPU's download buffer is. A benchmark repeats the same calls, so each device sees
+//! the same jobs in the same order; a replayed output whose length does not fit the job is an
+//! error, and the backend's results are checked against the CPU's.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::{staging, Device, DeviceError, EmuDevice, Entry, Job};
 
@@ -27,7 +28,7 @@ pub struct ReplayDevice {
 
 #[derive(Debug, Default)]
 struct Recording {
-    outputs: Vec<Vec<u8>>,
+    outputs: Vec<Arc<[u8]>>,
     next: usize,
 }
 
@@ -62,13 +63,15 @@ impl Device for ReplayDevice {
         format!("replay({})", self.emu.name())
     }
 
-    fn run(&self, job: &Job<'_>, out: &mut Vec<u8>) -> Result<(), DeviceError> {
+    fn run(&self, job: &Job<'_>, read: &mut dyn FnMut(&[u8])) -> Result<(), DeviceError> {
         let entry = job.launch.entry;
         if !self.replaying.load(Ordering::Relaxed) {
-            self.emu.run(job, out)?;
-            let mut recorded = self.recorded.lock().unwrap_or_else(|e| e.into_inner());
-            recorded.entry(entry).or_default().outputs.push(out.clone());
-            return Ok(());
+            return self.emu.run(job, &mut |output| {
+                let mut recorded = self.recorded.lock().unwrap_or_else(|e| e.into_inner());
+                recorded.entry(entry).or_default().outputs.push(output.into());
+                drop(recorded);
+                read(output);
+            });
         }
         job.launch.check_args()?;
         let mut upload = self
@@ -78,25 +81,27 @@ impl Device for ReplayDevice {
             .pop()
             .unwrap_or_default();
         staging::copy_into_vec(&mut upload, job.input);
-        {
+        self.uploads.lock().unwrap_or_else(|e| e.into_inner()).push(upload);
+        let output = {
             let mut recorded = self.recorded.lock().unwrap_or_else(|e| e.into_inner());
             let recording = recorded
                 .get_mut(&entry)
                 .filter(|r| !r.outputs.is_empty())
                 .ok_or_else(|| DeviceError::BadOutput(format!("no recorded output of {}", entry.name())))?;
-            let output = &recording.outputs[recording.next % recording.outputs.len()];
+            let output = Arc::clone(&recording.outputs[recording.next % recording.outputs.len()]);
             recording.next += 1;
-            if output.len() != job.output.len() {
-                return Err(DeviceError::BadOutput(format!(
-                    "{}: a recorded output of {} bytes for a job of {} (the jobs differ from those recorded)",
-                    entry.name(),
-                    output.len(),
-                    job.output.len()
-                )));
-            }
-            staging::copy_into_vec(out, output);
+            output
+        };
+        if output.len() != job.output.len() {
+            return Err(DeviceError::BadOutput(format!(
+                "{}: a recorded output of {} bytes for a job of {} (the jobs differ from those recorded)",
+                entry.name(),
+                output.len(),
+                job.output.len()
+            )));
         }
-        self.uploads.lock().unwrap_or_else(|e| e.into_inner()).push(upload);
+        // Read outside the lock, as other jobs may replay meanwhile.
+        read(&output);
         Ok(())
     }
 }
