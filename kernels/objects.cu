@@ -12,18 +12,28 @@
 // The output is a 16-bit word per cell (the host takes grids of at most 32767 cells): 0x8000
 // for a background cell, 0x8000 + the component's size at its first cell (its root), the
 // label (the root's index, below 0x8000) at any other cell. A phase counts each component's
-// cells into the high half of its root's label (labels fit the low half), a last one writes
-// the words. The host lists the objects from the words, checks that the sizes add up to the
-// labelled cells, and builds the objects' cells where a step reads them.
+// cells into the high half of its root's label (labels fit the low half), another writes
+// the words. Then the objects' canonical order, as the host keeps them: by the colour of
+// their first cell in the order of cells (least colour, then row-major; the root itself where
+// objects have one colour), then by that cell's index. `order` gets the roots in that order,
+// one 16-bit word each, as many as there are objects; its other words are left as they were.
+// The host lists the objects from the order, checks it and the words (sizes that add up to
+// the labelled cells, labels that name roots, an order that ascends) and builds the objects'
+// cells where a step reads them.
+//
+// The order is one thread's walk over the cells, each object put at the next place of its
+// colour: a sequence, which the other threads of the block cannot share without warp
+// intrinsics; the block holds its SM's slot meanwhile, and the other resident blocks use it.
 #include "portable.h"
 
-KERNEL(arcb_objects, const GridMeta* metas, const i8* cells, u32* labels, u16* words, u32 mode) {
+KERNEL(arcb_objects, const GridMeta* metas, const i8* cells, u32* labels, u16* words, u16* order, u32 mode) {
     BLOCKS
     const GridMeta m = metas[BLOCK_ID];
     const u32 h = m.h, w = m.w, n = h * w;
     const i8* g = cells + m.offset;
     u32* lab = labels + m.offset;
     u16* out = words + m.offset;
+    u16* ordered = order + m.offset;
     const int univalued = (mode & 4u) != 0, diagonal = (mode & 2u) != 0, without_bg = (mode & 1u) != 0;
     SHARED(u32, hist, 256);
     SHARED(int, bg_slot, 1);
@@ -95,6 +105,49 @@ KERNEL(arcb_objects, const GridMeta* metas, const i8* cells, u32* labels, u16* w
     for (u32 c = tid; c < n; c += NTHREADS) {
         const u32 own = lab[c];
         out[c] = own == NO_LABEL ? (u16)0x8000u : (own & 0xFFFFu) == c ? (u16)(0x8000u | (own >> 16)) : (u16)own;
+    }
+    END_PHASE
+    // Each root's label becomes its object's key, (colour slot << 16) | index of its first
+    // cell: with one colour, the root; otherwise the least key of its cells.
+    PHASE
+    for (u32 c = tid; c < n; c += NTHREADS) {
+        if (out[c] > 0x8000u) lab[c] = univalued ? (COLOR_SLOT(g[c]) << 16) | c : 0xFFFFFFFFu;
+    }
+    END_PHASE
+    if (!univalued) {
+        PHASE
+        for (u32 c = tid; c < n; c += NTHREADS) {
+            const u32 word = out[c];
+            if (word != 0x8000u) ATOMIC_MIN(&lab[word > 0x8000u ? c : word], (COLOR_SLOT(g[c]) << 16) | c);
+        }
+        END_PHASE
+    }
+    // The objects of each colour.
+    PHASE
+    for (u32 s = tid; s < 256; s += NTHREADS) hist[s] = 0;
+    END_PHASE
+    PHASE
+    for (u32 c = tid; c < n; c += NTHREADS) {
+        if (out[c] > 0x8000u) ATOMIC_ADD(&hist[lab[c] >> 16], 1u);
+    }
+    END_PHASE
+    PHASE
+    if (tid == 0) {
+        // Where each colour's objects start; then each object, met at its first cell in
+        // row-major order, at its colour's next place.
+        u32 at = 0;
+        for (u32 s = 0; s < 256; ++s) {
+            const u32 count = hist[s];
+            hist[s] = at;
+            at += count;
+        }
+        for (u32 c = 0; c < n; ++c) {
+            const u32 word = out[c];
+            if (word == 0x8000u) continue;
+            const u32 root = word > 0x8000u ? c : word;
+            const u32 key = lab[root];
+            if ((key & 0xFFFFu) == c) ordered[hist[key >> 16]++] = (u16)root;
+        }
     }
     END_PHASE
     END_BLOCKS

@@ -53,6 +53,7 @@ struct GridMeta {
 #define ATOMIC_ADD(p, v) atomicAdd((p), (v))
 #define ATOMIC_OR(p, v) atomicOr((p), (v))
 #define ATOMIC_MAX(p, v) atomicMax((p), (v))
+#define ATOMIC_MIN(p, v) atomicMin((p), (v))
 
 #else
 
@@ -109,6 +110,7 @@ template <typename... A> static void emu_invoke(void (*f)(const EmuCtx*, A...), 
 #define ATOMIC_ADD(p, v) (*(p) += (v))
 #define ATOMIC_OR(p, v) (*(p) |= (v))
 #define ATOMIC_MAX(p, v) (*(p) = *(p) > (v) ? *(p) : (v))
+#define ATOMIC_MIN(p, v) (*(p) = *(p) < (v) ? *(p) : (v))
 
 #endif
 

@@ -623,10 +623,13 @@ fn a_launch_whose_arguments_do_not_fit_the_kernel_is_refused() {
 
 /// Words as the objects kernel writes them, from the objects themselves: 0x8000 for a
 /// background cell, 0x8000 plus its object's size for an object's first cell, that first
-/// cell's row-major index for its other cells.
-fn words_of(g: &Grid, objects: &Value) -> Vec<u16> {
+/// cell's row-major index for its other cells; and the order, the objects' first cells in the
+/// order of the objects.
+fn words_of(g: &Grid, objects: &Value) -> (Vec<u16>, Vec<u16>) {
     let mut words = vec![0x8000; g.h * g.w];
-    for object in objects.members().expect("a set") {
+    // Cells past the objects' are not read: garbage, as the kernel leaves them.
+    let mut order = vec![0xA5A5; g.h * g.w];
+    for (k, object) in objects.members().expect("a set").iter().enumerate() {
         let Value::Object(cells) = object else {
             panic!("not an object")
         };
@@ -634,8 +637,9 @@ fn words_of(g: &Grid, objects: &Value) -> Vec<u16> {
         let root = cells.iter().map(at).min().expect("a non-empty object");
         cells.iter().for_each(|c| words[at(c)] = root as u16);
         words[root] = 0x8000 + cells.len() as u16;
+        order[k] = root as u16;
     }
-    words
+    (words, order)
 }
 
 proptest! {
@@ -645,11 +649,12 @@ proptest! {
         prop_assume!(g.cells.iter().all(|&c| i8::try_from(c).is_ok()), "and colours that fit an i8");
         let (univalued, diagonal, without_bg) = (mode & 4 != 0, mode & 2 != 0, mode & 1 != 0);
         let objects = objects_of(g.view(), univalued, diagonal, without_bg).expect("a grid with cells");
-        let words = words_of(&g, &objects);
-        let decode = |words: &[u16]| {
-            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-            Labelled::from_words(&[g.view()], &bytes, univalued).pop().flatten()
+        let (words, order) = words_of(&g, &objects);
+        let bytes = |words: &[u16]| -> Vec<u8> { words.iter().flat_map(|w| w.to_le_bytes()).collect() };
+        let decode_with = |words: &[u16], order: &[u16]| {
+            Labelled::from_words(&[g.view()], &bytes(words), &bytes(order), univalued).pop().flatten()
         };
+        let decode = |words: &[u16]| decode_with(words, &order);
         let labelled = decode(&words).map(Labelled::into_value);
         prop_assert_eq!(answers_from_metadata(labelled.as_ref().expect("words that decode"), &objects), Ok(()));
         // Words no kernel run can write are refused: a label not before its cell or naming a
@@ -675,6 +680,25 @@ proptest! {
             let mut wrong = words.clone();
             wrong[b] += 1;
             prop_assert!(decode(&wrong).is_none(), "one size too many");
+        }
+        // An order no kernel run can write is refused: two objects swapped, one named twice,
+        // a cell that is no root named.
+        let objects_count = roots.len();
+        if objects_count >= 2 {
+            let (a, b) = (pick % objects_count, (pick / objects_count) % objects_count);
+            if a != b {
+                let mut swapped = order.clone();
+                swapped.swap(a, b);
+                prop_assert!(decode_with(&words, &swapped).is_none(), "objects out of order");
+                let mut twice = order.clone();
+                twice[a] = twice[b];
+                prop_assert!(decode_with(&words, &twice).is_none(), "an object named twice");
+            }
+        }
+        if let (Some(&c), true) = (labels.get(pick % labels.len().max(1)), objects_count > 0) {
+            let mut wrong = order.clone();
+            wrong[pick % objects_count] = c as u16;
+            prop_assert!(decode_with(&words, &wrong).is_none(), "a cell that is no root named");
         }
     }
 }

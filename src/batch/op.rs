@@ -290,11 +290,17 @@ fn same_bool(a: &Arg<'_>) -> Option<bool> {
     }
 }
 
+/// The bytes of the objects kernel's words for `cells` cells, up to where its order starts:
+/// the output's first half (sections start at multiples of 8 bytes).
+fn objects_half(cells: usize) -> usize {
+    (2 * cells).next_multiple_of(8)
+}
+
 /// `objects(grid, univalued, diagonal, without_bg)` and the search dialect's `o_g(grid, R)`;
 /// the constant is the mode `R = 4 * univalued + 2 * diagonal + without_bg`. The kernel
-/// labels each cell with its component's first cell and counts each component's cells; the
-/// host keeps the labels and a few numbers per object ([`Labelled`]), and builds the objects
-/// where a step reads them.
+/// labels each cell with its component's first cell, counts each component's cells and puts
+/// the objects in their canonical order; the host checks all that, keeps the labels and a few
+/// numbers per object ([`Labelled`]), and builds the objects where a step reads them.
 pub static OBJECTS: Op = Op {
     name: "objects",
     prims: &["objects", "o_g"],
@@ -317,16 +323,30 @@ pub static OBJECTS: Op = Op {
         pack: |lanes, taken, mode, staging| {
             let g = stage_grids(&lanes.grids, taken, staging);
             let labels = staging.reserve(4 * g.total);
-            let words = staging.reserve(2 * g.total);
+            // The words, then the order: one output.
+            let half = objects_half(g.total);
+            let words = staging.reserve(2 * half);
             g.packed(
-                &[KernelArg::Ptr(labels), KernelArg::Ptr(words), KernelArg::U32(mode)],
-                words..words + 2 * g.total,
+                &[
+                    KernelArg::Ptr(labels),
+                    KernelArg::Ptr(words),
+                    KernelArg::Ptr(words + half),
+                    KernelArg::U32(mode),
+                ],
+                words..words + 2 * half,
             )
         },
         unpack: |lanes, taken, mode, out| {
+            let (words, order) = out.split_at(out.len() / 2);
             par_unpack_runs(&lanes.grids, taken, |views, cells, results| {
-                let words = out.get(2 * cells.start..2 * cells.end).unwrap_or_default();
-                let unpacked = Labelled::from_words(views, words, mode & 4 != 0);
+                let bytes = 2 * cells.start..2 * cells.end;
+                let (words, order) = (words.get(bytes.clone()), order.get(bytes));
+                let unpacked = Labelled::from_words(
+                    views,
+                    words.unwrap_or_default(),
+                    order.unwrap_or_default(),
+                    mode & 4 != 0,
+                );
                 for (objects, result) in unpacked.into_iter().zip(results) {
                     let objects =
                         objects.ok_or_else(|| BadOutput("words that are no components' labels and sizes".into()))?;

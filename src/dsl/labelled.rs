@@ -95,8 +95,6 @@ struct Scratch {
     per_cell: Vec<u32>,
     /// The objects of the grids being unpacked, before they go to their shared buffer.
     objects: Vec<ObjectMeta>,
-    /// A grid's objects being put in order.
-    spare: Vec<ObjectMeta>,
 }
 
 thread_local! {
@@ -108,22 +106,27 @@ impl Labelled {
     /// in 15 bits.
     pub const MAX_CELLS: usize = 0x7FFF;
 
-    /// The objects of each of `grids` from the words the objects kernel wrote for them, back
-    /// to back as little-endian bytes: a 16-bit word per cell, row-major, 0x8000 for a
-    /// background cell, 0x8000 plus its component's size for the first cell (row-major) of a
-    /// component, the root, and the root's index, the cell's label, for any other cell. The
-    /// grids' labels, colours and objects share one buffer each.
+    /// The objects of each of `grids` from what the objects kernel wrote for them, two
+    /// sections of a little-endian 16-bit word per cell, the grids back to back in each:
+    /// - `words`: 0x8000 for a background cell, 0x8000 plus its component's size for the
+    ///   first cell (row-major) of a component, the root, and the root's index, the cell's
+    ///   label, for any other cell;
+    /// - `order`: the roots in the canonical order of their objects, as many as there are
+    ///   objects (a grid's other words there are not read).
+    ///
+    /// The grids' labels, colours and objects share one buffer each.
     ///
     /// A grid's set is `None` when its words are no such thing: a label not before its cell,
     /// sizes that do not add up to the labelled cells (in count, and in the sum of their
-    /// labels: a cell counted to the wrong root, or labelled with a cell that is no root);
-    /// also when the grid is no device grid (a side past 255, more than
-    /// [`MAX_CELLS`](Labelled::MAX_CELLS) cells, a colour past `i8`). Every set is `None` when
-    /// there are not as many words as cells. With `univalued` every component has one colour
-    /// (its first cell's); otherwise its cells are sorted when built.
-    pub fn from_words(grids: &[GridView<'_>], words: &[u8], univalued: bool) -> Vec<Option<Labelled>> {
+    /// labels: a cell counted to the wrong root, or labelled with a cell that is no root), an
+    /// order that names a cell that is no root or does not ascend; also when the grid is no
+    /// device grid (a side past 255, more than [`MAX_CELLS`](Labelled::MAX_CELLS) cells, a
+    /// colour past `i8`). Every set is `None` when there are not as many words of each as
+    /// cells. With `univalued` every component has one colour (its first cell's); otherwise
+    /// its cells are sorted when built.
+    pub fn from_words(grids: &[GridView<'_>], words: &[u8], order: &[u8], univalued: bool) -> Vec<Option<Labelled>> {
         let cells: usize = grids.iter().map(|g| g.cells.len()).sum();
-        if words.len() != 2 * cells {
+        if words.len() != 2 * cells || order.len() != 2 * cells {
             return grids.iter().map(|_| None).collect();
         }
         // The words, made labels in place as each grid is checked.
@@ -134,35 +137,30 @@ impl Labelled {
         let colors: Option<Arc<[i8]>> =
             (!univalued).then(|| grids.iter().flat_map(|g| g.cells).map(|&c| c as i8).collect());
         let mut spans = Vec::with_capacity(grids.len());
-        let objects: Arc<[ObjectMeta]> = SCRATCH.with_borrow_mut(
-            |Scratch {
-                 per_cell,
-                 objects,
-                 spare,
-             }| {
-                objects.clear();
-                let narrowed = Arc::get_mut(&mut labels).expect("a new slice");
-                let mut at = 0;
-                for g in grids {
-                    let range = at..at + g.cells.len();
-                    at = range.end;
-                    let first = objects.len();
-                    let grid = Unpacking {
-                        g,
-                        words: &words[2 * range.start..2 * range.end],
-                        colors: colors.as_ref().map(|c| &c[range.clone()]),
-                    };
-                    let labels = &mut narrowed[range.clone()];
-                    let listed = grid.list_objects(labels, objects)
-                        && grid.order_objects(labels, &mut objects[first..], per_cell, spare);
-                    if !listed {
-                        objects.truncate(first);
-                    }
-                    spans.push(listed.then_some((range, first..objects.len())));
+        let objects: Arc<[ObjectMeta]> = SCRATCH.with_borrow_mut(|Scratch { per_cell, objects }| {
+            objects.clear();
+            let narrowed = Arc::get_mut(&mut labels).expect("a new slice");
+            let mut at = 0;
+            for g in grids {
+                let range = at..at + g.cells.len();
+                at = range.end;
+                let first = objects.len();
+                let grid = Unpacking {
+                    g,
+                    words: &words[2 * range.start..2 * range.end],
+                    order: &order[2 * range.start..2 * range.end],
+                    colors: colors.as_ref().map(|c| &c[range.clone()]),
+                };
+                let labels = &mut narrowed[range.clone()];
+                let listed =
+                    grid.list_objects(labels, objects) && grid.in_order(labels, &mut objects[first..], per_cell);
+                if !listed {
+                    objects.truncate(first);
                 }
-                objects.as_slice().into()
-            },
-        );
+                spans.push(listed.then_some((range, first..objects.len())));
+            }
+            objects.as_slice().into()
+        });
         grids
             .iter()
             .zip(spans)
@@ -266,57 +264,27 @@ impl Labelled {
     }
 }
 
-/// Sorts `objects` by colour, keeping the order of those of one colour: where there are many
-/// and every colour is one of the 16 first (ARC's are 0 to 9), by counting, moving each object
-/// once through `spare`; by comparisons otherwise.
-fn sort_by_color(objects: &mut [ObjectMeta], spare: &mut Vec<ObjectMeta>) {
-    const PALETTE: usize = 16;
-    // Below this many, inserting each in place costs less than counting.
-    const FEW: usize = 16;
-    if objects.len() <= FEW {
-        return objects.sort_by_key(|o| o.color);
-    }
-    // Where each colour's objects start, once counted.
-    let mut starts = [0u32; PALETTE];
-    for o in objects.iter() {
-        match usize::try_from(o.color).ok().and_then(|c| starts.get_mut(c)) {
-            Some(count) => *count += 1,
-            None => return objects.sort_by_key(|o| o.color),
-        }
-    }
-    let mut at = 0;
-    for start in &mut starts {
-        (*start, at) = (at, at + *start);
-    }
-    spare.clear();
-    spare.extend_from_slice(objects);
-    for o in spare.iter() {
-        let start = &mut starts[o.color as usize];
-        objects[*start as usize] = *o;
-        *start += 1;
-    }
-}
-
-/// One grid's part of the words and colours being unpacked.
+/// One grid's part of the words, the order and the colours being unpacked.
 struct Unpacking<'a> {
     g: &'a GridView<'a>,
     words: &'a [u8],
+    order: &'a [u8],
     colors: Option<&'a [i8]>,
 }
 
 impl Unpacking<'_> {
     /// Makes the grid's words (in `labels`) its labels (`NO_LABEL` for the background), checks them
-    /// (see [`Labelled::from_words`]) and appends an object per root, in row-major order, each
-    /// with its first cell's colour. False where they do not decode.
+    /// (see [`Labelled::from_words`]) and appends an object per root, in the kernel's order,
+    /// each with its root's colour. False where they do not decode.
     fn list_objects(&self, labels: &mut [u16], objects: &mut Vec<ObjectMeta>) -> bool {
-        let Unpacking { g, words, .. } = *self;
+        let Unpacking { g, words, order, .. } = *self;
         if g.h > 255 || g.w > 255 || labels.len() > Labelled::MAX_CELLS {
             return false;
         }
         // Without branches, so that it runs on vectors. The sums fit 32 bits, as there are at
         // most `MAX_CELLS` cells.
         let mut bad = false;
-        let (mut labelled, mut sizes, mut label_sum) = (0u32, 0u32, 0u32);
+        let (mut labelled, mut sizes, mut label_sum, mut roots) = (0u32, 0u32, 0u32, 0u32);
         for (c, label) in labels.iter_mut().enumerate() {
             let (w, c) = (*label, c as u16);
             let flagged = w >> 15;
@@ -330,58 +298,49 @@ impl Unpacking<'_> {
             labelled += u32::from(background ^ 1);
             sizes += u32::from(w & !BACKGROUND & root_mask);
             label_sum += u32::from(*label & !background_mask);
+            roots += u32::from(root);
         }
         if bad | (sizes != labelled) {
             return false;
         }
-        // The roots (labelled with themselves), found 64 cells at a time: a flag per cell (on
-        // vectors), gathered into a mask eight flags at a time (a multiplication puts flag `i`
-        // of eight bytes at bit `56 + i`), then bit by bit.
+        // As many objects as roots, each named by a cell labelled with itself: a root. With
+        // one colour per object, the root is its first cell, and the objects ascend by
+        // (colour, root), so none comes twice; otherwise `in_order` checks.
         let mut root_moment = 0u32;
-        for (first, run) in (0..).step_by(64).zip(labels.chunks(64)) {
-            let mut flags = [0u8; 64];
-            for (i, (&l, flag)) in run.iter().zip(&mut flags).enumerate() {
-                *flag = u8::from(l == (first + i) as u16);
+        let (mut last, mut ascending) = (i64::MIN, true);
+        objects.reserve(roots as usize);
+        for named in order.chunks_exact(2).take(roots as usize) {
+            let r = u16::from_le_bytes([named[0], named[1]]);
+            let c = usize::from(r);
+            if labels.get(c) != Some(&r) {
+                return false;
             }
-            let mut roots = 0u64;
-            for (k, eight) in (0..).step_by(8).zip(flags.chunks_exact(8)) {
-                let eight = u64::from_le_bytes(eight.try_into().expect("eight bytes"));
-                roots |= (eight.wrapping_mul(0x0102_0408_1020_4080) >> 56) << k;
-            }
-            while roots != 0 {
-                let c = first + roots.trailing_zeros() as usize;
-                roots &= roots - 1;
-                let size = u32::from(u16::from_le_bytes([words[2 * c], words[2 * c + 1]]) & !BACKGROUND);
-                root_moment += size * c as u32;
-                objects.push(ObjectMeta {
-                    root: c as u16,
-                    first: c as u16,
-                    color: g.cells[c],
-                    size,
-                });
-            }
+            let size = u32::from(u16::from_le_bytes([words[2 * c], words[2 * c + 1]]) & !BACKGROUND);
+            root_moment += size * u32::from(r);
+            let color = g.cells[c];
+            let key = i64::from(color) << 16 | i64::from(r);
+            ascending &= key > last;
+            last = key;
+            objects.push(ObjectMeta {
+                root: r,
+                first: r,
+                color,
+                size,
+            });
         }
         // Each cell's label counted to its root: the sizes are right, unless errors cancel.
-        label_sum == root_moment
+        label_sum == root_moment && (ascending || self.colors.is_some())
     }
 
-    /// Puts the grid's objects in the canonical order; where an object may have several
-    /// colours, first finds its first cell in that order (its least colour). False where a
-    /// colour does not fit the kernels' `i8`, or where a label names no root (errors in the
-    /// words that cancelled in the sums).
-    fn order_objects(
-        &self,
-        labels: &[u16],
-        objects: &mut [ObjectMeta],
-        per_cell: &mut Vec<u32>,
-        spare: &mut Vec<ObjectMeta>,
-    ) -> bool {
+    /// Where an object may have several colours, finds each one's first cell (its least
+    /// colour, then row-major) and whether the objects come in the canonical order, by those
+    /// cells (two objects never share a cell), colour first. False where they do not, where a
+    /// colour does not fit the kernels' `i8`, or where a label names no root or a root comes
+    /// twice (errors in the words that cancelled in the sums). With one colour per object,
+    /// [`Unpacking::list_objects`] has checked the order.
+    fn in_order(&self, labels: &[u16], objects: &mut [ObjectMeta], per_cell: &mut Vec<u32>) -> bool {
         let Unpacking { g, colors, .. } = *self;
-        // Two objects never share a cell, so their first cells decide the canonical order.
-        // One-coloured objects come in the order of their first cells already: a stable
-        // sort by colour orders them.
         let Some(colors) = colors else {
-            sort_by_color(objects, spare);
             return true;
         };
         if colors.iter().zip(g.cells).any(|(&c8, &c)| Color::from(c8) != c) {
@@ -390,7 +349,11 @@ impl Unpacking<'_> {
         per_cell.clear();
         per_cell.resize(labels.len(), NO_LABEL.into());
         for (k, o) in objects.iter().enumerate() {
-            per_cell[o.root as usize] = k as u32;
+            let place = &mut per_cell[o.root as usize];
+            if *place != u32::from(NO_LABEL) {
+                return false;
+            }
+            *place = k as u32;
         }
         for (c, (&l, &color)) in labels.iter().zip(g.cells).enumerate() {
             if l != NO_LABEL {
@@ -403,38 +366,8 @@ impl Unpacking<'_> {
                 }
             }
         }
-        objects.sort_unstable_by_key(|o| (o.color, o.first));
-        true
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rng::Rng;
-
-    /// The counting sort against the library's stable sort, on palettes inside and outside
-    /// its 16 colours.
-    #[test]
-    fn sorting_by_colour_keeps_each_colours_order() {
-        let mut rng = Rng::new(7);
-        let mut spare = Vec::new();
-        for palette in [&[3, 1][..], &[0, 5, 9, 15], &[2, 16, 4], &[-1, 0, 1], &[-128, 127, 3]] {
-            for n in [0, 1, 2, 7, 40, 300] {
-                let objects: Vec<ObjectMeta> = (0..n)
-                    .map(|k| ObjectMeta {
-                        root: k as u16,
-                        first: k as u16,
-                        color: *rng.pick(palette),
-                        size: 1 + rng.below(9) as u32,
-                    })
-                    .collect();
-                let mut expected = objects.clone();
-                expected.sort_by_key(|o| o.color);
-                let mut sorted = objects;
-                sort_by_color(&mut sorted, &mut spare);
-                assert_eq!(sorted, expected, "palette {palette:?}, {n} objects");
-            }
-        }
+        objects
+            .windows(2)
+            .all(|pair| (pair[0].color, pair[0].first) < (pair[1].color, pair[1].first))
     }
 }
