@@ -1,6 +1,7 @@
-//! `objects` in the form a device computes them: a label per cell (the row-major index of the
-//! first cell of the cell's component) plus a few numbers per object (its size and its first
-//! cell in the canonical order), kept in the canonical order of the objects.
+//! `objects` in the form a device computes them: a word per cell that gives its label (the
+//! row-major index of the first cell of the cell's component, its root) plus a few numbers per
+//! object (its size and its first cell in the canonical order), kept in the canonical order of
+//! the objects.
 //!
 //! The CPU path builds every object's sorted cell vector; from labels that is most of the work.
 //! A [`Labelled`] set answers `len`, `size`, `sizefilter`, `colorfilter` and `argmax`/`argmin`
@@ -19,9 +20,18 @@ use super::value::{Cell, Color, GridView, Items, Value};
 /// first cell's) is this plus the component's size; any other cell's is its label.
 const BACKGROUND: u16 = 0x8000;
 
-/// No label, as a [`Plane`] keeps it; also no place in a list being built. Every cell index is
-/// below it.
+/// No label: a background cell's, as the check computes it; also no place in a list being
+/// built. Every cell index is below it.
 const NO_LABEL: u16 = u16::MAX;
+
+/// The label of cell `c` from its word: its root's index; `None` for the background.
+fn label(word: u16, c: usize) -> Option<usize> {
+    match word {
+        BACKGROUND => None,
+        root if root > BACKGROUND => Some(c),
+        label => Some(label.into()),
+    }
+}
 
 /// What a labelled set knows of one of its objects without listing its cells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,12 +80,12 @@ impl<T> Deref for Shared<T> {
     }
 }
 
-/// The labels of one grid, and its colours where an object may have several, shared by a
-/// labelled set and the subsets filtered from it.
+/// The words of one grid (which give its labels), and its colours where an object may have
+/// several, shared by a labelled set and the subsets filtered from it.
 #[derive(Clone)]
 struct Plane {
     w: usize,
-    labels: Shared<u16>,
+    words: Shared<u16>,
     /// `None` with `univalued`: each object has its first cell's colour.
     colors: Option<Shared<i8>>,
 }
@@ -114,7 +124,7 @@ impl Labelled {
     /// - `order`: the roots in the canonical order of their objects, as many as there are
     ///   objects (a grid's other words there are not read).
     ///
-    /// The grids' labels, colours and objects share one buffer each.
+    /// The grids' words, colours and objects share one buffer each.
     ///
     /// A grid's set is `None` when its words are no such thing: a label not before its cell,
     /// sizes that do not add up to the labelled cells (in count, and in the sum of their
@@ -129,8 +139,7 @@ impl Labelled {
         if words.len() != 2 * cells || order.len() != 2 * cells {
             return grids.iter().map(|_| None).collect();
         }
-        // The words, made labels in place as each grid is checked.
-        let mut labels: Arc<[u16]> = words
+        let words: Arc<[u16]> = words
             .chunks_exact(2)
             .map(|w| u16::from_le_bytes([w[0], w[1]]))
             .collect();
@@ -139,7 +148,6 @@ impl Labelled {
         let mut spans = Vec::with_capacity(grids.len());
         let objects: Arc<[ObjectMeta]> = SCRATCH.with_borrow_mut(|Scratch { per_cell, objects }| {
             objects.clear();
-            let narrowed = Arc::get_mut(&mut labels).expect("a new slice");
             let mut at = 0;
             for g in grids {
                 let range = at..at + g.cells.len();
@@ -147,13 +155,11 @@ impl Labelled {
                 let first = objects.len();
                 let grid = Unpacking {
                     g,
-                    words: &words[2 * range.start..2 * range.end],
+                    words: &words[range.clone()],
                     order: &order[2 * range.start..2 * range.end],
                     colors: colors.as_ref().map(|c| &c[range.clone()]),
                 };
-                let labels = &mut narrowed[range.clone()];
-                let listed =
-                    grid.list_objects(labels, objects) && grid.in_order(labels, &mut objects[first..], per_cell);
+                let listed = grid.list_objects(objects) && grid.in_order(&mut objects[first..], per_cell);
                 if !listed {
                     objects.truncate(first);
                 }
@@ -169,7 +175,7 @@ impl Labelled {
                 Some(Labelled {
                     plane: Plane {
                         w: g.w,
-                        labels: Shared::new(&labels, cells.clone()),
+                        words: Shared::new(&words, cells.clone()),
                         colors: colors.as_ref().map(|c| Shared::new(c, cells)),
                     },
                     objects: Shared::new(&objects, listed),
@@ -220,7 +226,7 @@ impl Labelled {
     }
 
     fn build(&self) -> Vec<Value> {
-        let Plane { w, labels, colors } = &self.plane;
+        let Plane { w, words, colors } = &self.plane;
         let w = *w;
         let mut comps: Vec<Vec<Cell>> = self
             .objects
@@ -230,15 +236,13 @@ impl Labelled {
         SCRATCH.with_borrow_mut(|Scratch { per_cell, .. }| {
             // Per root, its object's place in the output (none for an object filtered out).
             per_cell.clear();
-            per_cell.resize(labels.len(), NO_LABEL.into());
+            per_cell.resize(words.len(), NO_LABEL.into());
             for (k, o) in self.objects.iter().enumerate() {
                 per_cell[o.root as usize] = k as u32;
             }
-            for (c, &l) in labels.iter().enumerate() {
-                if l == NO_LABEL {
-                    continue;
-                }
-                let k = per_cell[l as usize] as usize;
+            for (c, &word) in words.iter().enumerate() {
+                let Some(l) = label(word, c) else { continue };
+                let k = per_cell[l] as usize;
                 let Some(comp) = comps.get_mut(k) else { continue };
                 let color = match colors {
                     Some(colors) => colors[c].into(),
@@ -267,43 +271,42 @@ impl Labelled {
 /// One grid's part of the words, the order and the colours being unpacked.
 struct Unpacking<'a> {
     g: &'a GridView<'a>,
-    words: &'a [u8],
+    words: &'a [u16],
     order: &'a [u8],
     colors: Option<&'a [i8]>,
 }
 
 impl Unpacking<'_> {
-    /// Makes the grid's words (in `labels`) its labels (`NO_LABEL` for the background), checks them
-    /// (see [`Labelled::from_words`]) and appends an object per root, in the kernel's order,
-    /// each with its root's colour. False where they do not decode.
-    fn list_objects(&self, labels: &mut [u16], objects: &mut Vec<ObjectMeta>) -> bool {
+    /// Checks the grid's words (see [`Labelled::from_words`]) and appends an object per root,
+    /// in the kernel's order, each with its root's colour. False where they do not decode.
+    fn list_objects(&self, objects: &mut Vec<ObjectMeta>) -> bool {
         let Unpacking { g, words, order, .. } = *self;
-        if g.h > 255 || g.w > 255 || labels.len() > Labelled::MAX_CELLS {
+        if g.h > 255 || g.w > 255 || words.len() > Labelled::MAX_CELLS {
             return false;
         }
         // Without branches, so that it runs on vectors. The sums fit 32 bits, as there are at
         // most `MAX_CELLS` cells.
         let mut bad = false;
         let (mut labelled, mut sizes, mut label_sum, mut roots) = (0u32, 0u32, 0u32, 0u32);
-        for (c, label) in labels.iter_mut().enumerate() {
-            let (w, c) = (*label, c as u16);
+        for (c, &w) in words.iter().enumerate() {
+            let c = c as u16;
             let flagged = w >> 15;
             let background = u16::from(w == BACKGROUND);
             let root = flagged & !background;
             // All ones where true.
             let (root_mask, background_mask) = (root.wrapping_neg(), background.wrapping_neg());
             // A root's label is itself; the background's `NO_LABEL` (its word's bits and 0x7FFF).
-            *label = (c & root_mask) | (w & !root_mask) | (background_mask & !BACKGROUND);
+            let label = (c & root_mask) | (w & !root_mask) | (background_mask & !BACKGROUND);
             bad |= (flagged == 0) & (w >= c);
             labelled += u32::from(background ^ 1);
             sizes += u32::from(w & !BACKGROUND & root_mask);
-            label_sum += u32::from(*label & !background_mask);
+            label_sum += u32::from(label & !background_mask);
             roots += u32::from(root);
         }
         if bad | (sizes != labelled) {
             return false;
         }
-        // As many objects as roots, each named by a cell labelled with itself: a root. With
+        // As many objects as roots, each named by a root. With
         // one colour per object, the root is its first cell, and the objects ascend by
         // (colour, root), so none comes twice; otherwise `in_order` checks.
         let mut root_moment = 0u32;
@@ -312,10 +315,10 @@ impl Unpacking<'_> {
         for named in order.chunks_exact(2).take(roots as usize) {
             let r = u16::from_le_bytes([named[0], named[1]]);
             let c = usize::from(r);
-            if labels.get(c) != Some(&r) {
+            let Some(word) = words.get(c).filter(|&&w| w > BACKGROUND) else {
                 return false;
-            }
-            let size = u32::from(u16::from_le_bytes([words[2 * c], words[2 * c + 1]]) & !BACKGROUND);
+            };
+            let size = u32::from(word & !BACKGROUND);
             root_moment += size * u32::from(r);
             let color = g.cells[c];
             let key = i64::from(color) << 16 | i64::from(r);
@@ -338,8 +341,8 @@ impl Unpacking<'_> {
     /// colour does not fit the kernels' `i8`, or where a label names no root or a root comes
     /// twice (errors in the words that cancelled in the sums). With one colour per object,
     /// [`Unpacking::list_objects`] has checked the order.
-    fn in_order(&self, labels: &[u16], objects: &mut [ObjectMeta], per_cell: &mut Vec<u32>) -> bool {
-        let Unpacking { g, colors, .. } = *self;
+    fn in_order(&self, objects: &mut [ObjectMeta], per_cell: &mut Vec<u32>) -> bool {
+        let Unpacking { g, words, colors, .. } = *self;
         let Some(colors) = colors else {
             return true;
         };
@@ -347,7 +350,7 @@ impl Unpacking<'_> {
             return false;
         }
         per_cell.clear();
-        per_cell.resize(labels.len(), NO_LABEL.into());
+        per_cell.resize(words.len(), NO_LABEL.into());
         for (k, o) in objects.iter().enumerate() {
             let place = &mut per_cell[o.root as usize];
             if *place != u32::from(NO_LABEL) {
@@ -355,15 +358,14 @@ impl Unpacking<'_> {
             }
             *place = k as u32;
         }
-        for (c, (&l, &color)) in labels.iter().zip(g.cells).enumerate() {
-            if l != NO_LABEL {
-                // A label names a root, unless the words' errors cancelled in the sums.
-                let Some(o) = objects.get_mut(per_cell[l as usize] as usize) else {
-                    return false;
-                };
-                if color < o.color {
-                    (o.color, o.first) = (color, c as u16);
-                }
+        for (c, (&word, &color)) in words.iter().zip(g.cells).enumerate() {
+            let Some(l) = label(word, c) else { continue };
+            // A label names a root, unless the words' errors cancelled in the sums.
+            let Some(o) = objects.get_mut(per_cell[l] as usize) else {
+                return false;
+            };
+            if color < o.color {
+                (o.color, o.first) = (color, c as u16);
             }
         }
         objects
