@@ -11,7 +11,7 @@
 //! same order), and keeps them.
 
 use std::cell::RefCell;
-use std::ops::{Deref, Range};
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use super::value::{Cell, Color, GridView, Items, Value};
@@ -45,56 +45,51 @@ pub struct ObjectMeta {
     pub size: u32,
 }
 
-/// A run of a buffer shared by the grids unpacked together (and the sets filtered from
-/// theirs), so that a grid's labels, colours and objects take no allocation of their own.
-struct Shared<T> {
-    buffer: Arc<[T]>,
-    range: Range<usize>,
+/// What the grids unpacked together share, so that a grid's set takes no allocation but its
+/// value's: their words back to back, their colours where an object may have several, and
+/// their objects.
+struct Run {
+    words: Box<[u16]>,
+    /// `None` with `univalued`: each object has its first cell's colour.
+    colors: Option<Box<[i8]>>,
+    objects: Box<[ObjectMeta]>,
 }
 
-impl<T> Shared<T> {
-    fn new(buffer: &Arc<[T]>, range: Range<usize>) -> Shared<T> {
-        Shared {
-            buffer: Arc::clone(buffer),
-            range,
-        }
-    }
-
-    fn whole(buffer: Arc<[T]>) -> Shared<T> {
-        let range = 0..buffer.len();
-        Shared { buffer, range }
-    }
-}
-
-impl<T> Clone for Shared<T> {
-    fn clone(&self) -> Shared<T> {
-        Shared::new(&self.buffer, self.range.clone())
-    }
-}
-
-impl<T> Deref for Shared<T> {
-    type Target = [T];
-
-    fn deref(&self) -> &[T] {
-        &self.buffer[self.range.clone()]
-    }
-}
-
-/// The words of one grid (which give its labels), and its colours where an object may have
-/// several, shared by a labelled set and the subsets filtered from it.
+/// One grid of a run, shared by a labelled set and the subsets filtered from it: its words
+/// (which give its labels) and colours are the run's `cells`.
 #[derive(Clone)]
 struct Plane {
-    w: usize,
-    words: Shared<u16>,
-    /// `None` with `univalued`: each object has its first cell's colour.
-    colors: Option<Shared<i8>>,
+    run: Arc<Run>,
+    cells: Range<u32>,
+    w: u16,
+}
+
+impl Plane {
+    fn cells(&self) -> Range<usize> {
+        self.cells.start as usize..self.cells.end as usize
+    }
+
+    fn words(&self) -> &[u16] {
+        &self.run.words[self.cells()]
+    }
+
+    fn colors(&self) -> Option<&[i8]> {
+        Some(&self.run.colors.as_ref()?[self.cells()])
+    }
+}
+
+/// The objects of a labelled set: some of its run's, or a list of its own (a subset filtered
+/// from another set).
+enum Objects {
+    Run(Range<u32>),
+    Own(Arc<[ObjectMeta]>),
 }
 
 /// A set of objects of one grid held as labels plus [`ObjectMeta`] (in the canonical order),
 /// its members built on first use.
 pub struct Labelled {
     plane: Plane,
-    objects: Shared<ObjectMeta>,
+    objects: Objects,
     members: OnceLock<Vec<Value>>,
 }
 
@@ -134,22 +129,30 @@ impl Labelled {
     /// colour past `i8`). Every set is `None` when there are not as many words of each as
     /// cells. With `univalued` every component has one colour (its first cell's); otherwise
     /// its cells are sorted when built.
-    pub fn from_words(grids: &[GridView<'_>], words: &[u8], order: &[u8], univalued: bool) -> Vec<Option<Labelled>> {
+    pub fn from_words(
+        grids: &[GridView<'_>],
+        words: &[u8],
+        order: &[u8],
+        univalued: bool,
+    ) -> impl Iterator<Item = Option<Labelled>> {
         let cells: usize = grids.iter().map(|g| g.cells.len()).sum();
-        if words.len() != 2 * cells || order.len() != 2 * cells {
-            return grids.iter().map(|_| None).collect();
-        }
-        let words: Arc<[u16]> = words
-            .chunks_exact(2)
-            .map(|w| u16::from_le_bytes([w[0], w[1]]))
-            .collect();
-        let colors: Option<Arc<[i8]>> =
+        let decodes = words.len() == 2 * cells && order.len() == 2 * cells;
+        let words: Box<[u16]> = if decodes {
+            words
+                .chunks_exact(2)
+                .map(|w| u16::from_le_bytes([w[0], w[1]]))
+                .collect()
+        } else {
+            Box::default()
+        };
+        let colors: Option<Box<[i8]>> =
             (!univalued).then(|| grids.iter().flat_map(|g| g.cells).map(|&c| c as i8).collect());
+        // Per grid, its cells and its objects in the run, and its width.
         let mut spans = Vec::with_capacity(grids.len());
-        let objects: Arc<[ObjectMeta]> = SCRATCH.with_borrow_mut(|Scratch { per_cell, objects }| {
+        let objects: Box<[ObjectMeta]> = SCRATCH.with_borrow_mut(|Scratch { per_cell, objects }| {
             objects.clear();
             let mut at = 0;
-            for g in grids {
+            for g in grids.iter().take_while(|_| decodes) {
                 let range = at..at + g.cells.len();
                 at = range.end;
                 let first = objects.len();
@@ -163,26 +166,25 @@ impl Labelled {
                 if !listed {
                     objects.truncate(first);
                 }
-                spans.push(listed.then_some((range, first..objects.len())));
+                let span = |r: Range<usize>| r.start as u32..r.end as u32;
+                spans.push(listed.then(|| (span(range), span(first..objects.len()), g.w as u16)));
             }
             objects.as_slice().into()
         });
-        grids
-            .iter()
-            .zip(spans)
-            .map(|(g, span)| {
-                let (cells, listed) = span?;
-                Some(Labelled {
-                    plane: Plane {
-                        w: g.w,
-                        words: Shared::new(&words, cells.clone()),
-                        colors: colors.as_ref().map(|c| Shared::new(c, cells)),
-                    },
-                    objects: Shared::new(&objects, listed),
-                    members: OnceLock::new(),
-                })
+        spans.resize(grids.len(), None);
+        let run = Arc::new(Run { words, colors, objects });
+        spans.into_iter().map(move |span| {
+            let (cells, objects, w) = span?;
+            Some(Labelled {
+                plane: Plane {
+                    run: Arc::clone(&run),
+                    cells,
+                    w,
+                },
+                objects: Objects::Run(objects),
+                members: OnceLock::new(),
             })
-            .collect()
+        })
     }
 
     /// The set of these objects.
@@ -192,23 +194,26 @@ impl Labelled {
 
     /// The objects' metadata, in the canonical order.
     pub fn objects(&self) -> &[ObjectMeta] {
-        &self.objects
+        match &self.objects {
+            Objects::Run(objects) => &self.plane.run.objects[objects.start as usize..objects.end as usize],
+            Objects::Own(objects) => objects,
+        }
     }
 
     /// The set of the objects that `keep` keeps: still labelled, or (where the members were
     /// built already) those members.
     pub fn filter(&self, keep: impl Fn(&ObjectMeta) -> bool) -> Value {
         if let Some(members) = self.members.get() {
-            let kept = self.objects.iter().zip(members).filter(|(o, _)| keep(o));
+            let kept = self.objects().iter().zip(members).filter(|(o, _)| keep(o));
             return Value::set_sorted(kept.map(|(_, m)| m.clone()).collect());
         }
-        let objects: Arc<[ObjectMeta]> = self.objects.iter().filter(|o| keep(o)).copied().collect();
+        let objects: Arc<[ObjectMeta]> = self.objects().iter().filter(|o| keep(o)).copied().collect();
         if objects.is_empty() {
             return Value::empty_set();
         }
         Labelled {
             plane: self.plane.clone(),
-            objects: Shared::whole(objects),
+            objects: Objects::Own(objects),
             members: OnceLock::new(),
         }
         .into_value()
@@ -226,18 +231,14 @@ impl Labelled {
     }
 
     fn build(&self) -> Vec<Value> {
-        let Plane { w, words, colors } = &self.plane;
-        let w = *w;
-        let mut comps: Vec<Vec<Cell>> = self
-            .objects
-            .iter()
-            .map(|o| Vec::with_capacity(o.size as usize))
-            .collect();
+        let (w, words, colors) = (usize::from(self.plane.w), self.plane.words(), self.plane.colors());
+        let objects = self.objects();
+        let mut comps: Vec<Vec<Cell>> = objects.iter().map(|o| Vec::with_capacity(o.size as usize)).collect();
         SCRATCH.with_borrow_mut(|Scratch { per_cell, .. }| {
             // Per root, its object's place in the output (none for an object filtered out).
             per_cell.clear();
             per_cell.resize(words.len(), NO_LABEL.into());
-            for (k, o) in self.objects.iter().enumerate() {
+            for (k, o) in objects.iter().enumerate() {
                 per_cell[o.root as usize] = k as u32;
             }
             for (c, &word) in words.iter().enumerate() {
@@ -246,7 +247,7 @@ impl Labelled {
                 let Some(comp) = comps.get_mut(k) else { continue };
                 let color = match colors {
                     Some(colors) => colors[c].into(),
-                    None => self.objects[k].color,
+                    None => objects[k].color,
                 };
                 comp.push(Cell {
                     color,
