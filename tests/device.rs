@@ -652,7 +652,8 @@ proptest! {
         let (words, order) = words_of(&g, &objects);
         let bytes = |words: &[u16]| -> Vec<u8> { words.iter().flat_map(|w| w.to_le_bytes()).collect() };
         let decode_with = |words: &[u16], order: &[u16]| {
-            Labelled::from_words(&[g.view()], &bytes(words), &bytes(order), univalued).next().flatten()
+            let colors: Vec<u8> = g.cells.iter().map(|&c| c as u8).collect();
+            Labelled::from_words(&[g.view()], &colors, &bytes(words), &bytes(order), univalued).next().flatten()
         };
         let decode = |words: &[u16]| decode_with(words, &order);
         let labelled = decode(&words).map(Labelled::into_value);

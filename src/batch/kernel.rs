@@ -128,7 +128,8 @@ impl StagedGrids {
 }
 
 /// Stages the given lanes' grids: their metadata (offsets rebased to the packed cells), then
-/// their cells as `i8`.
+/// their cells as `i8`. Staged first in a job, the metadata lie at its start and the cells
+/// where [`staged_cells`] finds them.
 pub fn stage_grids(grids: &GridBatch, lanes: &[usize], staging: &mut Staging) -> StagedGrids {
     let mut at = 0u32;
     let metas = staging.put(lanes.iter().map(|&k| {
@@ -142,12 +143,25 @@ pub fn stage_grids(grids: &GridBatch, lanes: &[usize], staging: &mut Staging) ->
         |k| grids.metas[k].len(),
         |k| grids.view(k).cells.iter().map(|&c| c as i8),
     );
+    debug_assert!(metas != 0 || cells == staged_cells_at(lanes.len()));
     StagedGrids {
         metas,
         cells,
         total: at as usize,
         blocks: lanes.len() as u32,
     }
+}
+
+/// Where the cells of `lanes` grids staged first in a job begin: after their metadata.
+fn staged_cells_at(lanes: usize) -> usize {
+    lanes * <GridMeta as super::staging::Plain>::SIZE
+}
+
+/// The cells (an `i8` each) of the grids of `lanes` lanes that [`stage_grids`] staged first in
+/// a job's input, `staged`: what an unpacker reads of the grids instead of their 4-byte
+/// colours. Empty where the input is shorter.
+pub fn staged_cells(staged: &[u8], lanes: usize) -> &[u8] {
+    staged.get(staged_cells_at(lanes)..).unwrap_or_default()
 }
 
 /// Whether a kernel takes lane `k`'s grid: one with cells, every colour fitting the kernels'

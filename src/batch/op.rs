@@ -14,8 +14,8 @@
 
 use super::grids::{GridBatch, PatchBatch};
 use super::kernel::{
-    grid_out, kernel_color, kernel_grid, par_unpack, par_unpack_runs, stage_grids, BadOutput, Entry, KernelArg, Packed,
-    StagedGrids, UNPACK_CHUNK,
+    grid_out, kernel_color, kernel_grid, par_unpack, par_unpack_runs, stage_grids, staged_cells, BadOutput, Entry,
+    KernelArg, Packed, StagedGrids, UNPACK_CHUNK,
 };
 use super::staging::{u32s, Staging};
 use super::{Arg, LaneResult};
@@ -54,9 +54,12 @@ pub struct Kernel {
     pub takes: fn(lanes: &Lanes, k: usize) -> bool,
     /// Stages the given lanes (all taken) for one launch.
     pub pack: fn(lanes: &Lanes, taken: &[usize], param: u32, staging: &mut Staging) -> Packed,
-    /// The results of the given lanes from the launch's output bytes.
-    pub unpack: fn(lanes: &Lanes, taken: &[usize], param: u32, out: &[u8]) -> Unpacked,
+    pub unpack: Unpacker,
 }
+
+/// The results of the given lanes from a launch's output bytes, `out`; it may read the bytes
+/// the launch staged (`staged`, the upload's, still on the host).
+pub type Unpacker = fn(lanes: &Lanes, taken: &[usize], param: u32, staged: &[u8], out: &[u8]) -> Unpacked;
 
 /// The results of the lanes of a launch, or why its output does not decode.
 pub type Unpacked = Result<Vec<LaneResult>, BadOutput>;
@@ -278,7 +281,7 @@ fn grid_takes(lanes: &Lanes, k: usize) -> bool {
 }
 
 /// The output grids of kernels that keep each grid's shape (`fill`, `paint`).
-fn same_shape(lanes: &Lanes, taken: &[usize], _: u32, out: &[u8]) -> Unpacked {
+fn same_shape(lanes: &Lanes, taken: &[usize], _: u32, _: &[u8], out: &[u8]) -> Unpacked {
     par_unpack(&lanes.grids, taken, |v, range| Ok(grid_out(v.h, v.w, &out[range])))
 }
 
@@ -336,13 +339,15 @@ pub static OBJECTS: Op = Op {
                 words..words + 2 * half,
             )
         },
-        unpack: |lanes, taken, mode, out| {
+        unpack: |lanes, taken, mode, staged, out| {
             let (words, order) = out.split_at(out.len() / 2);
+            let colors = staged_cells(staged, taken.len());
             par_unpack_runs(&lanes.grids, taken, |views, cells, results| {
                 let bytes = 2 * cells.start..2 * cells.end;
                 let (words, order) = (words.get(bytes.clone()), order.get(bytes));
                 let unpacked = Labelled::from_words(
                     views,
+                    colors.get(cells).unwrap_or_default(),
                     words.unwrap_or_default(),
                     order.unwrap_or_default(),
                     mode & 4 != 0,
@@ -385,7 +390,7 @@ pub static OFCOLOR: Op = Op {
         entry: Entry::Ofcolor,
         takes: grid_takes,
         pack: |lanes, taken, _, staging| color_query(lanes, taken, staging, |g| g.total),
-        unpack: |lanes, taken, _, out| {
+        unpack: |lanes, taken, _, _, out| {
             par_unpack(&lanes.grids, taken, |v, range| {
                 let rows = out[range].chunks_exact(v.w);
                 let locs = rows
@@ -416,7 +421,7 @@ pub static COLORCOUNT: Op = Op {
         entry: Entry::Colorcount,
         takes: grid_takes,
         pack: |lanes, taken, _, staging| color_query(lanes, taken, staging, |g| 4 * g.blocks as usize),
-        unpack: |_, _, _, out| Ok(u32s(out).map(|n| Ok(Value::Int(n.into()))).collect()),
+        unpack: |_, _, _, _, out| Ok(u32s(out).map(|n| Ok(Value::Int(n.into()))).collect()),
     }),
     probe: 0,
 };
@@ -448,7 +453,7 @@ pub static PALETTE: Op = Op {
                 output: masks..masks + 32 * taken.len(),
             }
         },
-        unpack: |_, _, as_tuple, out| {
+        unpack: |_, _, as_tuple, _, out| {
             use rayon::prelude::*;
             let f = if as_tuple == 1 {
                 objects::p_g_of
@@ -533,7 +538,7 @@ pub static COLORFILTER: Op = Op {
                 output: keep..keep + at as usize,
             }
         },
-        unpack: |lanes, taken, _, out| {
+        unpack: |lanes, taken, _, _, out| {
             let mut flags = out.iter();
             let results = taken.iter().map(|&k| {
                 let members = colorfilter_members(lanes, k).unwrap_or_default();
@@ -668,7 +673,7 @@ pub static TRANSFORM: Op = Op {
                 out..out + g.total,
             )
         },
-        unpack: |lanes, taken, t, out| {
+        unpack: |lanes, taken, t, _, out| {
             let transposes = transposes(t);
             par_unpack(&lanes.grids, taken, |v, range| {
                 let (h, w) = if transposes { (v.w, v.h) } else { (v.h, v.w) };

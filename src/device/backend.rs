@@ -217,7 +217,7 @@ impl<D: Device> DeviceBackend<D> {
             let mut unpacked = None;
             device.run(&job, &mut |output| {
                 self.lap(1, &mut clock);
-                unpacked = Some((op.kernel.unpack)(op.lanes, lanes, op.param, output));
+                unpacked = Some((op.kernel.unpack)(op.lanes, lanes, op.param, job.input, output));
                 self.lap(2, &mut clock);
             })?;
             match unpacked {

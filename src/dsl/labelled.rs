@@ -111,8 +111,9 @@ impl Labelled {
     /// in 15 bits.
     pub const MAX_CELLS: usize = 0x7FFF;
 
-    /// The objects of each of `grids` from what the objects kernel wrote for them, two
-    /// sections of a little-endian 16-bit word per cell, the grids back to back in each:
+    /// The objects of each of `grids`, whose colours the kernel got as `colors` (a byte, an
+    /// `i8`, per cell, the grids back to back), from what the objects kernel wrote for them,
+    /// two sections of a little-endian 16-bit word per cell, the grids back to back in each:
     /// - `words`: 0x8000 for a background cell, 0x8000 plus its component's size for the
     ///   first cell (row-major) of a component, the root, and the root's index, the cell's
     ///   label, for any other cell;
@@ -125,18 +126,19 @@ impl Labelled {
     /// sizes that do not add up to the labelled cells (in count, and in the sum of their
     /// labels: a cell counted to the wrong root, or labelled with a cell that is no root), an
     /// order that names a cell that is no root or does not ascend; also when the grid is no
-    /// device grid (a side past 255, more than [`MAX_CELLS`](Labelled::MAX_CELLS) cells, a
-    /// colour past `i8`). Every set is `None` when there are not as many words of each as
-    /// cells. With `univalued` every component has one colour (its first cell's); otherwise
-    /// its cells are sorted when built.
+    /// device grid (a side past 255, more than [`MAX_CELLS`](Labelled::MAX_CELLS) cells).
+    /// Every set is `None` when there are not as many colours and words of each as cells. With
+    /// `univalued` every component has one colour (its first cell's); otherwise its cells are
+    /// sorted when built.
     pub fn from_words(
         grids: &[GridView<'_>],
+        colors: &[u8],
         words: &[u8],
         order: &[u8],
         univalued: bool,
     ) -> impl Iterator<Item = Option<Labelled>> {
         let cells: usize = grids.iter().map(|g| g.cells.len()).sum();
-        let decodes = words.len() == 2 * cells && order.len() == 2 * cells;
+        let decodes = colors.len() == cells && words.len() == 2 * cells && order.len() == 2 * cells;
         let words: Box<[u16]> = if decodes {
             words
                 .chunks_exact(2)
@@ -145,8 +147,7 @@ impl Labelled {
         } else {
             Box::default()
         };
-        let colors: Option<Box<[i8]>> =
-            (!univalued).then(|| grids.iter().flat_map(|g| g.cells).map(|&c| c as i8).collect());
+        let kept_colors: Option<Box<[i8]>> = (!univalued && decodes).then(|| colors.iter().map(|&c| c as i8).collect());
         // Per grid, its cells and its objects in the run, and its width.
         let mut spans = Vec::with_capacity(grids.len());
         let objects: Box<[ObjectMeta]> = SCRATCH.with_borrow_mut(|Scratch { per_cell, objects }| {
@@ -160,7 +161,8 @@ impl Labelled {
                     g,
                     words: &words[range.clone()],
                     order: &order[2 * range.start..2 * range.end],
-                    colors: colors.as_ref().map(|c| &c[range.clone()]),
+                    colors: &colors[range.clone()],
+                    univalued,
                 };
                 let listed = grid.list_objects(objects) && grid.in_order(&mut objects[first..], per_cell);
                 if !listed {
@@ -172,7 +174,11 @@ impl Labelled {
             objects.as_slice().into()
         });
         spans.resize(grids.len(), None);
-        let run = Arc::new(Run { words, colors, objects });
+        let run = Arc::new(Run {
+            words,
+            colors: kept_colors,
+            objects,
+        });
         spans.into_iter().map(move |span| {
             let (cells, objects, w) = span?;
             Some(Labelled {
@@ -269,19 +275,27 @@ impl Labelled {
     }
 }
 
-/// One grid's part of the words, the order and the colours being unpacked.
+/// One grid's part of the colours, the words and the order being unpacked.
 struct Unpacking<'a> {
     g: &'a GridView<'a>,
+    /// An `i8` per cell.
+    colors: &'a [u8],
     words: &'a [u16],
     order: &'a [u8],
-    colors: Option<&'a [i8]>,
+    univalued: bool,
 }
 
 impl Unpacking<'_> {
     /// Checks the grid's words (see [`Labelled::from_words`]) and appends an object per root,
     /// in the kernel's order, each with its root's colour. False where they do not decode.
     fn list_objects(&self, objects: &mut Vec<ObjectMeta>) -> bool {
-        let Unpacking { g, words, order, .. } = *self;
+        let Unpacking {
+            g,
+            colors,
+            words,
+            order,
+            univalued,
+        } = *self;
         if g.h > 255 || g.w > 255 || words.len() > Labelled::MAX_CELLS {
             return false;
         }
@@ -321,7 +335,7 @@ impl Unpacking<'_> {
             };
             let size = u32::from(word & !BACKGROUND);
             root_moment += size * u32::from(r);
-            let color = g.cells[c];
+            let color = Color::from(colors[c] as i8);
             let key = i64::from(color) << 16 | i64::from(r);
             ascending &= key > last;
             last = key;
@@ -333,22 +347,24 @@ impl Unpacking<'_> {
             });
         }
         // Each cell's label counted to its root: the sizes are right, unless errors cancel.
-        label_sum == root_moment && (ascending || self.colors.is_some())
+        label_sum == root_moment && (ascending || !univalued)
     }
 
     /// Where an object may have several colours, finds each one's first cell (its least
     /// colour, then row-major) and whether the objects come in the canonical order, by those
-    /// cells (two objects never share a cell), colour first. False where they do not, where a
-    /// colour does not fit the kernels' `i8`, or where a label names no root or a root comes
-    /// twice (errors in the words that cancelled in the sums). With one colour per object,
-    /// [`Unpacking::list_objects`] has checked the order.
+    /// cells (two objects never share a cell), colour first. False where they do not, or
+    /// where a label names no root or a root comes twice (errors in the words that cancelled
+    /// in the sums). With one colour per object, [`Unpacking::list_objects`] has checked the
+    /// order.
     fn in_order(&self, objects: &mut [ObjectMeta], per_cell: &mut Vec<u32>) -> bool {
-        let Unpacking { g, words, colors, .. } = *self;
-        let Some(colors) = colors else {
+        let Unpacking {
+            colors,
+            words,
+            univalued,
+            ..
+        } = *self;
+        if univalued {
             return true;
-        };
-        if colors.iter().zip(g.cells).any(|(&c8, &c)| Color::from(c8) != c) {
-            return false;
         }
         per_cell.clear();
         per_cell.resize(words.len(), NO_LABEL.into());
@@ -359,8 +375,9 @@ impl Unpacking<'_> {
             }
             *place = k as u32;
         }
-        for (c, (&word, &color)) in words.iter().zip(g.cells).enumerate() {
+        for (c, (&word, &color)) in words.iter().zip(colors).enumerate() {
             let Some(l) = label(word, c) else { continue };
+            let color = Color::from(color as i8);
             // A label names a root, unless the words' errors cancelled in the sums.
             let Some(o) = objects.get_mut(per_cell[l] as usize) else {
                 return false;
