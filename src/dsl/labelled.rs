@@ -85,8 +85,8 @@ enum Objects {
     Own(Arc<[ObjectMeta]>),
 }
 
-/// A set of objects of one grid held as labels plus [`ObjectMeta`] (in the canonical order),
-/// its members built on first use.
+/// A set of objects of one grid held as its words (its labels) plus [`ObjectMeta`] (in the
+/// canonical order), its members built on first use.
 pub struct Labelled {
     plane: Plane,
     objects: Objects,
@@ -98,7 +98,7 @@ pub struct Labelled {
 struct Scratch {
     /// Per root (row-major index): its object's place in a list being built.
     per_cell: Vec<u32>,
-    /// The objects of the grids being unpacked, before they go to their shared buffer.
+    /// The objects of the grids being unpacked, before they go to their run.
     objects: Vec<ObjectMeta>,
 }
 
@@ -153,7 +153,8 @@ impl Labelled {
         let objects: Box<[ObjectMeta]> = SCRATCH.with_borrow_mut(|Scratch { per_cell, objects }| {
             objects.clear();
             let mut at = 0;
-            for g in grids.iter().take_while(|_| decodes) {
+            // Where they do not decode, no grid is listed.
+            for g in grids.iter().filter(|_| decodes) {
                 let range = at..at + g.cells.len();
                 at = range.end;
                 let first = objects.len();
