@@ -237,8 +237,9 @@ fn bench_on<D: Device + Clone>(
 
 /// The best of `repeat` timings of `entry`'s op over `w` on `backend`, and its results, after
 /// one call untimed: a process's first calls of an op fault in the memory its results take
-/// (the host side of `objects`: about 6 MB, a few hundred microseconds, in each of its first
-/// three calls), which a search pays once and a benchmark of three calls would count in each.
+/// (the host side of `objects`: about 6 MB in each of its first three calls), which a search
+/// pays once and a benchmark of three calls would count in each. The calls after the other
+/// backend's still find their inputs out of the caches.
 fn best_of(
     repeat: usize,
     backend: &dyn Backend,
