@@ -45,6 +45,34 @@ pub struct ObjectMeta {
     pub size: u32,
 }
 
+impl ObjectMeta {
+    /// Its place in the canonical order: by its first cell in the order of cells, colour
+    /// first (two objects never share a cell).
+    fn key(&self) -> i64 {
+        i64::from(self.color) << 16 | i64::from(self.first)
+    }
+}
+
+/// A colour as the kernels got it: a staged byte, an `i8`.
+fn staged_color(byte: u8) -> Color {
+    Color::from(byte as i8)
+}
+
+/// Marks each object's root in `per_cell` (one entry per cell of a grid of `cells` cells)
+/// with the object's place in `objects`; false where a root comes twice.
+fn place_roots(objects: &[ObjectMeta], cells: usize, per_cell: &mut Vec<u32>) -> bool {
+    per_cell.clear();
+    per_cell.resize(cells, NO_LABEL.into());
+    for (k, o) in objects.iter().enumerate() {
+        let place = &mut per_cell[o.root as usize];
+        if *place != u32::from(NO_LABEL) {
+            return false;
+        }
+        *place = k as u32;
+    }
+    true
+}
+
 /// What the grids unpacked together share, so that a grid's set takes no allocation but its
 /// value's: their words back to back, their colours where an object may have several, and
 /// their objects.
@@ -243,11 +271,8 @@ impl Labelled {
         let mut comps: Vec<Vec<Cell>> = objects.iter().map(|o| Vec::with_capacity(o.size as usize)).collect();
         SCRATCH.with_borrow_mut(|Scratch { per_cell, .. }| {
             // Per root, its object's place in the output (none for an object filtered out).
-            per_cell.clear();
-            per_cell.resize(words.len(), NO_LABEL.into());
-            for (k, o) in objects.iter().enumerate() {
-                per_cell[o.root as usize] = k as u32;
-            }
+            let distinct = place_roots(objects, words.len(), per_cell);
+            debug_assert!(distinct, "a labelled set's objects have distinct roots");
             for (c, &word) in words.iter().enumerate() {
                 let Some(l) = label(word, c) else { continue };
                 let k = per_cell[l] as usize;
@@ -336,24 +361,23 @@ impl Unpacking<'_> {
             };
             let size = u32::from(word & !BACKGROUND);
             root_moment += size * u32::from(r);
-            let color = Color::from(colors[c] as i8);
-            let key = i64::from(color) << 16 | i64::from(r);
-            ascending &= key > last;
-            last = key;
-            objects.push(ObjectMeta {
+            let object = ObjectMeta {
                 root: r,
                 first: r,
-                color,
+                color: staged_color(colors[c]),
                 size,
-            });
+            };
+            ascending &= object.key() > last;
+            last = object.key();
+            objects.push(object);
         }
         // Each cell's label counted to its root: the sizes are right, unless errors cancel.
         label_sum == root_moment && (ascending || !univalued)
     }
 
     /// Where an object may have several colours, finds each one's first cell (its least
-    /// colour, then row-major) and whether the objects come in the canonical order, by those
-    /// cells (two objects never share a cell), colour first. False where they do not, or
+    /// colour, then row-major) and whether the objects come in the canonical order
+    /// ([`ObjectMeta::key`]). False where they do not, or
     /// where a label names no root or a root comes twice (errors in the words that cancelled
     /// in the sums). With one colour per object, [`Unpacking::list_objects`] has checked the
     /// order.
@@ -367,18 +391,12 @@ impl Unpacking<'_> {
         if univalued {
             return true;
         }
-        per_cell.clear();
-        per_cell.resize(words.len(), NO_LABEL.into());
-        for (k, o) in objects.iter().enumerate() {
-            let place = &mut per_cell[o.root as usize];
-            if *place != u32::from(NO_LABEL) {
-                return false;
-            }
-            *place = k as u32;
+        if !place_roots(objects, words.len(), per_cell) {
+            return false;
         }
         for (c, (&word, &color)) in words.iter().zip(colors).enumerate() {
             let Some(l) = label(word, c) else { continue };
-            let color = Color::from(color as i8);
+            let color = staged_color(color);
             // A label names a root, unless the words' errors cancelled in the sums.
             let Some(o) = objects.get_mut(per_cell[l] as usize) else {
                 return false;
@@ -387,8 +405,6 @@ impl Unpacking<'_> {
                 (o.color, o.first) = (color, c as u16);
             }
         }
-        objects
-            .windows(2)
-            .all(|pair| (pair[0].color, pair[0].first) < (pair[1].color, pair[1].first))
+        objects.windows(2).all(|pair| pair[0].key() < pair[1].key())
     }
 }
