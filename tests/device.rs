@@ -673,6 +673,19 @@ proptest! {
                 prop_assert!(decode(&wrong).is_none(), "a label naming a cell that is no root");
             }
         }
+        if let Some(&c) = labels.get(pick % labels.len().max(1)) {
+            let mut wrong = words.clone();
+            wrong[c] = 0x8000;
+            prop_assert!(decode(&wrong).is_none(), "a labelled cell turned background");
+        }
+        let background: Vec<usize> = (0..words.len()).filter(|&c| words[c] == 0x8000).collect();
+        if let (Some(&c), Some(&root)) = (background.get(pick % background.len().max(1)), roots.first()) {
+            if root < c {
+                let mut wrong = words.clone();
+                wrong[c] = root as u16;
+                prop_assert!(decode(&wrong).is_none(), "a background cell labelled");
+            }
+        }
         if let [a, b, ..] = roots[..] {
             let mut wrong = words.clone();
             wrong[a] += 1;
