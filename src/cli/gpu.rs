@@ -183,7 +183,11 @@ fn bench_on<D: Device + Clone>(
     let cpu = CpuBackend::new(None);
     let one = DeviceBackend::new("one", devices[..1].to_vec(), cpu.clone());
     let all = DeviceBackend::new("all", devices.clone(), cpu.clone());
-    let time = |b: &dyn Backend, w: &Workload, e: Entry| best_of(options.repeat, b, w, e);
+    let time = |b: &dyn Backend, w: &Workload, e: Entry| {
+        best_of(options.repeat, &[b], w, e)
+            .pop()
+            .expect("a timing of the backend")
+    };
     let mut mismatches = 0;
     println!(
         "{:>7} {:<12} {:>10} {:>10} {:>7} {:>10} {:>7}  split of one device's time (upload / kernel / download)",
@@ -235,27 +239,31 @@ fn bench_on<D: Device + Clone>(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The best of `repeat` timings of `entry`'s op over `w` on `backend`, and its results, after
-/// one call untimed: a process's first calls of an op fault in the memory its results take
-/// (the host side of `objects`: about 6 MB in each of its first three calls), which a search
-/// pays once and a benchmark of three calls would count in each. The calls after the other
-/// backend's still find their inputs out of the caches.
+/// Per backend, the best of `repeat` timings of `entry`'s op over `w`, and its results: the
+/// backends' calls alternate, so that each follows the others' as the ops of a pipeline do,
+/// and all meet the same caches and the same phase of a shared machine (for `objects`, the
+/// host side's best over the CPU's ranged over 13 %-38 % in twelve runs of one build with
+/// three calls of one backend timed after three of the other; alternated, over 11 %-21 %).
+/// Each backend makes one call untimed first: a process's first calls of an op fault in the
+/// memory its results take (the host side of `objects`: about 6 MB in each of its first three
+/// calls), which a search pays once and a benchmark of three calls would count in each.
 fn best_of(
     repeat: usize,
-    backend: &dyn Backend,
+    backends: &[&dyn Backend],
     w: &Workload,
     entry: Entry,
-) -> (f64, Vec<arcbatch::batch::LaneResult>) {
-    let mut best = f64::INFINITY;
-    // Alive while the first timed call runs, as each call's results are while the next runs.
-    let mut result = w.run(backend, entry);
+) -> Vec<(f64, Vec<arcbatch::batch::LaneResult>)> {
+    // Each backend's results stay alive while its next call runs, and are dropped untimed.
+    let mut best: Vec<_> = backends.iter().map(|&b| (f64::INFINITY, w.run(b, entry))).collect();
     for _ in 0..repeat.max(1) {
-        let start = Instant::now();
-        let results = w.run(backend, entry);
-        best = best.min(start.elapsed().as_secs_f64());
-        result = results; // the call before's results are dropped untimed
+        for (&backend, (time, result)) in backends.iter().zip(&mut best) {
+            let start = Instant::now();
+            let results = w.run(backend, entry);
+            *time = time.min(start.elapsed().as_secs_f64());
+            *result = results;
+        }
     }
-    (best, result)
+    best
 }
 
 /// `bench-gpu --host-only`: per size and kernel, the CPU backend against the device path on
@@ -287,8 +295,9 @@ fn bench_host(options: &BenchOptions, grids: &[Grid], devices: usize) -> Result<
             let expected = w.run(&host, entry);
             replaying.iter().for_each(|d| d.replay());
             host.take_shard_times();
-            let (t_cpu, cpu_results) = best_of(options.repeat, &cpu, &w, entry);
-            let (t_host, got) = best_of(options.repeat, &host, &w, entry);
+            let [(t_cpu, cpu_results), (t_host, got)]: [_; 2] = best_of(options.repeat, &[&cpu, &host], &w, entry)
+                .try_into()
+                .expect("a timing per backend");
             let split = host.take_shard_times();
             // What a step that reads every member pays on top, once: building the objects of
             // the results that came back labelled (`objects`; the comparison below reads them).
