@@ -170,7 +170,8 @@ enum Command {
         /// With --host-only: write the figures per kernel and size to this JSON file.
         #[arg(long, requires = "host_only")]
         json: Option<PathBuf>,
-        /// Time each measurement this many times and keep the best.
+        /// Time each measurement this many times and keep the best (with --host-only the CPU
+        /// backend's calls and the host side's alternate).
         #[arg(long, default_value_t = 3)]
         repeat: usize,
         /// Only these kernels, comma-separated short names (`objects,fill`; default: all).
