@@ -20,9 +20,9 @@ use super::value::{Cell, Color, GridView, Items, Value};
 /// first cell's) is this plus the component's size; any other cell's is its label.
 const BACKGROUND: u16 = 0x8000;
 
-/// No label: a background cell's, as the check computes it; also no place in a list being
-/// built. Every cell index is below it.
-const NO_LABEL: u16 = u16::MAX;
+/// No place in a list being built: what `per_cell` holds for a cell that is no object's
+/// root. Every place is below it.
+const NO_PLACE: u32 = u32::MAX;
 
 /// The label of cell `c` from its word: its root's index; `None` for the background.
 fn label(word: u16, c: usize) -> Option<usize> {
@@ -79,10 +79,10 @@ fn prefetch(bytes: &[u8]) {
 /// with the object's place in `objects`; false where a root comes twice.
 fn place_roots(objects: &[ObjectMeta], cells: usize, per_cell: &mut Vec<u32>) -> bool {
     per_cell.clear();
-    per_cell.resize(cells, NO_LABEL.into());
+    per_cell.resize(cells, NO_PLACE);
     for (k, o) in objects.iter().enumerate() {
         let place = &mut per_cell[o.root as usize];
-        if *place != u32::from(NO_LABEL) {
+        if *place != NO_PLACE {
             return false;
         }
         *place = k as u32;
@@ -453,10 +453,9 @@ impl Unpacking<'_> {
 
     /// Where an object may have several colours, finds each one's first cell (its least
     /// colour, then row-major) and whether the objects come in the canonical order
-    /// ([`ObjectMeta::key`]). False where they do not, or
-    /// where a label names no root or a root comes twice (errors in the words that cancelled
-    /// in the sums). With one colour per object, [`Unpacking::list_objects`] has checked the
-    /// order.
+    /// ([`ObjectMeta::key`]). False where they do not, or where a label names no root or a
+    /// root comes twice (errors in the words that cancelled in the sums). With one colour per
+    /// object, [`Unpacking::list_objects`] has checked the order.
     fn in_order(&self, objects: &mut [ObjectMeta], per_cell: &mut Vec<u32>) -> bool {
         let Unpacking {
             colors,
