@@ -8,7 +8,8 @@
 //! kernels and the device backend, a [`batch::Backend`]). [`golden`] reads the conformance
 //! corpus; [`embedded`] holds the demo the binary carries; [`rng`] is the seeded generator
 //! the generator and the emulated device share. [`pipeline`], above them all, is what every
-//! front end runs: load, plan, evaluate, score. Each layer has its own error type; [`Error`]
+//! front end runs: load, plan, evaluate, score. [`solve`] finds programs for unseen tasks
+//! (enumeration with observational equivalence) and writes submissions. Each layer has its own error type; [`Error`]
 //! is any of them, and [`Chain`] shows one with its causes ([`error`]).
 
 pub mod batch;
@@ -23,6 +24,7 @@ pub mod pipeline;
 pub mod program;
 pub mod rng;
 pub mod run;
+pub mod solve;
 pub mod tasks;
 pub mod tools;
 

@@ -9,6 +9,7 @@ mod profile;
 mod progress;
 mod run;
 mod search;
+mod solve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -230,6 +231,51 @@ enum Command {
         #[command(flatten)]
         engine: EngineFlags,
     },
+    /// Find programs for tasks never seen: candidates that map every train input to its
+    /// output (library solvers, then bottom-up enumeration of the DSL's primitives), chosen
+    /// without reading any test output; two attempts per test input as a Kaggle submission.
+    /// Without --tasks, the embedded demo tasks (their solvers are not used).
+    Solve {
+        /// The tasks (any layout `run` reads; a Kaggle challenges file needs no solutions).
+        #[arg(long)]
+        tasks: Option<PathBuf>,
+        /// Write the Kaggle submission here (kept valid and brought up to date during the run).
+        #[arg(long)]
+        submission: Option<PathBuf>,
+        /// The time budget for all tasks, in minutes.
+        #[arg(long, default_value_t = 1.0)]
+        minutes: f64,
+        /// Library solvers to try first on every task (a solver file or a folder of them).
+        #[arg(long)]
+        library: Option<PathBuf>,
+        /// Write each task's chosen programs to DIR/attempt_1/<task>.py and
+        /// DIR/attempt_2/<task>.py (reference syntax: `arcbatch run` and `dsl.py` run them).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Evaluate at most this many programs per task: a run that stops on this rather than
+        /// on time gives the same result for any number of threads.
+        #[arg(long)]
+        max_candidates: Option<u64>,
+        /// Memory budget in MB for the values enumerated at once (all threads together).
+        #[arg(long, default_value_t = SOLVE_MEMORY_MB)]
+        memory: u64,
+        /// Write a JSON report (per task: chosen programs, counts, time) here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Worker threads, one task each (default: all cores; also ARCBATCH_THREADS).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Score a submission: ARC Prize points (per task, the fraction of its test outputs hit by
+    /// either attempt) and tasks fully solved.
+    Score {
+        /// The submission file (Kaggle's format).
+        #[arg(long)]
+        submission: PathBuf,
+        /// Kaggle's solutions file, or tasks with their test outputs in any layout `run` reads.
+        #[arg(long)]
+        solutions: PathBuf,
+    },
     /// Run the embedded team library on the embedded demo tasks (no files needed).
     Demo {
         #[command(flatten)]
@@ -264,6 +310,8 @@ const TIMEOUT_MS: u64 = 2000;
 /// The default memory budget of `batt` and `search`, in MB (the values of the programs
 /// evaluated together; the process needs some more).
 const MEMORY_MB: u64 = 512;
+/// The default memory budget of `solve`, in MB.
+const SOLVE_MEMORY_MB: u64 = 1024;
 /// The time limit per step and sample of `search`, in milliseconds.
 const SEARCH_TIMEOUT_MS: u64 = 5;
 
@@ -499,6 +547,34 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
                 backend: engine.backend,
                 timeout: engine.timeout(SEARCH_TIMEOUT_MS),
             })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Solve {
+            tasks,
+            submission,
+            minutes,
+            library,
+            out,
+            max_candidates,
+            memory,
+            json,
+            threads,
+        } => {
+            init_threads(threads)?;
+            solve::run(&solve::Options {
+                tasks,
+                submission,
+                minutes,
+                library,
+                out,
+                max_candidates,
+                memory_mb: memory,
+                json,
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Score { submission, solutions } => {
+            solve::score_files(&submission, &solutions)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { common } => {

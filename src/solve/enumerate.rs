@@ -1,0 +1,818 @@
+//! Bottom-up enumeration of one task's values with observational equivalence.
+//!
+//! Every value is a *column*: its value on each of the task's inputs, train inputs then test
+//! inputs. The enumerator starts from the input grid `I` and constants, then builds calls of
+//! the registry's primitives on the values it holds, in order of cost (a call costs its
+//! primitive's [`prior::cost`] plus its arguments' costs; the input, the task's colours and
+//! the common constants cost nothing, so that the cost of a program is the weighted count of
+//! its calls). A new column is kept only if no
+//! column of the same kind was kept before: programs that compute the same values on every
+//! input are one node, reached by the cheapest of them. Arguments are typed by the kind of
+//! the column that holds them ([`Kind`]); function values (`rbind(colorcount, TWO)`,
+//! `compose(size, toindices)`, `matcher(color, FIVE)`, ...) are columns too, with a
+//! [`Sig`]nature, applied to containers by `apply`, `mapply`, `sfilter`, `argmax`, ....
+//!
+//! A grid column equal to the train outputs on every train input is a candidate. Test outputs
+//! are never known here: the enumerator only sees inputs and train outputs.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Instant;
+
+use hashbrown::HashMap;
+use smallvec::SmallVec;
+
+use super::kinds::{accepts, fits, Kind, Kinds, Sig};
+use super::pieces::{Ink, Piece, Pieces};
+use super::prior;
+use super::recolour::ColourMap;
+use super::tiles::Tiles;
+use crate::dsl::constants::CONSTANTS;
+use crate::dsl::func::Deadline;
+use crate::dsl::{registry, Func, Grid, PrimId, Ty, Value};
+
+/// How a node's values were computed.
+#[derive(Clone, Debug)]
+pub enum Expr {
+    /// The input grid `I`.
+    Input,
+    /// A constant (an integer, a boolean or an integer pair).
+    Const(Value),
+    /// A primitive as a function value.
+    Prim(PrimId),
+    /// A primitive called on other nodes.
+    Call(PrimId, SmallVec<[u32; 3]>),
+}
+
+/// A candidate: a grid node that gives every train output, itself or finished so.
+#[derive(Clone, Debug)]
+pub struct Found {
+    pub node: u32,
+    pub finish: Finish,
+}
+
+/// What follows a candidate's node.
+#[derive(Clone, Debug)]
+pub enum Finish {
+    /// Nothing: the node is the output.
+    Exact,
+    /// A colour map learned from the train pairs.
+    Recolour(ColourMap),
+    /// Pieces drawn on it.
+    Pieces(SmallVec<[Piece; 2]>),
+    /// Tiled with other grid nodes: `blocks` row-major, `across` to a row; the candidate's
+    /// node is the first block.
+    Tiles { across: usize, blocks: Vec<u32> },
+}
+
+impl Found {
+    /// The cost candidates are ranked by: the node's, plus two for a recolouring, plus each
+    /// piece's patch and one for drawing it.
+    pub fn cost(&self, e: &Enumerator) -> u32 {
+        let node = e.nodes[self.node as usize].cost as u32;
+        node + match &self.finish {
+            Finish::Exact => 0,
+            Finish::Recolour(_) => 2,
+            Finish::Pieces(pieces) => pieces.iter().map(|p| e.nodes[p.patch as usize].cost as u32 + 1).sum(),
+            // Each further block and the concatenation that joins it.
+            Finish::Tiles { blocks, .. } => blocks[1..].iter().map(|&b| e.nodes[b as usize].cost as u32 + 1).sum(),
+        }
+    }
+}
+
+/// One distinct column.
+pub struct Node {
+    pub col: Box<[Value]>,
+    pub kind: Kind,
+    /// An integer column whose every value is a colour of the task.
+    pub colour: bool,
+    /// For function values: what they take and return.
+    pub sig: Option<Sig>,
+    pub cost: u8,
+    pub expr: Expr,
+}
+
+/// When to stop enumerating one task.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Stop at this instant.
+    pub until: Instant,
+    /// Stop after this many columns evaluated (deterministic, unlike time).
+    pub max_evaluations: Option<u64>,
+    /// Stop when the kept columns take about this many bytes.
+    pub max_bytes: usize,
+    /// Stop when the whole process holds this many bytes (all the tasks enumerated at once).
+    pub max_resident: usize,
+}
+
+/// Why enumeration stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Time,
+    Evaluations,
+    Memory,
+    /// Every level up to the deepest was enumerated.
+    Exhausted,
+}
+
+/// The node of `I`, the first one kept.
+pub const INPUT: u32 = 0;
+
+/// The deepest cost level enumerated.
+pub const MAX_LEVEL: u8 = 12;
+
+/// The most a value of each kind may cost to be kept as an argument of further calls (grids
+/// are kept to [`MAX_LEVEL`]). Function values and numbers are cheap to build and many, and
+/// every one multiplies the calls of the level above: past these costs they are what the
+/// levels would be made of, not the grids the outputs are.
+fn max_cost(kind: Kind) -> u8 {
+    match kind {
+        Kind::Grid => MAX_LEVEL,
+        Kind::Func => MAX_FUNC_COST,
+        Kind::Int | Kind::Pair | Kind::Bool | Kind::Cell => 3,
+        _ => 6,
+    }
+}
+
+/// The most a grid read by an analysing primitive (`objects`, `ofcolor`, ...) may cost: the
+/// published solvers analyse the input or a grid cut from it, and the values read from grids
+/// built later are most of a level's calls and little of its use.
+const MAX_ANALYSED_COST: u8 = 2;
+
+/// The most a function value may cost.
+const MAX_FUNC_COST: u8 = 4;
+
+/// Columns with a grid larger than ARC's 30x30, or a container of more members than this, are
+/// not kept: ARC outputs never need them, and they are what makes a search slow.
+const MAX_MEMBERS: usize = 1024;
+
+/// A primitive the enumerator calls, with its cost and the role its function parameter
+/// plays, if it has one.
+struct Plan {
+    id: PrimId,
+    cost: u8,
+    role: Role,
+    /// The parameters that are colours, one bit each.
+    colours: u8,
+    /// Whether it reads a grid into something else (`objects`, `ofcolor`, `palette`, ...):
+    /// its grid arguments cost at most [`MAX_ANALYSED_COST`].
+    analyses: bool,
+    /// Whether two of its parameters take any value, which must then be of one kind
+    /// (`equality(a, b)`; `branch(c, a, b)`, whose condition must also vary).
+    same_kinds: bool,
+}
+
+/// What a primitive does with function values, for the signature checks of its arguments.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// No function parameter.
+    Plain,
+    /// `apply(f, c)` / `mapply(f, c)`: `f` over `c`'s members (for `mapply` returning sets).
+    Map {
+        merges: bool,
+    },
+    /// `sfilter(c, f)`, `mfilter`, `extract`: `f` a predicate on `c`'s members.
+    Filter,
+    /// `argmax(c, f)`, `argmin`, `valmax`, `valmin`: `f` a number of `c`'s members.
+    Rank,
+    Compose,
+    Fork,
+    Rbind,
+    Lbind,
+    Matcher,
+}
+
+fn role(name: &str) -> Option<Role> {
+    Some(match name {
+        "apply" => Role::Map { merges: false },
+        "mapply" => Role::Map { merges: true },
+        "sfilter" | "mfilter" | "extract" => Role::Filter,
+        "argmax" | "argmin" | "valmax" | "valmin" => Role::Rank,
+        "compose" => Role::Compose,
+        "fork" => Role::Fork,
+        "rbind" => Role::Rbind,
+        "lbind" => Role::Lbind,
+        "matcher" => Role::Matcher,
+        _ if PrimId::of(name)?.spec().params.contains(&Ty::Callable) => return None,
+        _ => Role::Plain,
+    })
+}
+
+/// The parameters of a primitive that are colours (the registry types them as integers):
+/// only columns holding colours of the task fit them.
+fn colour_params(name: &str) -> u8 {
+    match name {
+        "fill" | "underfill" | "ofcolor" | "colorcount" | "colorfilter" => 0b010,
+        "replace" | "switch" => 0b110,
+        "recolor" | "canvas" => 0b001,
+        "cellwise" => 0b100,
+        _ => 0,
+    }
+}
+
+/// The primitives enumerated, cheapest first (registry order among equals).
+fn plans() -> Vec<Plan> {
+    let mut plans: Vec<Plan> = registry()
+        .ids()
+        .filter(|&id| prior::enumerated(id))
+        .filter_map(|id| {
+            let name = id.spec().name;
+            Some(Plan {
+                id,
+                cost: prior::cost(id),
+                role: role(name)?,
+                colours: colour_params(name),
+                analyses: accepts(id.spec().ret) & Kind::Grid.bit() == 0
+                    && id.spec().params.iter().any(|&t| accepts(t) & Kind::Grid.bit() != 0),
+                same_kinds: id.spec().params.iter().filter(|&&t| t == Ty::Any).count() >= 2,
+            })
+        })
+        .collect();
+    plans.sort_by_key(|p| (p.cost, p.id));
+    plans
+}
+
+/// The enumeration state of one task.
+pub struct Enumerator {
+    /// Inputs: train inputs then test inputs.
+    inputs: Vec<Value>,
+    /// The train outputs, the first `targets.len()` inputs' expected values.
+    targets: Vec<Value>,
+    pub nodes: Vec<Node>,
+    seen: HashMap<u64, SmallVec<[u32; 1]>>,
+    by_cost: Vec<Vec<u32>>,
+    /// Nodes of one cost that fit a parameter's kinds, built once the cost's level is done.
+    fitting: HashMap<(u8, Kinds), Vec<u32>>,
+    /// Grid nodes equal to every train output, or equal once recoloured, in the order found
+    /// (cheapest first).
+    pub candidates: Vec<Found>,
+    /// Pieces of the outputs, where outputs have their inputs' shapes.
+    pieces: Option<Pieces>,
+    /// The blocks of the outputs, where they tile their inputs' shape; taken once tiled.
+    tiles: Option<Tiles>,
+    /// Grid nodes by the hash of their train values (for the tiles' blocks).
+    grids_by_train: HashMap<u64, SmallVec<[u32; 1]>>,
+    /// Integer nodes holding colours, cheapest first (for the pieces' colours).
+    colour_nodes: Vec<u32>,
+    /// The colours of the task's grids (inputs and train outputs).
+    colours: [bool; 10],
+    /// Columns evaluated (kept or not).
+    pub evaluations: u64,
+    bytes: usize,
+    plans: Vec<Plan>,
+}
+
+impl Enumerator {
+    /// The enumerator of a task: `train` its (input, output) pairs, `test` its test inputs.
+    pub fn new(train: &[(Arc<Grid>, Arc<Grid>)], test: &[Arc<Grid>]) -> Enumerator {
+        let inputs: Vec<Value> = train
+            .iter()
+            .map(|(i, _)| i)
+            .chain(test)
+            .map(|g| Value::Grid(g.clone()))
+            .collect();
+        let targets = train.iter().map(|(_, o)| Value::Grid(o.clone())).collect();
+        let mut e = Enumerator {
+            inputs,
+            targets,
+            nodes: Vec::new(),
+            seen: HashMap::new(),
+            by_cost: vec![Vec::new(); MAX_LEVEL as usize + 1],
+            fitting: HashMap::new(),
+            candidates: Vec::new(),
+            evaluations: 0,
+            bytes: 0,
+            colours: [false; 10],
+            pieces: Pieces::new(train),
+            tiles: Tiles::new(train),
+            grids_by_train: HashMap::new(),
+            colour_nodes: Vec::new(),
+            plans: plans(),
+        };
+        e.seed(train);
+        e
+    }
+
+    fn constant(&mut self, v: Value, cost: u8) {
+        let col = vec![v.clone(); self.inputs.len()].into_boxed_slice();
+        if let Some(kind) = Kind::of_column(&col) {
+            self.keep(col, kind, None, cost, Expr::Const(v));
+        }
+    }
+
+    /// The leaves: `I`, the task's colours and the DSL's constants, primitives as function
+    /// values, and the train outputs' shape where it is the same for every pair.
+    fn seed(&mut self, train: &[(Arc<Grid>, Arc<Grid>)]) {
+        let col = self.inputs.clone().into_boxed_slice();
+        if let Some(kind) = Kind::of_column(&col) {
+            self.keep(col, kind, None, 0, Expr::Input);
+        }
+        let mut present = [false; 10];
+        for g in self.inputs.iter().chain(&self.targets) {
+            if let Value::Grid(g) = g {
+                for &c in &g.cells {
+                    present[c.clamp(0, 9) as usize] = true;
+                }
+            }
+        }
+        self.colours = present;
+        for (c, &here) in present.iter().enumerate() {
+            if here {
+                self.constant(Value::Int(c as i64), 0);
+            }
+        }
+        for &(name, c) in CONSTANTS {
+            if name.starts_with('R') && name.len() == 2 {
+                continue; // the search dialect's o_g modes
+            }
+            let cheap = matches!(name, "T" | "F" | "ZERO" | "ONE" | "TWO" | "ORIGIN" | "UNITY");
+            self.constant(c.value(), if cheap { 0 } else { 1 });
+        }
+        let shapes: Vec<(usize, usize)> = train.iter().map(|(_, o)| (o.h, o.w)).collect();
+        if let Some(&(h, w)) = shapes.first() {
+            if shapes.iter().all(|&s| s == (h, w)) && h <= 10 && w <= 10 {
+                self.constant(Value::Pair(h as i64, w as i64), 0);
+            }
+        }
+        for k in 0..self.plans.len() {
+            let (id, cost) = (self.plans[k].id, self.plans[k].cost);
+            if self.plans[k].role == Role::Plain {
+                if let Some(sig) = Sig::of_prim(id) {
+                    let f = Value::Func(Arc::new(Func::Prim(id)));
+                    let col = vec![f; self.inputs.len()].into_boxed_slice();
+                    self.keep(col, Kind::Func, Some(sig), cost, Expr::Prim(id));
+                }
+            }
+        }
+    }
+
+    /// Keeps a column unless one of the same kind is kept; returns whether it was new.
+    fn keep(&mut self, col: Box<[Value]>, kind: Kind, sig: Option<Sig>, cost: u8, expr: Expr) -> bool {
+        let hash = column_hash(kind, &col);
+        let nodes = &self.nodes;
+        let slot = self.seen.entry(hash).or_default();
+        if slot
+            .iter()
+            .any(|&k| nodes[k as usize].kind == kind && nodes[k as usize].col == col)
+        {
+            return false;
+        }
+        if cost > max_cost(kind) {
+            // Not kept as an argument; a grid is still a candidate (grids are never capped).
+            return false;
+        }
+        let id = self.nodes.len() as u32;
+        slot.push(id);
+        self.bytes += col.iter().map(approx_bytes).sum::<usize>() + NODE_BYTES;
+        if kind == Kind::Grid {
+            let train = &col[..self.targets.len()];
+            if self.targets.iter().zip(train).all(|(t, v)| t == v) {
+                self.candidates.push(Found {
+                    node: id,
+                    finish: Finish::Exact,
+                });
+            } else if let Some(map) = ColourMap::learn(train, &self.targets).filter(|m| {
+                col[self.targets.len()..]
+                    .iter()
+                    .all(|v| matches!(v, Value::Grid(g) if m.covers(g)))
+            }) {
+                self.candidates.push(Found {
+                    node: id,
+                    finish: Finish::Recolour(map),
+                });
+            }
+        }
+        self.by_cost[cost as usize].push(id);
+        let colour = kind == Kind::Int
+            && col
+                .iter()
+                .all(|v| matches!(v, Value::Int(c) if (0..10).contains(c) && self.colours[*c as usize]));
+        self.nodes.push(Node {
+            col,
+            kind,
+            colour,
+            sig,
+            cost,
+            expr,
+        });
+        if colour {
+            self.colour_nodes.push(id);
+        }
+        if kind == Kind::Grid && self.tiles.is_some() {
+            let train = &self.nodes[id as usize].col[..self.targets.len()];
+            self.grids_by_train
+                .entry(column_hash(kind, train))
+                .or_default()
+                .push(id);
+        }
+        if matches!(kind, Kind::Indices | Kind::Object) {
+            self.try_pieces(id);
+        }
+        true
+    }
+
+    /// Whether every block of the outputs' tiles is a grid node now.
+    fn try_tiles(&mut self) {
+        let Some(tiles) = &self.tiles else { return };
+        let n = self.targets.len();
+        let find = |wanted: &[Value]| {
+            self.grids_by_train
+                .get(&column_hash(Kind::Grid, wanted))?
+                .iter()
+                .copied()
+                .find(|&k| &self.nodes[k as usize].col[..n] == wanted)
+        };
+        let blocks: Option<Vec<u32>> = tiles.blocks.iter().map(|b| find(b)).collect();
+        if let Some(blocks) = blocks {
+            let across = tiles.across;
+            self.candidates.push(Found {
+                node: blocks[0],
+                finish: Finish::Tiles { across, blocks },
+            });
+            self.tiles = None;
+        }
+    }
+
+    /// Whether a new patch completes the train outputs as pieces drawn on `I`.
+    fn try_pieces(&mut self, patch: u32) {
+        let Some(mut pieces) = self.pieces.take() else { return };
+        let n = self.targets.len();
+        let nodes = &self.nodes;
+        let colour_of = |colours: &[i64]| {
+            self.colour_nodes.iter().copied().find(|&k| {
+                nodes[k as usize].col[..n]
+                    .iter()
+                    .zip(colours)
+                    .all(|(v, &c)| *v == Value::Int(c))
+            })
+        };
+        if let Some(done) = pieces.consider(patch, &nodes[patch as usize].col, colour_of) {
+            self.candidates.push(Found {
+                node: INPUT,
+                finish: Finish::Pieces(done),
+            });
+        }
+        self.pieces = Some(pieces);
+    }
+
+    /// Enumerates level after level until the budget is spent or [`MAX_LEVEL`] is done;
+    /// `stop_at_candidates` ends it once that many candidates are known.
+    pub fn run(&mut self, budget: &Budget, stop_at_candidates: usize) -> Stop {
+        for level in 1..=MAX_LEVEL {
+            let r = self.level(level, budget, stop_at_candidates);
+            self.try_tiles();
+            if let Some(stop) = r {
+                return stop;
+            }
+        }
+        Stop::Exhausted
+    }
+
+    fn exhausted(&self, budget: &Budget) -> Option<Stop> {
+        if budget.max_evaluations.is_some_and(|m| self.evaluations >= m) {
+            return Some(Stop::Evaluations);
+        }
+        if self.bytes * MEMORY_FACTOR >= budget.max_bytes {
+            return Some(Stop::Memory);
+        }
+        if self.evaluations % 1024 == 0 && resident_bytes().is_some_and(|r| r >= budget.max_resident) {
+            return Some(Stop::Memory);
+        }
+        // The deadline, or an interrupt of the computation (Ctrl-C in Python, a signal).
+        if self.evaluations % 64 == 0 && (Instant::now() >= budget.until || Deadline::check().is_err()) {
+            return Some(Stop::Time);
+        }
+        None
+    }
+
+    /// One cost level: every call whose primitive and arguments cost `level` in all.
+    fn level(&mut self, level: u8, budget: &Budget, stop_at_candidates: usize) -> Option<Stop> {
+        for k in 0..self.plans.len() {
+            let (id, cost, role) = (self.plans[k].id, self.plans[k].cost, self.plans[k].role);
+            let builds_function = matches!(
+                role,
+                Role::Compose | Role::Fork | Role::Rbind | Role::Lbind | Role::Matcher
+            );
+            if cost > level || (builds_function && level > MAX_FUNC_COST) {
+                continue;
+            }
+            let params = id.spec().params;
+            let rest = level - cost;
+            let masks: SmallVec<[Kinds; 4]> = params.iter().map(|&t| accepts(t)).collect();
+            for split in compositions(rest, params.len()) {
+                let analysis = self.plans[k].analyses;
+                let lists: Option<SmallVec<[Vec<u32>; 4]>> = split
+                    .iter()
+                    .zip(&masks)
+                    .map(|(&c, &m)| {
+                        let m = if analysis && c > MAX_ANALYSED_COST {
+                            m & !Kind::Grid.bit()
+                        } else {
+                            m
+                        };
+                        self.fitting(c, m)
+                    })
+                    .collect();
+                let Some(lists) = lists else { continue };
+                let mut pick: SmallVec<[usize; 4]> = SmallVec::from_elem(0, lists.len());
+                'tuples: loop {
+                    let args: SmallVec<[u32; 3]> = pick.iter().zip(&lists).map(|(&p, l)| l[p]).collect();
+                    if let Some(sig) = self.check(&self.plans[k], &args) {
+                        if let Some(stop) = self.exhausted(budget) {
+                            return Some(stop);
+                        }
+                        self.evaluations += 1;
+                        self.call(id, args, sig, level);
+                        if self.candidates.len() >= stop_at_candidates {
+                            return Some(Stop::Exhausted);
+                        }
+                    }
+                    // The next tuple, the last argument fastest.
+                    for p in (0..pick.len()).rev() {
+                        pick[p] += 1;
+                        if pick[p] < lists[p].len() {
+                            continue 'tuples;
+                        }
+                        pick[p] = 0;
+                    }
+                    break;
+                }
+            }
+        }
+        None
+    }
+
+    /// The nodes of cost `cost` whose kind is in `mask` (`None` if there are none).
+    fn fitting(&mut self, cost: u8, mask: Kinds) -> Option<Vec<u32>> {
+        let nodes = &self.nodes;
+        let by_cost = &self.by_cost;
+        let list = self.fitting.entry((cost, mask)).or_insert_with(|| {
+            by_cost[cost as usize]
+                .iter()
+                .copied()
+                .filter(|&k| nodes[k as usize].kind.bit() & mask != 0)
+                .collect()
+        });
+        (!list.is_empty()).then(|| list.clone())
+    }
+
+    /// Whether a call with these arguments is typed well enough to evaluate, and for the
+    /// primitives that build function values, the signature of the result
+    /// (`Some(None)`: a plain value).
+    fn check(&self, plan: &Plan, args: &[u32]) -> Option<Option<Sig>> {
+        let role = plan.role;
+        let node = |k: usize| &self.nodes[args[k] as usize];
+        let colours_fit = (0..args.len()).all(|k| plan.colours & (1 << k) == 0 || node(k).colour);
+        if !colours_fit || (plan.same_kinds && !self.same_kinds(args)) {
+            return None;
+        }
+        let sig = |k: usize| node(k).sig;
+        let member = |k: usize| node(k).kind.member();
+        match role {
+            Role::Plain => Some(None),
+            Role::Map { merges } => {
+                let (f, m) = (sig(0)?, member(1)?);
+                let ok = f.takes(m) && (!merges || f.returns(accepts(Ty::FrozenSet)));
+                ok.then_some(None)
+            }
+            Role::Filter => (sig(1)?.takes(member(0)?) && sig(1)?.returns(Kind::Bool.bit())).then_some(None),
+            Role::Rank => (sig(1)?.takes(member(0)?) && sig(1)?.returns(Kind::Int.bit())).then_some(None),
+            Role::Compose => {
+                let (outer, inner) = (sig(0)?, sig(1)?);
+                let ok = outer.arity == 1 && inner.arity == 1 && fits(inner.ret, outer.params[0]);
+                ok.then(|| Some(Sig::unary(inner.params[0], outer.ret)))
+            }
+            Role::Fork => {
+                let (outer, a, b) = (sig(0)?, sig(1)?, sig(2)?);
+                let ok = outer.arity == 2
+                    && a.arity == 1
+                    && b.arity == 1
+                    && fits(a.params[0], b.params[0])
+                    && fits(a.ret, outer.params[0])
+                    && fits(b.ret, outer.params[1]);
+                ok.then(|| Some(Sig::unary(a.params[0], outer.ret)))
+            }
+            Role::Rbind | Role::Lbind => {
+                let f = sig(0)?;
+                let left = role == Role::Lbind;
+                let fixed = if left { 0 } else { f.arity as usize - 1 };
+                let ok = (2..=3).contains(&f.arity) && node(1).sig.is_none() && f.params[fixed] != Ty::Callable;
+                let ok = ok && accepts(f.params[fixed]) & node(1).kind.bit() != 0;
+                ok.then(|| Some(f.bound(left)))
+            }
+            Role::Matcher => {
+                let f = sig(0)?;
+                let ok = f.arity == 1 && node(1).sig.is_none() && accepts(f.ret) & node(1).kind.bit() != 0;
+                ok.then(|| Some(Sig::unary(f.params[0], Ty::Boolean)))
+            }
+        }
+    }
+
+    /// For a primitive with two parameters of any type: the last two arguments are of one
+    /// kind, and a third before them (`branch`'s condition) varies over the inputs.
+    fn same_kinds(&self, args: &[u32]) -> bool {
+        let node = |k: usize| &self.nodes[args[k] as usize];
+        let n = args.len();
+        let varies = |k: usize| node(k).col.iter().any(|v| *v != node(k).col[0]);
+        node(n - 2).kind == node(n - 1).kind && (n == 2 || varies(0))
+    }
+
+    /// Evaluates a call on every input and keeps its column if it is new and usable.
+    fn call(&mut self, id: PrimId, args: SmallVec<[u32; 3]>, sig: Option<Sig>, cost: u8) {
+        let imp = id.spec().imp;
+        let mut col = Vec::with_capacity(self.inputs.len());
+        let mut argv: SmallVec<[Value; 4]> = SmallVec::new();
+        for e in 0..self.inputs.len() {
+            argv.clear();
+            argv.extend(args.iter().map(|&a| self.nodes[a as usize].col[e].clone()));
+            match imp(&argv) {
+                Ok(v) if !too_big(&v) => col.push(v),
+                _ => return,
+            }
+        }
+        let Some(kind) = Kind::of_column(&col) else { return };
+        if (kind == Kind::Func) != sig.is_some() {
+            return;
+        }
+        self.keep(col.into_boxed_slice(), kind, sig, cost, Expr::Call(id, args));
+    }
+
+    /// A candidate's outputs on the test inputs, computed by the primitives themselves.
+    pub fn test_outputs(&self, found: &Found) -> Vec<Value> {
+        let n = self.targets.len();
+        let values = &self.nodes[found.node as usize].col[n..];
+        values
+            .iter()
+            .enumerate()
+            .map(|(k, v)| match (&found.finish, v) {
+                (Finish::Exact, _) => v.clone(),
+                (Finish::Recolour(map), Value::Grid(g)) => Value::Grid(Arc::new(map.apply(g))),
+                (Finish::Pieces(pieces), _) => pieces.iter().fold(v.clone(), |grid, p| {
+                    let patch = self.nodes[p.patch as usize].col[n + k].clone();
+                    let drawn = match p.ink {
+                        Ink::Fill { colour } => {
+                            let colour = self.nodes[colour as usize].col[n + k].clone();
+                            (PrimId::builtin("fill").spec().imp)(&[grid, colour, patch])
+                        }
+                        Ink::Paint => (PrimId::builtin("paint").spec().imp)(&[grid, patch]),
+                    };
+                    drawn.unwrap_or(Value::None)
+                }),
+                (Finish::Tiles { across, blocks }, _) => {
+                    let block = |b: u32| self.nodes[b as usize].col[n + k].clone();
+                    let join = |name: &str, a: Value, b: Value| {
+                        (PrimId::builtin(name).spec().imp)(&[a, b]).unwrap_or(Value::None)
+                    };
+                    let rows = blocks
+                        .chunks(*across)
+                        .map(|row| row.iter().map(|&b| block(b)).reduce(|a, b| join("hconcat", a, b)));
+                    rows.flatten()
+                        .reduce(|a, b| join("vconcat", a, b))
+                        .unwrap_or(Value::None)
+                }
+                (_, other) => other.clone(),
+            })
+            .collect()
+    }
+}
+
+/// Every way to write `total` as an ordered sum of `parts` parts (zero included: the leaves
+/// cost nothing).
+fn compositions(total: u8, parts: usize) -> Vec<SmallVec<[u8; 4]>> {
+    let mut out = Vec::new();
+    let mut current: SmallVec<[u8; 4]> = SmallVec::new();
+    fn go(left: u8, parts: usize, current: &mut SmallVec<[u8; 4]>, out: &mut Vec<SmallVec<[u8; 4]>>) {
+        if parts == 1 {
+            current.push(left);
+            out.push(current.clone());
+            current.pop();
+            return;
+        }
+        for first in 0..=left {
+            current.push(first);
+            go(left - first, parts - 1, current, out);
+            current.pop();
+        }
+    }
+    if parts == 0 {
+        if total == 0 {
+            out.push(current);
+        }
+        return out;
+    }
+    go(total, parts, &mut current, &mut out);
+    out
+}
+
+fn too_big(v: &Value) -> bool {
+    match v {
+        Value::Grid(g) => g.h > 30 || g.w > 30,
+        _ => v.len().is_some_and(|n| n > MAX_MEMBERS),
+    }
+}
+
+/// How much more memory a run takes than the bytes counted (allocator headers and rounding,
+/// the caches of argument lists, the allocator keeping freed pages): measured peak over
+/// counted bytes on the evaluation tasks.
+const MEMORY_FACTOR: usize = 2;
+
+/// What a node costs besides its values: the node, its hash entry, its place in the lists.
+const NODE_BYTES: usize = 160;
+
+/// The process's resident memory, where the system says (Linux's `/proc/self/statm`).
+fn resident_bytes() -> Option<usize> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: usize = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf only reads a configuration value.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * usize::try_from(page).ok()?)
+}
+
+/// About how many bytes a value holds, for the memory budget.
+fn approx_bytes(v: &Value) -> usize {
+    24 + match v {
+        Value::Grid(g) => g.cells.len() * 4,
+        Value::Indices(l) => l.len() * 8,
+        Value::Object(c) => c.len() * 12,
+        Value::Tuple(items) | Value::Set(items) => items.iter().map(approx_bytes).sum(),
+        _ => 0,
+    }
+}
+
+/// A hash of a column and its kind, consistent with equality of values of one kind.
+fn column_hash(kind: Kind, col: &[Value]) -> u64 {
+    let mut h = FxLike(kind as u64);
+    for v in col {
+        hash_value(v, &mut h);
+    }
+    h.0
+}
+
+fn hash_value(v: &Value, h: &mut FxLike) {
+    match v {
+        Value::None => h.add(1),
+        Value::Bool(b) => h.add(*b as u64),
+        Value::Int(n) => h.add(*n as u64),
+        Value::Pair(a, b) => {
+            h.add(*a as u64);
+            h.add(*b as u64);
+        }
+        Value::Grid(g) => {
+            h.add((g.h << 8 | g.w) as u64);
+            g.cells.hash(h);
+        }
+        Value::Indices(l) => l.iter().for_each(|l| h.add(((l.i as u64) << 32) ^ l.j as u32 as u64)),
+        Value::Object(c) => c.iter().for_each(|c| {
+            h.add(((c.i as u64) << 32) ^ c.j as u32 as u64);
+            h.add(c.color as u64);
+        }),
+        Value::Tuple(items) | Value::Set(items) => {
+            h.add(items.len() as u64);
+            items.iter().for_each(|m| hash_value(m, h));
+        }
+        Value::Func(f) => f.to_string().hash(h),
+        other => other
+            .members()
+            .unwrap_or_default()
+            .iter()
+            .for_each(|m| hash_value(m, h)),
+    }
+}
+
+/// A fast multiplicative hasher (the column hashes only pick a bucket; equality decides).
+struct FxLike(u64);
+
+impl FxLike {
+    #[inline]
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FxLike {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compositions_cover_every_split() {
+        assert_eq!(compositions(3, 1).len(), 1);
+        assert_eq!(compositions(4, 2).len(), 5);
+        assert_eq!(compositions(2, 3).len(), 6);
+        assert_eq!(compositions(0, 2).len(), 1);
+        assert!(compositions(5, 3).iter().all(|c| c.iter().sum::<u8>() == 5));
+    }
+}

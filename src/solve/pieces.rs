@@ -1,0 +1,253 @@
+//! Outputs assembled from pieces: where every train output has its input's shape, a patch
+//! the enumerator builds is a *piece* when filling it with one colour (or painting it, for an
+//! object) agrees with every train output on every cell it covers, and changes some cell that
+//! must change. One piece, or two, whose changes together are exactly the cells that differ
+//! between each train input and its output make a candidate `fill(fill(I, a, p), b, q)`: the
+//! pieces are found as the patches are, a level before a call of `fill` on them would be.
+
+use std::sync::Arc;
+
+use smallvec::SmallVec;
+
+use crate::dsl::{Grid, Value};
+
+/// Cells of a grid of at most 30x30, one bit each, row-major.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Cells([u64; 15]);
+
+impl Cells {
+    const EMPTY: Cells = Cells([0; 15]);
+
+    fn set(&mut self, k: usize) {
+        self.0[k / 64] |= 1 << (k % 64);
+    }
+
+    fn union(&self, other: &Cells) -> Cells {
+        let mut out = *self;
+        out.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a |= b);
+        out
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+}
+
+/// How a piece is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ink {
+    /// `fill(grid, colour, patch)` with the colour of this node.
+    Fill { colour: u32 },
+    /// `paint(grid, object)`.
+    Paint,
+}
+
+/// A patch node and how it is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub patch: u32,
+    pub ink: Ink,
+}
+
+struct Found {
+    piece: Piece,
+    /// Per train pair, the cells it changes that must change.
+    changes: Vec<Cells>,
+}
+
+/// The pieces of one task.
+pub struct Pieces {
+    inputs: Vec<Arc<Grid>>,
+    outputs: Vec<Arc<Grid>>,
+    /// Per train pair, the cells whose colour the output changes.
+    differ: Vec<Cells>,
+    found: Vec<Found>,
+}
+
+/// Pieces kept for pairing; past this many, new pieces are still tried alone and against
+/// the kept ones.
+const MAX_KEPT: usize = 4000;
+
+impl Pieces {
+    /// The pieces of a task, if every train output has its input's shape and some differ.
+    pub fn new(train: &[(Arc<Grid>, Arc<Grid>)]) -> Option<Pieces> {
+        let same_shapes = train.iter().all(|(i, o)| (i.h, i.w) == (o.h, o.w) && i.h * i.w <= 900);
+        if !same_shapes {
+            return None;
+        }
+        let differ: Vec<Cells> = train
+            .iter()
+            .map(|(i, o)| {
+                let mut cells = Cells::EMPTY;
+                (0..i.cells.len())
+                    .filter(|&k| i.cells[k] != o.cells[k])
+                    .for_each(|k| cells.set(k));
+                cells
+            })
+            .collect();
+        if differ.iter().all(Cells::is_empty) {
+            return None;
+        }
+        Some(Pieces {
+            inputs: train.iter().map(|(i, _)| i.clone()).collect(),
+            outputs: train.iter().map(|(_, o)| o.clone()).collect(),
+            differ,
+            found: Vec::new(),
+        })
+    }
+
+    /// Considers a new patch node (`values`: its train values first). `colour_of` finds a
+    /// colour node with the given train values. Returns the pieces, one or two, that make
+    /// every train output from its input, if this patch completes such a set.
+    pub fn consider(
+        &mut self,
+        patch: u32,
+        values: &[Value],
+        colour_of: impl Fn(&[i64]) -> Option<u32>,
+    ) -> Option<SmallVec<[Piece; 2]>> {
+        let n = self.outputs.len();
+        let (changes, ink) = self
+            .fill_changes(&values[..n], colour_of)
+            .or_else(|| self.paint_changes(&values[..n]))?;
+        let piece = Piece { patch, ink };
+        if changes == self.differ {
+            return Some(SmallVec::from_slice(&[piece]));
+        }
+        let completes = self.found.iter().find(|f| {
+            f.changes
+                .iter()
+                .zip(&changes)
+                .zip(&self.differ)
+                .all(|((a, b), d)| a.union(b) == *d)
+        });
+        if let Some(other) = completes {
+            return Some(SmallVec::from_slice(&[other.piece, piece]));
+        }
+        if self.found.len() < MAX_KEPT {
+            self.found.push(Found { piece, changes });
+        }
+        None
+    }
+
+    /// The cells one colour per pair changes, if filling the patch with it agrees with every
+    /// output and changes some cell, and a colour node holds those colours.
+    fn fill_changes(&self, values: &[Value], colour_of: impl Fn(&[i64]) -> Option<u32>) -> Option<(Vec<Cells>, Ink)> {
+        let mut colours = Vec::with_capacity(values.len());
+        let mut changes = Vec::with_capacity(values.len());
+        for (k, v) in values.iter().enumerate() {
+            let (out, input) = (&self.outputs[k], &self.inputs[k]);
+            let mut colour = None;
+            let mut cells = Cells::EMPTY;
+            let mut visit = |i: i32, j: i32| -> bool {
+                let Some(at) = index(out, i, j) else { return true };
+                let c = out.cells[at];
+                if *colour.get_or_insert(c) != c {
+                    return false;
+                }
+                if input.cells[at] != c {
+                    cells.set(at);
+                }
+                true
+            };
+            let agrees = match v {
+                Value::Indices(l) => l.iter().all(|l| visit(l.i, l.j)),
+                Value::Object(o) => o.iter().all(|c| visit(c.i, c.j)),
+                _ => false,
+            };
+            if !agrees {
+                return None;
+            }
+            colours.push(colour.map_or(-1, i64::from));
+            changes.push(cells);
+        }
+        if changes.iter().all(Cells::is_empty) {
+            return None;
+        }
+        // A pair whose patch has no cell in the grid takes any colour: use another pair's.
+        let known = colours.iter().copied().find(|&c| c >= 0)?;
+        colours.iter_mut().filter(|c| **c < 0).for_each(|c| *c = known);
+        Some((
+            changes,
+            Ink::Fill {
+                colour: colour_of(&colours)?,
+            },
+        ))
+    }
+
+    /// The cells painting an object changes, if its every cell has the output's colour.
+    fn paint_changes(&self, values: &[Value]) -> Option<(Vec<Cells>, Ink)> {
+        let mut changes = Vec::with_capacity(values.len());
+        for (k, v) in values.iter().enumerate() {
+            let Value::Object(o) = v else { return None };
+            let (out, input) = (&self.outputs[k], &self.inputs[k]);
+            let mut cells = Cells::EMPTY;
+            for c in o.iter() {
+                if let Some(at) = index(out, c.i, c.j) {
+                    if out.cells[at] != c.color {
+                        return None;
+                    }
+                    if input.cells[at] != c.color {
+                        cells.set(at);
+                    }
+                }
+            }
+            changes.push(cells);
+        }
+        (!changes.iter().all(Cells::is_empty)).then_some((changes, Ink::Paint))
+    }
+}
+
+fn index(g: &Grid, i: i32, j: i32) -> Option<usize> {
+    let (i, j) = (usize::try_from(i).ok()?, usize::try_from(j).ok()?);
+    (i < g.h && j < g.w).then(|| i * g.w + j)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dsl::Loc;
+
+    fn grid(h: usize, w: usize, cells: &[i32]) -> Arc<Grid> {
+        Arc::new(Grid::new(h, w, cells.to_vec()))
+    }
+
+    #[test]
+    fn two_pieces_that_cover_the_changes_complete_the_outputs() {
+        // Input all 0; output has a 1 at (0,0) and a 2 at (1,1).
+        let train = vec![(grid(2, 2, &[0, 0, 0, 0]), grid(2, 2, &[1, 0, 0, 2]))];
+        let mut pieces = Pieces::new(&train).unwrap();
+        let colour_of = |c: &[i64]| Some(c[0] as u32 + 100);
+        let at = |i, j| Value::indices(vec![Loc { i, j }]);
+        // A patch that would overwrite a cell wrongly is no piece.
+        assert!(pieces
+            .consider(
+                7,
+                &[Value::indices(vec![Loc { i: 0, j: 0 }, Loc { i: 0, j: 1 }])],
+                colour_of
+            )
+            .is_none());
+        assert!(pieces.consider(8, &[at(0, 0)], colour_of).is_none());
+        let done = pieces
+            .consider(9, &[at(1, 1)], colour_of)
+            .expect("two pieces cover the changes");
+        assert_eq!(
+            done.as_slice(),
+            &[
+                Piece {
+                    patch: 8,
+                    ink: Ink::Fill { colour: 101 }
+                },
+                Piece {
+                    patch: 9,
+                    ink: Ink::Fill { colour: 102 }
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn tasks_that_change_shape_have_no_pieces() {
+        let train = vec![(grid(1, 2, &[0, 0]), grid(2, 1, &[0, 0]))];
+        assert!(Pieces::new(&train).is_none());
+    }
+}
