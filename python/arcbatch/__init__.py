@@ -6,11 +6,13 @@
 - :func:`arcbatch.batt`: many solvers merged and evaluated over all samples at once, as
   ``arcbatch batt``.
 - :func:`arcbatch.profile`: static and dynamic profiles, as ``arcbatch profile``.
+- :func:`arcbatch.solve`: programs found for tasks never seen and a Kaggle submission, as
+  ``arcbatch solve``.
 - :mod:`arcbatch.batch`: one DSL function over many grids, in parallel.
 - :func:`arcbatch.jit`: a Python solver compiled once, then run entirely in Rust;
   :func:`arcbatch.jit_module` does it for every ``solve_*`` of a module.
-- :mod:`arcbatch.ray` (``pip install 'arcbatch[ray]'``, imported on its own): ``batt`` and
-  ``arcbatch search`` spread over a Ray cluster.
+- :mod:`arcbatch.ray` (``pip install 'arcbatch[ray]'``, imported on its own): ``batt``,
+  ``solve`` and ``arcbatch search`` spread over a Ray cluster.
 
 Every exception raised derives from :class:`ArcbatchError`; what a primitive raises is a
 :class:`DslError` that also derives from the builtin the reference raises
@@ -40,7 +42,7 @@ from ._arcbatch import (
     __version__,
 )
 from ._jit import JitWarning, jit, jit_module
-from ._run import batt, profile, run
+from ._run import batt, profile, run, solve
 
 
 def grid(rows: Iterable[Iterable[Any]]) -> "dsl.Grid":
@@ -81,4 +83,5 @@ __all__ = [
     "jit_module",
     "profile",
     "run",
+    "solve",
 ]

@@ -104,6 +104,18 @@ def profile(
 ) -> Tuple[str, List[str]]:
     """The static (no tasks) or dynamic profile of a solver file: (JSON, tasks skipped)."""
 
+def solve(
+    tasks_path: Optional[Union[str, os.PathLike[str]]] = None,
+    tasks_json: Optional[str] = None,
+    minutes: float = 1.0,
+    library_path: Optional[Union[str, os.PathLike[str]]] = None,
+    library_source: Optional[str] = None,
+    max_candidates: Optional[int] = None,
+    memory_mb: int = 1024,
+    threads: Optional[int] = None,
+) -> Tuple[str, str, List[str]]:
+    """Programs for tasks never seen (no tasks: the demo's): (JSON report, JSON submission, tasks skipped)."""
+
 def map(
     function: Function,
     items: Iterable[Any],
@@ -120,7 +132,8 @@ def set_time_limit(seconds: Optional[float]) -> Optional[float]:
 def tasks_wire(
     tasks_path: Optional[Union[str, os.PathLike[str]]] = None, tasks_json: Optional[str] = None
 ) -> Tuple[str, List[str]]:
-    """Tasks loaded here as a JSON task list to ship to other processes: (text, tasks skipped)."""
+    """Tasks (no tasks: the demo's) loaded here as a JSON task list to ship to other processes:
+    (text, tasks skipped)."""
 
 def library_files(path: Union[str, os.PathLike[str]]) -> List[Tuple[str, str]]:
     """A library's solver files as ``[(name, source)]``, as ``arcbatch search --library`` reads them."""

@@ -1,10 +1,12 @@
-"""``arcbatch.run``: solver files on ARC tasks, from Python."""
+"""``arcbatch.run``, ``batt`` and ``profile``: solver files on ARC tasks, from Python; and
+``arcbatch.solve``: programs found for tasks never seen."""
 
 import json
+import math
 import os
 import types
 import warnings
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from . import _arcbatch
 from ._arcbatch import InputError
@@ -57,11 +59,9 @@ def run(
     report, submission_text, skipped = _arcbatch.run(
         **solver_args, **task_args, timeout_ms=timeout_ms, threads=threads
     )
-    for problem in skipped:
-        warnings.warn(f"arcbatch: skipped: {problem}", stacklevel=2)
+    _warn_skipped(skipped)
     if submission is not None:
-        with open(submission, "w", encoding="utf-8") as f:
-            f.write(submission_text + "\n")
+        _write_submission(submission, submission_text)
     return json.loads(report)
 
 
@@ -109,8 +109,7 @@ def batt(
         threads=threads,
         backend=_backend(backend),
     )
-    for problem in skipped:
-        warnings.warn(f"arcbatch: skipped: {problem}", stacklevel=2)
+    _warn_skipped(skipped)
     return json.loads(report)
 
 
@@ -144,9 +143,103 @@ def profile(
         threads=threads,
         backend=_backend(backend),
     )
-    for problem in skipped:
-        warnings.warn(f"arcbatch: skipped: {problem}", stacklevel=2)
+    _warn_skipped(skipped)
     return json.loads(report)
+
+
+def solve(
+    tasks: Optional[Union[PathLike, Dict[str, Any]]] = None,
+    *,
+    minutes: float = 1.0,
+    library: Optional[Union[PathLike, types.ModuleType]] = None,
+    max_candidates: Optional[int] = None,
+    memory_mb: int = 1024,
+    threads: Optional[int] = None,
+    submission: Optional[PathLike] = None,
+) -> Dict[str, Any]:
+    """Find programs for tasks never seen: two attempts per test input, as a Kaggle submission.
+
+    The same run as the command line's ``arcbatch solve``. For each task, candidates are
+    programs that map every train input to its train output: first the solvers of
+    ``library``, then programs enumerated from the DSL's primitives; each test input gets the
+    outputs of the two best candidates with distinct outputs. The test outputs, where the
+    task files have them, are never read. The GIL is released while it runs.
+
+    Returns ``{"report": ..., "submission": ..., "skipped": [...]}``: the ``--json`` report
+    (``tasks``, ``with_candidate``, ``evaluations``, ``values``, ``seconds`` and ``results``,
+    per task: ``chosen`` (``origin`` and ``program`` of each attempt's program),
+    ``candidates``, ``evaluations``, ``values``, ``seconds``, ``error``), the submission
+    (``{task: [{"attempt_1": grid, "attempt_2": grid}, ...]}``, a test input without a
+    candidate given itself as both attempts) and the problems met loading the tasks (those
+    tasks are skipped, with a warning).
+
+    Parameters
+    ----------
+    tasks
+        As for :func:`run`; ``None`` stands for the embedded demo tasks, as the command line
+        without ``--tasks``.
+    minutes
+        The time budget for all the tasks together.
+    library
+        Solvers to try first on every task: a solver file's path, a folder of them, source
+        text or a module, as ``solvers`` of :func:`run`.
+    max_candidates
+        The programs evaluated per task at most. A run that stops on this rather than on
+        ``minutes`` gives the same result for any number of threads.
+    memory_mb
+        The memory budget of the enumeration, all threads together.
+    threads
+        Worker threads, one task each; as for :func:`run`.
+    submission
+        If given, the submission is written there too.
+
+    >>> import arcbatch
+    >>> task = {
+    ...     "train": [{"input": [[1, 0]], "output": [[0, 1]]}, {"input": [[2, 2, 0]], "output": [[0, 2, 2]]}],
+    ...     "test": [{"input": [[3, 0, 0]]}],
+    ... }
+    >>> arcbatch.solve(task, max_candidates=1000)["submission"]["task"][0]["attempt_1"]
+    [[0, 0, 3]]
+    """
+    _check_counts(max_candidates=max_candidates, memory_mb=memory_mb, threads=threads)
+    library_args = {} if library is None else _program_args(library, "library")
+    report, submission_text, skipped = _arcbatch.solve(
+        **_tasks_or_demo(tasks),
+        **library_args,
+        minutes=_minutes(minutes),
+        max_candidates=max_candidates,
+        memory_mb=memory_mb,
+        threads=threads,
+    )
+    _warn_skipped(skipped)
+    if submission is not None:
+        _write_submission(submission, submission_text)
+    return {"report": json.loads(report), "submission": json.loads(submission_text), "skipped": skipped}
+
+
+def _tasks_or_demo(tasks: Optional[Union[PathLike, Dict[str, Any]]]) -> Dict[str, str]:
+    """As :func:`_task_args`; ``None`` stands for the embedded demo tasks (no argument)."""
+    return {} if tasks is None else _task_args(tasks)
+
+
+def _minutes(minutes: Any) -> float:
+    """A time budget in minutes: a finite number, at least 0."""
+    if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not 0 <= minutes < math.inf:
+        raise InputError(f"minutes must be a finite number of at least 0, got {minutes!r}")
+    return float(minutes)
+
+
+def _warn_skipped(skipped: List[str], stacklevel: int = 3) -> None:
+    """A warning for each task that could not be loaded; ``stacklevel`` as ``warnings.warn``'s,
+    counted from here (3: the line that called the caller)."""
+    for problem in skipped:
+        warnings.warn(f"arcbatch: skipped: {problem}", stacklevel=stacklevel)
+
+
+def _write_submission(path: PathLike, text: str) -> None:
+    """Writes a submission's JSON text to ``path``."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text + "\n")
 
 
 def _program_args(programs: Union[PathLike, types.ModuleType], what: str) -> Dict[str, str]:

@@ -1,9 +1,12 @@
-"""``arcbatch.ray``: :func:`arcbatch.batt` and ``arcbatch search`` spread over a Ray cluster.
+"""``arcbatch.ray``: :func:`arcbatch.batt`, :func:`arcbatch.solve` and ``arcbatch search``
+spread over a Ray cluster.
 
 An optional extra (``pip install 'arcbatch[ray]'``); nothing else in arcbatch imports Ray.
 
 - :func:`batt` returns exactly :func:`arcbatch.batt`'s report, computed by Ray tasks over
   chunks of the solvers (and of the tasks, when there are fewer solvers than chunks).
+- :func:`solve` runs :func:`arcbatch.solve` on chunks of the tasks at once, each under the
+  whole time budget, and joins their results in task order.
 - :func:`search` runs the rounds of ``arcbatch search``, each round's programs evaluated in
   chunks over the cluster, and harvests into ``out`` exactly what the command harvests with
   the same arguments.
@@ -34,9 +37,19 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("arcbatch.ray needs Ray: pip install 'arcbatch[ray]'") from e
 
-from . import _arcbatch
+from . import _arcbatch, _run
 from ._arcbatch import InputError
-from ._run import PathLike, _backend, _check_counts, _program_args, _task_args
+from ._run import (
+    PathLike,
+    _backend,
+    _check_counts,
+    _minutes,
+    _program_args,
+    _task_args,
+    _tasks_or_demo,
+    _warn_skipped,
+    _write_submission,
+)
 
 Range = Tuple[int, int]
 
@@ -45,6 +58,8 @@ Range = Tuple[int, int]
 # as a round's programs share steps only within a chunk (a solver and its mutants).
 BATT_CHUNKS_PER_CPU = 16
 SEARCH_CHUNKS_PER_CPU = 4
+# The counts of arcbatch.solve's report, over its tasks: a joined report's are the chunks' sums.
+SOLVE_COUNTS = ("tasks", "with_candidate", "evaluations", "values")
 
 
 def batt(
@@ -75,7 +90,7 @@ def batt(
     _check_counts(timeout_ms=timeout_ms, max_retries=max_retries)
     _check_positive(chunks=chunks, cpus_per_task=cpus_per_task)
     started = time.perf_counter()
-    wire = _tasks(tasks)
+    wire, _ = _tasks(_task_args(tasks))
     differ_source = None if differs is None else _source(differs, "differs")
     work = (_source(solvers, "solvers"), wire, differ_source, bool(cross), _backend(backend))
     shape = _arcbatch.BattParts(*work).shape()
@@ -154,7 +169,7 @@ def search(
     work = {
         "library": _arcbatch.library_files(name),
         "name": name,
-        "tasks": _tasks(tasks),
+        "tasks": _tasks(_task_args(tasks))[0],
         "count": count,
         "seed": seed,
         "mutate": float(mutate),
@@ -202,6 +217,63 @@ def search(
     return report
 
 
+def solve(
+    tasks: Optional[Union[PathLike, Dict[str, Any]]] = None,
+    *,
+    workers: Optional[int] = None,
+    minutes: float = 1.0,
+    library: Optional[Union[PathLike, Any]] = None,
+    max_candidates: Optional[int] = None,
+    memory_mb: int = 1024,
+    cpus_per_task: int = 1,
+    address: Optional[str] = None,
+    max_retries: int = 3,
+    submission: Optional[PathLike] = None,
+    progress: bool = True,
+) -> Dict[str, Any]:
+    """:func:`arcbatch.solve`'s result, the tasks solved in ``workers`` chunks by Ray tasks.
+
+    ``tasks``, ``library``, ``max_candidates`` and ``submission`` are as for
+    :func:`arcbatch.solve`; the tasks and the library are read here, on the driver (a library
+    folder's ``*.py`` files joined in path order), and the submission is written here. The
+    tasks are cut into ``workers`` contiguous chunks (default: one per ``cpus_per_task`` CPUs
+    of the cluster), each solved by one Ray task on ``cpus_per_task`` threads with the whole
+    ``minutes`` and ``memory_mb``: the chunks run at once when the cluster has room for them
+    all, so the call takes about ``minutes``. ``address``, ``max_retries`` and ``progress`` are
+    as for :func:`batt`.
+
+    The result joins the chunks' in task order: the submission and the report's ``results``
+    are those of each chunk, the report's counts their sums and its ``seconds`` the wall time
+    of the whole call. With ``max_candidates`` reached before ``minutes`` on every task, the
+    submission is :func:`arcbatch.solve`'s with the same arguments.
+    """
+    _check_counts(max_candidates=max_candidates, memory_mb=memory_mb, max_retries=max_retries)
+    _check_positive(workers=workers, cpus_per_task=cpus_per_task)
+    started = time.perf_counter()
+    wire, skipped = _tasks(_tasks_or_demo(tasks))
+    listed = json.loads(wire)
+    options = {
+        "minutes": _minutes(minutes),
+        "library": _library_source(library),
+        "max_candidates": max_candidates,
+        "memory_mb": memory_mb,
+        "threads": cpus_per_task,
+    }
+    _connect(address)
+    chunks = _split(len(listed), _chunks(workers, 1, cpus_per_task))
+    shared = ray.put(options)
+    calls = [({t["id"]: {"train": t["train"], "test": t["test"]} for t in listed[a:b]},) for a, b in chunks]
+    parts = _gather(_solve_part, shared, calls, cpus_per_task, max_retries, "solve" if progress else None)
+    reports = [part["report"] for part in parts]
+    report: Dict[str, Any] = {key: sum(r[key] for r in reports) for key in SOLVE_COUNTS}
+    report["seconds"] = time.perf_counter() - started
+    report["results"] = {task: entry for r in reports for task, entry in r["results"].items()}
+    joined = {task: attempts for part in parts for task, attempts in part["submission"].items()}
+    if submission is not None:
+        _write_submission(submission, json.dumps(joined, separators=(",", ":")))
+    return {"report": report, "submission": joined, "skipped": skipped}
+
+
 # On the workers: each worker process parses a call's shared work once, kept by its object's
 # id (the last few calls' only).
 _WORK: "OrderedDict[str, Any]" = OrderedDict()
@@ -229,6 +301,11 @@ def _search_part(shared, round: int, programs: Range, threads: int) -> str:
     """One chunk of a :func:`search` round: the evaluation of a run of its programs (JSON)."""
     rounds = _work(shared, lambda work: _arcbatch.SearchRounds(**work))
     return rounds.evaluate(round, programs, threads=threads)
+
+
+def _solve_part(shared, tasks: Dict[str, Any]) -> Dict[str, Any]:
+    """One chunk of :func:`solve`: :func:`arcbatch.solve` on its tasks."""
+    return _run.solve(tasks, **ray.get(shared[0]))
 
 
 def _gather(
@@ -314,10 +391,26 @@ def _source(programs: Union[PathLike, Any], what: str) -> Tuple[str, str]:
         raise InputError(f"{path}: {e}") from None
 
 
-def _tasks(tasks: Union[PathLike, Dict[str, Any]]) -> str:
-    """Tasks loaded here as the native task list; tasks that cannot be loaded are skipped
-    with a warning, as :func:`arcbatch.batt` skips them."""
-    wire, skipped = _arcbatch.tasks_wire(**_task_args(tasks))
-    for problem in skipped:
-        warnings.warn(f"arcbatch: skipped: {problem}", stacklevel=3)
-    return wire
+def _library_source(library: Optional[Union[PathLike, Any]]) -> Optional[str]:
+    """The library as one source text, read here: source text as it is, a solver file's text,
+    or a folder's ``*.py`` files joined in path order (the solvers ``arcbatch solve --library``
+    reads from the folder, in the same order)."""
+    if library is None:
+        return None
+    args = _program_args(library, "library")
+    if "library_source" in args:
+        return args["library_source"]
+    path = args["library_path"]
+    files = _arcbatch.library_files(path)
+    if not files:
+        raise InputError(f"{path}: the library folder holds no .py files")
+    return "".join(text if text.endswith("\n") else text + "\n" for _, text in files)
+
+
+def _tasks(task_args: Dict[str, str]) -> Tuple[str, List[str]]:
+    """Tasks (given as the native call's arguments) loaded here as the native task list, and
+    the problems met: tasks that cannot be loaded are skipped with a warning, as
+    :func:`arcbatch.batt` skips them."""
+    wire, skipped = _arcbatch.tasks_wire(**task_args)
+    _warn_skipped(skipped, stacklevel=4)
+    return wire, skipped

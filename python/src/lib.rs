@@ -2,10 +2,11 @@
 //!
 //! A thin layer over the Rust crate: conversions between Python objects and DSL values
 //! ([`convert`]), the function-value class ([`function`]), the registry as Python sees it
-//! ([`dsl`]), `run` ([`run`]), batched calls ([`batch`]), runs cut into parts for other
-//! processes ([`parts`], for `arcbatch.ray`), interruption and time limits ([`interrupt`]) and
-//! the exception hierarchy ([`exceptions`]). Argument handling and documentation live in the Python package
-//! (`python/arcbatch/`); the core crate knows nothing of Python.
+//! ([`dsl`]), `run` ([`run`]), `solve` ([`solve`]), batched calls ([`batch`]), runs cut into
+//! parts for other processes ([`parts`], for `arcbatch.ray`), interruption and time limits
+//! ([`interrupt`]) and the exception hierarchy ([`exceptions`]). Argument handling and
+//! documentation live in the Python package (`python/arcbatch/`); the core crate knows nothing
+//! of Python.
 
 mod batch;
 mod cache;
@@ -19,6 +20,7 @@ mod jit;
 mod parts;
 mod pool;
 mod run;
+mod solve;
 mod tuples;
 
 use pyo3::prelude::*;
@@ -35,6 +37,7 @@ fn _arcbatch(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
     m.add_function(wrap_pyfunction!(run::batt, m)?)?;
     m.add_function(wrap_pyfunction!(run::profile, m)?)?;
+    m.add_function(wrap_pyfunction!(solve::solve, m)?)?;
     m.add_function(wrap_pyfunction!(batch::map, m)?)?;
     m.add_function(wrap_pyfunction!(interrupt::set_time_limit, m)?)?;
     m.add_function(wrap_pyfunction!(parts::tasks_wire, m)?)?;

@@ -39,8 +39,9 @@ fn input(py: Python<'_>, message: String) -> PyErr {
     error(py, Kind::Input, message)
 }
 
-/// Tasks from a path (any layout the CLI reads) or the text of one task file, as the wire
-/// text [`tasks::to_list`] writes; with the problems met loading them.
+/// Tasks from a path (any layout the CLI reads), the text of one task file or neither (the
+/// embedded demo tasks), as the wire text [`tasks::to_list`] writes; with the problems met
+/// loading them.
 #[pyfunction]
 #[pyo3(signature = (tasks_path=None, tasks_json=None))]
 pub fn tasks_wire(

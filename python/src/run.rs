@@ -23,7 +23,7 @@ use crate::interrupt::on_pool;
 use crate::pool::pool;
 
 /// A program file given as `path` or as source text (named `<what>` in messages).
-fn source(py: Python<'_>, path: Option<PathBuf>, text: Option<&str>, what: &str) -> PyResult<Source> {
+pub fn source(py: Python<'_>, path: Option<PathBuf>, text: Option<&str>, what: &str) -> PyResult<Source> {
     match (path, text) {
         (Some(path), None) => Ok(Source::File(path)),
         (None, Some(text)) => Ok(Source::Text {
@@ -55,16 +55,16 @@ fn load_differs(py: Python<'_>, path: Option<PathBuf>, text: Option<&str>) -> Py
 }
 
 /// Tasks from a path (any layout the CLI reads) or the text of one task file (named `<tasks>`
-/// in messages).
+/// in messages); neither stands for the embedded demo tasks, as the CLI without `--tasks`.
 pub fn load_tasks(py: Python<'_>, path: Option<PathBuf>, json: Option<&str>) -> PyResult<TaskSet> {
     match (path, json) {
-        (Some(path), None) => detached(py, || read_tasks(Some(&path)))?,
+        (path, None) => detached(py, || read_tasks(path.as_deref()))?,
         (None, Some(text)) => tasks::from_text(Path::new("<tasks>"), text),
-        _ => {
+        (Some(_), Some(_)) => {
             return Err(error(
                 py,
                 Kind::Input,
-                "give exactly one of tasks_path and tasks_json".into(),
+                "give at most one of tasks_path and tasks_json".into(),
             ))
         }
     }
