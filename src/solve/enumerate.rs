@@ -115,8 +115,8 @@ pub enum Stop {
     Exhausted,
 }
 
-/// The node of `I`, the first one kept.
-pub const INPUT: u32 = 0;
+/// The most base grids pieces are drawn on.
+const MAX_BASES: usize = 4;
 
 /// The deepest cost level enumerated.
 pub const MAX_LEVEL: u8 = 12;
@@ -137,7 +137,7 @@ fn max_cost(kind: Kind) -> u8 {
 /// The most a grid read by an analysing primitive (`objects`, `ofcolor`, ...) may cost: the
 /// published solvers analyse the input or a grid cut from it, and the values read from grids
 /// built later are most of a level's calls and little of its use.
-const MAX_ANALYSED_COST: u8 = 2;
+const MAX_ANALYSED_COST: u8 = 3;
 
 /// The most a function value may cost.
 const MAX_FUNC_COST: u8 = 4;
@@ -247,7 +247,9 @@ pub struct Enumerator {
     /// (cheapest first).
     pub candidates: Vec<Found>,
     /// Pieces of the outputs, where outputs have their inputs' shapes.
-    pieces: Option<Pieces>,
+    /// Pieces of the outputs drawn on a base grid with the outputs' shapes: `I` where the
+    /// outputs have the inputs' shapes, and the first grids found with them (a half, a crop).
+    pieces: Vec<(u32, Pieces)>,
     /// The blocks of the outputs, where they tile their inputs' shape; taken once tiled.
     tiles: Option<Tiles>,
     /// Grid nodes by the hash of their train values (for the tiles' blocks).
@@ -283,7 +285,7 @@ impl Enumerator {
             evaluations: 0,
             bytes: 0,
             colours: [false; 10],
-            pieces: Pieces::new(train),
+            pieces: Vec::new(),
             tiles: Tiles::new(train),
             grids_by_train: HashMap::new(),
             colour_nodes: Vec::new(),
@@ -405,6 +407,14 @@ impl Enumerator {
                 .or_default()
                 .push(id);
         }
+        if kind == Kind::Grid && self.pieces.len() < MAX_BASES {
+            let train = &self.nodes[id as usize].col[..self.targets.len()];
+            let bases: Option<Vec<Arc<Grid>>> = train.iter().map(|v| v.as_grid().ok()).collect();
+            let outputs: Option<Vec<Arc<Grid>>> = self.targets.iter().map(|v| v.as_grid().ok()).collect();
+            if let Some(pieces) = bases.zip(outputs).and_then(|(b, o)| Pieces::new(&b, &o)) {
+                self.pieces.push((id, pieces));
+            }
+        }
         if matches!(kind, Kind::Indices | Kind::Object) {
             self.try_pieces(id);
         }
@@ -433,9 +443,9 @@ impl Enumerator {
         }
     }
 
-    /// Whether a new patch completes the train outputs as pieces drawn on `I`.
+    /// Whether a new patch completes the train outputs as pieces drawn on a base.
     fn try_pieces(&mut self, patch: u32) {
-        let Some(mut pieces) = self.pieces.take() else { return };
+        let mut bases = std::mem::take(&mut self.pieces);
         let n = self.targets.len();
         let nodes = &self.nodes;
         let colour_of = |colours: &[i64]| {
@@ -446,13 +456,15 @@ impl Enumerator {
                     .all(|(v, &c)| *v == Value::Int(c))
             })
         };
-        if let Some(done) = pieces.consider(patch, &nodes[patch as usize].col, colour_of) {
-            self.candidates.push(Found {
-                node: INPUT,
-                finish: Finish::Pieces(done),
-            });
+        for (base, pieces) in &mut bases {
+            if let Some(done) = pieces.consider(patch, &nodes[patch as usize].col, colour_of) {
+                self.candidates.push(Found {
+                    node: *base,
+                    finish: Finish::Pieces(done),
+                });
+            }
         }
-        self.pieces = Some(pieces);
+        self.pieces = bases;
     }
 
     /// Enumerates level after level until the budget is spent or [`MAX_LEVEL`] is done;
@@ -475,7 +487,10 @@ impl Enumerator {
         if self.bytes * MEMORY_FACTOR >= budget.max_bytes {
             return Some(Stop::Memory);
         }
-        if self.evaluations % 1024 == 0 && resident_bytes().is_some_and(|r| r >= budget.max_resident) {
+        // The process's memory counts once this task holds a fair part of it: memory other
+        // tasks freed and the allocator still holds stops no task that has barely begun.
+        let holds_part = self.bytes * MEMORY_FACTOR >= budget.max_bytes / 4;
+        if holds_part && self.evaluations % 1024 == 0 && resident_bytes().is_some_and(|r| r >= budget.max_resident) {
             return Some(Stop::Memory);
         }
         // The deadline, or an interrupt of the computation (Ctrl-C in Python, a signal).
@@ -759,7 +774,10 @@ fn hash_value(v: &Value, h: &mut FxLike) {
         }
         Value::Grid(g) => {
             h.add((g.h << 8 | g.w) as u64);
-            g.cells.hash(h);
+            // Two cells a word (perf: hashing grids cell by cell was a tenth of the run).
+            for pair in g.cells.chunks(2) {
+                h.add(pair[0] as u32 as u64 | (pair.get(1).map_or(0, |&c| c as u32 as u64) << 32));
+            }
         }
         Value::Indices(l) => l.iter().for_each(|l| h.add(((l.i as u64) << 32) ^ l.j as u32 as u64)),
         Value::Object(c) => c.iter().for_each(|c| {

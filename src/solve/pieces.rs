@@ -1,9 +1,10 @@
-//! Outputs assembled from pieces: where every train output has its input's shape, a patch
-//! the enumerator builds is a *piece* when filling it with one colour (or painting it, for an
-//! object) agrees with every train output on every cell it covers, and changes some cell that
-//! must change. One piece, or two, whose changes together are exactly the cells that differ
-//! between each train input and its output make a candidate `fill(fill(I, a, p), b, q)`: the
-//! pieces are found as the patches are, a level before a call of `fill` on them would be.
+//! Outputs assembled from pieces drawn on a base: where a grid value (the input, a half of
+//! it, a crop) has every train output's shape, a patch the enumerator builds is a *piece* when
+//! filling it with one colour (or painting it, for an object) agrees with every train output
+//! on every cell it covers, and changes some cell that must change. One piece, or two, whose
+//! changes together are exactly the cells that differ between each base and its output make a
+//! candidate `fill(fill(base, a, p), b, q)`: the pieces are found as the patches are, a level
+//! before a call of `fill` on them would be.
 
 use std::sync::Arc;
 
@@ -69,14 +70,19 @@ pub struct Pieces {
 const MAX_KEPT: usize = 4000;
 
 impl Pieces {
-    /// The pieces of a task, if every train output has its input's shape and some differ.
-    pub fn new(train: &[(Arc<Grid>, Arc<Grid>)]) -> Option<Pieces> {
-        let same_shapes = train.iter().all(|(i, o)| (i.h, i.w) == (o.h, o.w) && i.h * i.w <= 900);
+    /// The pieces drawn on a base, if every base (one per train pair) has its output's shape
+    /// and some differ from theirs.
+    pub fn new(bases: &[Arc<Grid>], outputs: &[Arc<Grid>]) -> Option<Pieces> {
+        let same_shapes = bases
+            .iter()
+            .zip(outputs)
+            .all(|(i, o)| (i.h, i.w) == (o.h, o.w) && i.h * i.w <= 900);
         if !same_shapes {
             return None;
         }
-        let differ: Vec<Cells> = train
+        let differ: Vec<Cells> = bases
             .iter()
+            .zip(outputs)
             .map(|(i, o)| {
                 let mut cells = Cells::EMPTY;
                 (0..i.cells.len())
@@ -89,8 +95,8 @@ impl Pieces {
             return None;
         }
         Some(Pieces {
-            inputs: train.iter().map(|(i, _)| i.clone()).collect(),
-            outputs: train.iter().map(|(_, o)| o.clone()).collect(),
+            inputs: bases.to_vec(),
+            outputs: outputs.to_vec(),
             differ,
             found: Vec::new(),
         })
@@ -214,8 +220,7 @@ mod tests {
     #[test]
     fn two_pieces_that_cover_the_changes_complete_the_outputs() {
         // Input all 0; output has a 1 at (0,0) and a 2 at (1,1).
-        let train = vec![(grid(2, 2, &[0, 0, 0, 0]), grid(2, 2, &[1, 0, 0, 2]))];
-        let mut pieces = Pieces::new(&train).unwrap();
+        let mut pieces = Pieces::new(&[grid(2, 2, &[0, 0, 0, 0])], &[grid(2, 2, &[1, 0, 0, 2])]).unwrap();
         let colour_of = |c: &[i64]| Some(c[0] as u32 + 100);
         let at = |i, j| Value::indices(vec![Loc { i, j }]);
         // A patch that would overwrite a cell wrongly is no piece.
@@ -246,8 +251,7 @@ mod tests {
     }
 
     #[test]
-    fn tasks_that_change_shape_have_no_pieces() {
-        let train = vec![(grid(1, 2, &[0, 0]), grid(2, 1, &[0, 0]))];
-        assert!(Pieces::new(&train).is_none());
+    fn bases_of_other_shapes_have_no_pieces() {
+        assert!(Pieces::new(&[grid(1, 2, &[0, 0])], &[grid(2, 1, &[0, 0])]).is_none());
     }
 }
