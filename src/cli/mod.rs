@@ -242,9 +242,10 @@ enum Command {
         /// Write the Kaggle submission here (kept valid and brought up to date during the run).
         #[arg(long)]
         submission: Option<PathBuf>,
-        /// The time budget for all tasks, in minutes.
-        #[arg(long, default_value_t = 1.0)]
-        minutes: f64,
+        /// The time budget for all tasks, in minutes (default: 1; for the embedded demo tasks,
+        /// 0.25).
+        #[arg(long)]
+        minutes: Option<f64>,
         /// Library solvers to try first on every task (a solver file or a folder of them).
         #[arg(long)]
         library: Option<PathBuf>,

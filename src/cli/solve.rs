@@ -17,7 +17,8 @@ use super::Failure;
 pub struct Options {
     pub tasks: Option<PathBuf>,
     pub submission: Option<PathBuf>,
-    pub minutes: f64,
+    /// The budget; `None`: a minute, a quarter of one for the embedded demo tasks.
+    pub minutes: Option<f64>,
     pub library: Option<PathBuf>,
     pub out: Option<PathBuf>,
     pub max_candidates: Option<u64>,
@@ -25,12 +26,22 @@ pub struct Options {
     pub json: Option<PathBuf>,
 }
 
+/// The default budget, in minutes, and the embedded demo's (a newcomer's first command).
+const MINUTES: f64 = 1.0;
+const DEMO_MINUTES: f64 = 0.25;
+
 /// How often a line of progress is printed, and the submission on disk brought up to date.
 const PROGRESS_EVERY: Duration = Duration::from_secs(15);
 
 pub fn run(options: &Options) -> Result<(), Failure> {
     let started = Instant::now();
-    let until = started + Duration::from_secs_f64(options.minutes.max(0.0) * 60.0);
+    let minutes = options
+        .minutes
+        .unwrap_or(if options.tasks.is_none() { DEMO_MINUTES } else { MINUTES });
+    if !(minutes.is_finite() && minutes >= 0.0) {
+        return Err(format!("--minutes must be a number of at least 0, got {minutes}").into());
+    }
+    let until = started + Duration::from_secs_f64(minutes * 60.0);
     let set = read_tasks(options.tasks.as_deref())?;
     report_skipped(&set);
     let library: Vec<Program> = match &options.library {
@@ -46,7 +57,7 @@ pub fn run(options: &Options) -> Result<(), Failure> {
         "solve: {} tasks, {} library solvers, {:.1} minutes on {} threads",
         tasks.len(),
         library.len(),
-        options.minutes,
+        minutes,
         rayon::current_num_threads()
     );
     let config = Config {
@@ -144,9 +155,10 @@ fn summarise(tasks: &[Task], solutions: &[Solution], seconds: f64) {
         seconds
     );
     println!(
-        "enumeration: {evaluations} programs evaluated, {values} distinct values kept ({:.1} programs per value), {:.0}k programs/s",
+        "enumeration: {evaluations} programs evaluated, {values} distinct values kept ({:.1} programs per value); {:.0}k programs/s, {:.0}k values/s",
         evaluations as f64 / values.max(1) as f64,
-        evaluations as f64 / seconds.max(1e-9) / 1e3
+        evaluations as f64 / seconds.max(1e-9) / 1e3,
+        values as f64 / seconds.max(1e-9) / 1e3
     );
     let every = solutions.len() <= 20;
     for s in solutions {

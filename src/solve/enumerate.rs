@@ -59,7 +59,7 @@ pub enum Finish {
     /// A colour map learned from the train pairs.
     Recolour(ColourMap),
     /// Pieces drawn on it.
-    Pieces(SmallVec<[Piece; 2]>),
+    Pieces(SmallVec<[Piece; 3]>),
     /// Tiled with other grid nodes: `blocks` row-major, `across` to a row; the candidate's
     /// node is the first block.
     Tiles { across: usize, blocks: Vec<u32> },

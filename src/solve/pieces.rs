@@ -3,17 +3,19 @@
 //! filling it with one colour (or painting it, for an object) agrees with every train output
 //! on every cell it covers, and changes some cell that must change. One piece, or two, whose
 //! changes together are exactly the cells that differ between each base and its output make a
-//! candidate `fill(fill(base, a, p), b, q)`: the pieces are found as the patches are, a level
+//! candidate `fill(fill(base, a, p), b, q)` (or three pieces, the third changing exactly what
+//! the other two leave): the pieces are found as the patches are, a level
 //! before a call of `fill` on them would be.
 
 use std::sync::Arc;
 
+use hashbrown::HashMap;
 use smallvec::SmallVec;
 
 use crate::dsl::{Grid, Value};
 
 /// Cells of a grid of at most 30x30, one bit each, row-major.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct Cells([u64; 15]);
 
 impl Cells {
@@ -26,6 +28,13 @@ impl Cells {
     fn union(&self, other: &Cells) -> Cells {
         let mut out = *self;
         out.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a |= b);
+        out
+    }
+
+    /// The cells of `self` not in `other`.
+    fn minus(&self, other: &Cells) -> Cells {
+        let mut out = *self;
+        out.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a &= !b);
         out
     }
 
@@ -63,11 +72,16 @@ pub struct Pieces {
     /// Per train pair, the cells whose colour the output changes.
     differ: Vec<Cells>,
     found: Vec<Found>,
+    /// The pieces kept, by the cells they change (for the third piece of three).
+    by_changes: HashMap<Vec<Cells>, usize>,
 }
 
 /// Pieces kept for pairing; past this many, new pieces are still tried alone and against
 /// the kept ones.
 const MAX_KEPT: usize = 4000;
+
+/// The kept pieces a new one is tried with as one of three (the first found, the cheapest).
+const MAX_PAIRED: usize = 500;
 
 impl Pieces {
     /// The pieces drawn on a base, if every base (one per train pair) has its output's shape
@@ -99,18 +113,20 @@ impl Pieces {
             outputs: outputs.to_vec(),
             differ,
             found: Vec::new(),
+            by_changes: HashMap::new(),
         })
     }
 
     /// Considers a new patch node (`values`: its train values first). `colour_of` finds a
-    /// colour node with the given train values. Returns the pieces, one or two, that make
-    /// every train output from its input, if this patch completes such a set.
+    /// colour node with the given train values. Returns the pieces, up to three, that make
+    /// every train output from its base, if this patch completes such a set: alone, with any
+    /// kept piece, or with a kept piece and a third that changes exactly the cells left.
     pub fn consider(
         &mut self,
         patch: u32,
         values: &[Value],
         colour_of: impl Fn(&[i64]) -> Option<u32>,
-    ) -> Option<SmallVec<[Piece; 2]>> {
+    ) -> Option<SmallVec<[Piece; 3]>> {
         let n = self.outputs.len();
         let (changes, ink) = self
             .fill_changes(&values[..n], colour_of)
@@ -129,7 +145,20 @@ impl Pieces {
         if let Some(other) = completes {
             return Some(SmallVec::from_slice(&[other.piece, piece]));
         }
+        for other in self.found.iter().take(MAX_PAIRED) {
+            let left: Vec<Cells> = self
+                .differ
+                .iter()
+                .zip(&changes)
+                .zip(&other.changes)
+                .map(|((d, a), b)| d.minus(&a.union(b)))
+                .collect();
+            if let Some(&third) = self.by_changes.get(&left) {
+                return Some(SmallVec::from_slice(&[other.piece, self.found[third].piece, piece]));
+            }
+        }
         if self.found.len() < MAX_KEPT {
+            self.by_changes.entry(changes.clone()).or_insert(self.found.len());
             self.found.push(Found { piece, changes });
         }
         None
@@ -248,6 +277,21 @@ mod tests {
                 }
             ]
         );
+    }
+
+    #[test]
+    fn a_third_piece_completes_what_two_leave() {
+        let mut pieces = Pieces::new(&[grid(1, 3, &[0, 0, 0])], &[grid(1, 3, &[1, 2, 3])]).unwrap();
+        let colour_of = |c: &[i64]| Some(c[0] as u32 + 100);
+        let at = |j| Value::indices(vec![Loc { i: 0, j }]);
+        assert!(pieces.consider(1, &[at(0)], colour_of).is_none());
+        assert!(pieces.consider(2, &[at(1)], colour_of).is_none());
+        let done = pieces
+            .consider(3, &[at(2)], colour_of)
+            .expect("three pieces cover the changes");
+        let mut patches: Vec<u32> = done.iter().map(|p| p.patch).collect();
+        patches.sort();
+        assert_eq!(patches, vec![1, 2, 3]);
     }
 
     #[test]
