@@ -1,6 +1,7 @@
 //! `arcbatch solve`: programs for tasks never seen, two attempts per test input, a Kaggle
 //! submission; and `arcbatch score`, a submission against the solutions.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -160,6 +161,12 @@ fn summarise(tasks: &[Task], solutions: &[Solution], seconds: f64) {
         evaluations as f64 / seconds.max(1e-9) / 1e3,
         values as f64 / seconds.max(1e-9) / 1e3
     );
+    let mut stops: BTreeMap<&str, usize> = BTreeMap::new();
+    for stop in solutions.iter().filter_map(|s| s.stopped) {
+        *stops.entry(stop.name()).or_default() += 1;
+    }
+    let stops: Vec<String> = stops.iter().map(|(why, n)| format!("{why}: {n}")).collect();
+    println!("enumeration stopped on {}", stops.join(", "));
     let every = solutions.len() <= 20;
     for s in solutions {
         if let Some(e) = &s.error {

@@ -111,8 +111,22 @@ pub enum Stop {
     Time,
     Evaluations,
     Memory,
+    /// Enough candidates were found.
+    Enough,
     /// Every level up to the deepest was enumerated.
     Exhausted,
+}
+
+impl Stop {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stop::Time => "time",
+            Stop::Evaluations => "evaluations",
+            Stop::Memory => "memory",
+            Stop::Enough => "enough candidates",
+            Stop::Exhausted => "every level",
+        }
+    }
 }
 
 /// The most base grids pieces are drawn on.
@@ -243,10 +257,8 @@ pub struct Enumerator {
     by_cost: Vec<Vec<u32>>,
     /// Nodes of one cost that fit a parameter's kinds, built once the cost's level is done.
     fitting: HashMap<(u8, Kinds), Vec<u32>>,
-    /// Grid nodes equal to every train output, or equal once recoloured, in the order found
-    /// (cheapest first).
+    /// The candidates, in the order found.
     pub candidates: Vec<Found>,
-    /// Pieces of the outputs, where outputs have their inputs' shapes.
     /// Pieces of the outputs drawn on a base grid with the outputs' shapes: `I` where the
     /// outputs have the inputs' shapes, and the first grids found with them (a half, a crop).
     pieces: Vec<(u32, Pieces)>,
@@ -539,7 +551,7 @@ impl Enumerator {
                         self.evaluations += 1;
                         self.call(id, args, sig, level);
                         if self.candidates.len() >= stop_at_candidates {
-                            return Some(Stop::Exhausted);
+                            return Some(Stop::Enough);
                         }
                     }
                     // The next tuple, the last argument fastest.

@@ -29,7 +29,7 @@ use crate::dsl::func::guarded;
 use crate::dsl::{Grid, Value};
 use crate::program::{parse_program, run_guarded, Program};
 use crate::tasks::{Example, Input, Task};
-use enumerate::{Budget, Enumerator, Finish};
+use enumerate::{Budget, Enumerator, Finish, Stop};
 
 /// How a run spends its budget.
 #[derive(Clone, Debug)]
@@ -117,6 +117,8 @@ pub struct Solution {
     pub chosen: Vec<Candidate>,
     /// Candidates found in all (before keeping two distinct ones).
     pub candidates: usize,
+    /// Why the enumeration stopped.
+    pub stopped: Option<Stop>,
     /// Columns evaluated and distinct columns kept by the enumerator.
     pub evaluations: u64,
     pub values: usize,
@@ -188,7 +190,8 @@ pub fn solve(problem: &Problem, library: &[Program], budget: &Budget, library_ti
         (e, stop)
     });
     match enumerated {
-        Ok((e, _stop)) => {
+        Ok((e, stop)) => {
+            solution.stopped = Some(stop);
             solution.evaluations = e.evaluations;
             solution.values = e.nodes.len();
             // Cheapest first.
@@ -326,6 +329,7 @@ pub fn report_json(solutions: &[Solution], seconds: f64) -> serde_json::Value {
                 "candidates": s.candidates,
                 "evaluations": s.evaluations,
                 "values": s.values,
+                "stopped": s.stopped.map(Stop::name),
                 "seconds": s.seconds,
                 "error": s.error,
             });
