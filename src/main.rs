@@ -23,6 +23,6 @@ fn main() -> ExitCode {
 
 /// Values are small and short-lived (a boxed tuple per pair, a vector per set): with the system
 /// allocator, malloc and free were 15-20 % of `run` and `search` (perf); mimalloc takes about
-/// a sixth off their CPU time (README, under `arcbatch search`).
+/// a sixth off their CPU time (docs/search.md, under `arcbatch search`).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

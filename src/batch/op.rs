@@ -730,12 +730,12 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_names_exactly_the_primitives_that_have_a_kernel() {
-        let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"));
-        let start = readme
+    fn the_docs_name_exactly_the_primitives_that_have_a_kernel() {
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/engine.md"));
+        let start = doc
             .find("Kernels exist for ")
-            .expect("the README's sentence on kernels");
-        let text = &readme[start..];
+            .expect("the sentence on kernels in docs/engine.md");
+        let text = &doc[start..];
         let sentence = &text[..text
             .find(".\n")
             .into_iter()
@@ -750,7 +750,7 @@ mod tests {
             .collect();
         named.sort_unstable();
         with_kernel.sort_unstable();
-        assert_eq!(named, with_kernel, "README: {sentence}");
+        assert_eq!(named, with_kernel, "docs/engine.md: {sentence}");
     }
 
     #[test]
