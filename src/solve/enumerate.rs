@@ -171,6 +171,10 @@ struct Plan {
     /// Whether it reads a grid into something else (`objects`, `ofcolor`, `palette`, ...):
     /// its grid arguments cost at most [`MAX_ANALYSED_COST`].
     analyses: bool,
+    /// Whether it reads a container by position (`first`, `last`): only tuples fit it. The
+    /// reference iterates a frozenset in hash order, which the canonical order arcbatch
+    /// follows is not: `first(objects(...))` would give another object under `dsl.py`.
+    positional: bool,
     /// Whether two of its parameters take any value, which must then be of one kind
     /// (`equality(a, b)`; `branch(c, a, b)`, whose condition must also vary).
     same_kinds: bool,
@@ -236,6 +240,7 @@ fn plans() -> Vec<Plan> {
                 cost: prior::cost(id),
                 role: role(name)?,
                 colours: colour_params(name),
+                positional: matches!(name, "first" | "last"),
                 analyses: accepts(id.spec().ret) & Kind::Grid.bit() == 0
                     && id.spec().params.iter().any(|&t| accepts(t) & Kind::Grid.bit() != 0),
                 same_kinds: id.spec().params.iter().filter(|&&t| t == Ty::Any).count() >= 2,
@@ -591,6 +596,9 @@ impl Enumerator {
         let node = |k: usize| &self.nodes[args[k] as usize];
         let colours_fit = (0..args.len()).all(|k| plan.colours & (1 << k) == 0 || node(k).colour);
         if !colours_fit || (plan.same_kinds && !self.same_kinds(args)) {
+            return None;
+        }
+        if plan.positional && node(0).kind != Kind::Grids {
             return None;
         }
         let sig = |k: usize| node(k).sig;
