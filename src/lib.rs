@@ -18,6 +18,7 @@ pub mod device;
 pub mod dsl;
 pub mod embedded;
 pub mod error;
+pub mod files;
 pub mod gen;
 pub mod golden;
 pub mod pipeline;

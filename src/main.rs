@@ -6,11 +6,13 @@ mod cli;
 
 use std::process::ExitCode;
 
+use arcbatch::dsl::memory::{Counting, UnlessLimited};
 use clap::Parser;
 
 fn main() -> ExitCode {
     // SAFETY: setting a signal's action to the default at start-up, before any thread exists.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    GLOBAL.installed();
     let args = cli::Args::parse();
     match cli::run(args) {
         Ok(code) => code,
@@ -23,6 +25,8 @@ fn main() -> ExitCode {
 
 /// Values are small and short-lived (a boxed tuple per pair, a vector per set): with the system
 /// allocator, malloc and free were 15-20 % of `run` and `search` (perf); mimalloc takes about
-/// a sixth off their CPU time (docs/search.md, under `arcbatch search`).
+/// a sixth off their CPU time (docs/search.md, under `arcbatch search`). Under an address-space
+/// limit the system's allocator, whose reservations are smaller ([`UnlessLimited`]); counted,
+/// for memory budgets ([`arcbatch::dsl::memory`]).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: Counting<UnlessLimited<mimalloc::MiMalloc>> = Counting(UnlessLimited(mimalloc::MiMalloc));

@@ -19,6 +19,7 @@ use crate::batch::{Backend, CpuBackend};
 use crate::batt::{text, Config, Plan};
 use crate::device::select::{self, Kind};
 use crate::device::SetupError;
+use crate::dsl::memory;
 use crate::program::{parse_file, Program};
 use crate::run::{load_solvers, SolverError};
 use crate::tasks::{self, TaskError, TaskSet};
@@ -178,20 +179,34 @@ impl Engine {
         }
     }
 
-    /// The backend, over a CPU backend with the time limit and the size budget's member cap.
+    /// The backend, over a CPU backend with the time limit, the size budget's member cap and
+    /// a lane's share of the memory budget ([`lane_memory`]).
     pub fn backend(&self) -> Result<Box<dyn Backend>, SetupError> {
-        let cpu = CpuBackend::new(Some(self.timeout)).with_max_members(self.max_size);
+        let cpu = CpuBackend::new(Some(self.timeout))
+            .with_max_members(self.max_size)
+            .with_lane_memory(self.memory.map(lane_memory));
         select::backend_on(self.backend, cpu)
     }
 
-    /// The plan under this engine's memory and size budgets.
+    /// The plan under this engine's memory and size budgets: chunks sized to the memory budget
+    /// as it fits the address space ([`memory::fitting_budget`]). (A lane's budget is a share of
+    /// the budget as given, so that a limit on the address space changes no result but by
+    /// failing what does not fit in it.)
     pub fn budget<'t>(&self, plan: Plan<'t>) -> Plan<'t> {
         let plan = match self.memory {
-            Some(bytes) => plan.with_memory(bytes),
+            Some(bytes) => plan.with_memory(memory::fitting_budget(bytes)),
             None => plan,
         };
         plan.with_max_size(self.max_size)
     }
+}
+
+/// What one lane of one step may allocate under a memory budget of `bytes`: an eighth of it,
+/// whatever the number of threads, so that the programs that fail by memory are the same on
+/// every machine. A budget of 512 MB lets one value take 64 MB: a grid of 16 M cells, or a
+/// container of 2.8 M members.
+pub fn lane_memory(bytes: u64) -> u64 {
+    bytes / 8
 }
 
 #[cfg(test)]

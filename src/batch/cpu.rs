@@ -15,6 +15,7 @@ use super::backend::Backend;
 use super::op::{Lanes, Op};
 use super::{par_map, Arg, LaneResult};
 use crate::dsl::func::{call, caught, Deadline, Panicked};
+use crate::dsl::memory;
 use crate::dsl::prims::common::MemberLimit;
 use crate::dsl::value::{as_values, borrowed};
 use crate::dsl::{DslError, PrimId, Value};
@@ -40,6 +41,8 @@ pub struct CpuBackend {
     limit: Option<Duration>,
     /// Cap on the members of a container built by a lane-by-lane call ([`MemberLimit`]).
     max_members: Option<usize>,
+    /// Bytes one lane of a call may allocate ([`memory::Budget`]).
+    lane_memory: Option<u64>,
 }
 
 impl CpuBackend {
@@ -48,6 +51,7 @@ impl CpuBackend {
         CpuBackend {
             limit,
             max_members: None,
+            lane_memory: None,
         }
     }
 
@@ -60,10 +64,22 @@ impl CpuBackend {
         }
     }
 
-    /// Runs one lane [`isolated`], under the time limit when `timed`, and the member cap.
+    /// The same backend, each lane of a call failing with [`DslError::TooLarge`] once it has
+    /// allocated `bytes` (`None`: no bound), so that one program's giant value fails that
+    /// program, not the run.
+    pub fn with_lane_memory(self, bytes: Option<u64>) -> CpuBackend {
+        CpuBackend {
+            lane_memory: bytes,
+            ..self
+        }
+    }
+
+    /// Runs one lane [`isolated`], under the time limit when `timed`, the member cap and the
+    /// memory budget.
     fn guarded(&self, timed: bool, what: &dyn Fn() -> String, f: impl FnOnce() -> LaneResult) -> LaneResult {
         let _deadline = timed.then(|| Deadline::set(self.limit));
         let _members = self.max_members.map(MemberLimit::set);
+        let _memory = memory::Budget::set(self.lane_memory);
         isolated(what, f)
     }
 }
@@ -121,6 +137,7 @@ impl Backend for CpuBackend {
 
     fn run_op(&self, op: &'static Op, param: u32, lanes: &Lanes) -> Vec<LaneResult> {
         par_map(lanes.len(), GRID_CHUNK, |k| {
+            let _memory = memory::Budget::set(self.lane_memory);
             isolated(&|| op.name.to_string(), || (op.cpu)(lanes, k, param))
         })
     }

@@ -27,7 +27,7 @@ pub mod text;
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use serde_json::{json, Value as Json};
@@ -106,10 +106,16 @@ pub struct OpTime {
     pub batched: bool,
 }
 
-/// Sums node timings into per-primitive rows, most expensive first.
-fn profile(merged: &Merged, shards: &[Vec<Option<eval::NodeTiming>>]) -> Vec<OpTime> {
-    let mut rows: HashMap<String, OpTime> = HashMap::new();
-    for timings in shards {
+/// Node timings summed into per-primitive rows as the shards finish, so that what a run keeps
+/// does not grow with its number of chunks.
+#[derive(Default)]
+struct Profile {
+    rows: HashMap<String, OpTime>,
+}
+
+impl Profile {
+    /// Adds one shard's timings (one per node of `merged`).
+    fn add(&mut self, merged: &Merged, timings: &[Option<eval::NodeTiming>]) {
         for (node, timing) in merged.nodes.iter().zip(timings) {
             let (Some(t), true) = (timing, node.is_step()) else {
                 continue;
@@ -120,7 +126,7 @@ fn profile(merged: &Merged, shards: &[Vec<Option<eval::NodeTiming>>]) -> Vec<OpT
                 merge::NodeOp::Pick { .. } => ("(pick)".to_string(), false),
                 _ => ("(call)".to_string(), false),
             };
-            let row = rows.entry(name.clone()).or_insert_with(|| OpTime {
+            let row = self.rows.entry(name.clone()).or_insert_with(|| OpTime {
                 name,
                 batched,
                 ..OpTime::default()
@@ -130,9 +136,13 @@ fn profile(merged: &Merged, shards: &[Vec<Option<eval::NodeTiming>>]) -> Vec<OpT
             row.seconds += t.seconds;
         }
     }
-    let mut rows: Vec<OpTime> = rows.into_values().collect();
-    rows.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then_with(|| a.name.cmp(&b.name)));
-    rows
+
+    /// The rows, most expensive first.
+    fn rows(self) -> Vec<OpTime> {
+        let mut rows: Vec<OpTime> = self.rows.into_values().collect();
+        rows.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then_with(|| a.name.cmp(&b.name)));
+        rows
+    }
 }
 
 /// A match under its (task, solver) key, for ordering matches found chunk by chunk.
@@ -367,9 +377,24 @@ impl<'t> Plan<'t> {
     /// its own lanes; `tick` is called once per node of each shard. Matches come task by
     /// task, each task's in solver order.
     pub fn run(&self, backend: &dyn Backend, tick: &(dyn Fn() + Sync)) -> Report {
+        self.run_saving(backend, tick, None, &mut |_| {})
+    }
+
+    /// [`run`](Self::run), handing `save` the report of the chunks done so far after a
+    /// chunk, when `every` has passed since the last (never, with `None`), so that a caller
+    /// can keep what was finished on disk while the rest runs. The final report is returned,
+    /// not saved.
+    pub fn run_saving(
+        &self,
+        backend: &dyn Backend,
+        tick: &(dyn Fn() + Sync),
+        every: Option<Duration>,
+        save: &mut dyn FnMut(&Report),
+    ) -> Report {
         let start = Instant::now();
+        let mut saved = Instant::now();
         let mut matches: Vec<Keyed> = Vec::new();
-        let mut timings = Vec::new();
+        let mut profile = Profile::default();
         for tasks in self.chunks(self.chunk.unwrap_or(self.solver_tasks.len())) {
             let shards: Vec<(Vec<Keyed>, Vec<Option<eval::NodeTiming>>)> = shards(&self.lanes, &tasks, backend)
                 .into_par_iter()
@@ -392,13 +417,23 @@ impl<'t> Plan<'t> {
                 .collect();
             for (m, t) in shards {
                 matches.extend(m);
-                timings.push(t);
+                profile.add(&self.merged, &t);
+            }
+            if every.is_some_and(|every| saved.elapsed() >= every) {
+                matches.sort_by_key(|(key, _)| *key);
+                save(&self.report(matches.iter().map(|(_, m)| m.clone()).collect(), Vec::new(), start));
+                saved = Instant::now();
             }
         }
         matches.sort_by_key(|(key, _)| *key);
+        self.report(matches.into_iter().map(|(_, m)| m).collect(), profile.rows(), start)
+    }
+
+    /// The report of `matches`, the run having started at `start`.
+    fn report(&self, matches: Vec<Match>, profile: Vec<OpTime>, start: Instant) -> Report {
         Report {
-            profile: profile(&self.merged, &timings),
-            matches: matches.into_iter().map(|(_, m)| m).collect(),
+            profile,
+            matches,
             steps_total: self.merged.steps_total,
             steps_merged: self.merged.steps_merged(),
             lanes: self.lanes.len(),
@@ -410,31 +445,49 @@ impl<'t> Plan<'t> {
 impl Report {
     /// The JSON report (`arcbatch batt --json`, and the Python module's `batt`).
     pub fn to_json(&self) -> Json {
-        let matches: Vec<Json> = self
-            .matches
-            .iter()
-            .map(|m| {
-                let differs: serde_json::Map<String, Json> = m
-                    .differs
-                    .iter()
-                    .map(|(name, scores)| (name.clone(), json!(scores)))
-                    .collect();
-                json!({
-                    "solver": m.solver,
-                    "task": m.task,
-                    "correct": m.correct,
-                    "pairs": m.pairs,
-                    "differs": differs,
-                    "error": m.error,
-                })
-            })
-            .collect();
+        let mut json = self.header_json();
+        json["matches"] = self.matches.iter().map(match_json).collect();
+        json
+    }
+
+    /// [`to_json`](Self::to_json)'s text, written a match at a time, so that a report of
+    /// hundreds of thousands of matches never stands whole in memory as a JSON tree.
+    pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let header = self.header_json().to_string();
+        write!(out, "{},\"matches\":[", header.strip_suffix('}').unwrap_or(&header))?;
+        for (k, m) in self.matches.iter().enumerate() {
+            if k > 0 {
+                out.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut *out, &match_json(m))?;
+        }
+        out.write_all(b"]}\n")
+    }
+
+    /// The report's fields but its matches.
+    fn header_json(&self) -> Json {
         json!({
             "steps_total": self.steps_total,
             "steps_merged": self.steps_merged,
             "lanes": self.lanes,
             "seconds": self.seconds,
-            "matches": matches,
         })
     }
+}
+
+/// One match of the JSON report.
+fn match_json(m: &Match) -> Json {
+    let differs: serde_json::Map<String, Json> = m
+        .differs
+        .iter()
+        .map(|(name, scores)| (name.clone(), json!(scores)))
+        .collect();
+    json!({
+        "solver": m.solver,
+        "task": m.task,
+        "correct": m.correct,
+        "pairs": m.pairs,
+        "differs": differs,
+        "error": m.error,
+    })
 }

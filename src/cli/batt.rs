@@ -7,11 +7,13 @@ use std::time::{Duration, Instant};
 
 use arcbatch::batt::{Config, Plan, Report};
 use arcbatch::device::select::Kind;
+use arcbatch::dsl::memory;
+use arcbatch::files;
 use arcbatch::pipeline::{Engine, Loaded, Source};
 use arcbatch::program::Program;
 
 use super::progress::Progress;
-use super::run::{list, report_skipped, write_json};
+use super::run::{list, report_skipped};
 use super::Failure;
 
 pub struct Options {
@@ -41,6 +43,9 @@ pub fn load(solvers: Option<&Path>, tasks: Option<&Path>) -> Result<Loaded, Fail
     Ok(loaded)
 }
 
+/// How often `--json` is rewritten with the chunks done so far.
+const SAVE_EVERY: Duration = Duration::from_secs(15);
+
 pub fn run(options: &Options) -> Result<(), Failure> {
     let started = Instant::now();
     let differs = match &options.differs {
@@ -58,16 +63,28 @@ pub fn run(options: &Options) -> Result<(), Failure> {
     };
     let plan = engine.budget(loaded.plan(&differs, options.config)?);
     let backend = engine.backend()?;
+    memory::bound_process(memory::fitting_budget(options.memory_mb << 20));
     let progress = Progress::new(plan.work(backend.as_ref()), "nodes");
-    let report = plan.run(backend.as_ref(), &|| progress.tick());
+    // What was finished is on disk as the run goes, so that a killed run keeps it.
+    let save = |report: &Report| {
+        if let Some(path) = &options.json {
+            if let Err(e) = files::write_atomically(path, |out| report.write_json(out)) {
+                eprintln!("arcbatch: {}: {e}", path.display());
+            }
+        }
+    };
+    let report = plan.run_saving(backend.as_ref(), &|| progress.tick(), Some(SAVE_EVERY), &mut |r| {
+        save(r)
+    });
     progress.finish();
     print_summary(&plan, &report, options.config);
     eprintln!(
-        "(wall time including loading: {:.3} s)",
-        started.elapsed().as_secs_f64()
+        "(wall time including loading: {:.3} s; values held at most: {} MB)",
+        started.elapsed().as_secs_f64(),
+        memory::peak_bytes() >> 20
     );
     if let Some(path) = &options.json {
-        write_json(path, &report.to_json())?;
+        files::write_atomically(path, |out| report.write_json(out)).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
+use arcbatch::files;
 use arcbatch::pipeline::{read_tasks, Programs, Source};
 use arcbatch::program::Program;
 use arcbatch::run::{run_solvers, submission_json, RunReport};
@@ -149,8 +150,7 @@ pub fn list(what: &str, names: &[String]) {
 
 /// Writes a JSON value, pretty-printed.
 pub fn write_json(path: &Path, value: &Json) -> Result<(), Failure> {
-    let text = serde_json::to_string_pretty(value)?;
-    Ok(std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?)
+    Ok(files::write_json(path, value, true).map_err(|e| format!("{}: {e}", path.display()))?)
 }
 
 /// Writes Kaggle's submission file and lists the test inputs given a placeholder.

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use arcbatch::device::select::Kind;
+use arcbatch::dsl::memory;
 use arcbatch::gen::search::{round, round_label, round_seed, Budgets, Harvest};
 use arcbatch::pipeline::Engine;
 use arcbatch::tasks;
@@ -65,11 +66,14 @@ pub fn run(options: &Options) -> Result<(), Failure> {
     let known = harvest.solutions();
     let engine = Engine {
         max_size: Some(options.max_size),
+        memory: Some(options.memory_mb << 20),
         ..Engine::new(options.backend, options.timeout)
     };
     let backend = engine.backend()?;
     let stop = || deadline.is_some_and(|d| Instant::now() >= d);
-    let budgets = Budgets::search(options.early_exit, options.max_size, options.memory_mb, &stop);
+    let memory_mb = memory::fitting_budget(options.memory_mb << 20) >> 20;
+    let budgets = Budgets::search(options.early_exit, options.max_size, memory_mb.max(1), &stop);
+    memory::bound_process(memory_mb << 20);
     let limit = match (options.rounds, options.minutes) {
         (None, Some(m)) => format!("{m} minutes"),
         (Some(r), Some(m)) => format!("{r} rounds or {m} minutes"),

@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use arcbatch::dsl::memory;
+use arcbatch::files;
 use arcbatch::pipeline::{read_tasks, Programs, Source};
 use arcbatch::program::Program;
-use arcbatch::solve::submission::{score, solutions_json, submission_json, write_atomically, Score};
+use arcbatch::solve::submission::{score, solutions_json, submission_json, Score};
 use arcbatch::solve::{report_json, solve_all, Config, Origin, Solution};
 use arcbatch::tasks::{self, Task};
 
@@ -61,10 +63,12 @@ pub fn run(options: &Options) -> Result<(), Failure> {
         minutes,
         rayon::current_num_threads()
     );
+    let memory = memory::fitting_budget(options.memory_mb << 20);
+    memory::bound_process(memory);
     let config = Config {
         until,
         max_evaluations: options.max_candidates,
-        memory_bytes: (options.memory_mb as usize) << 20,
+        memory_bytes: memory as usize,
         library_timeout: Duration::from_millis(LIBRARY_TIMEOUT_MS),
     };
     let progress = Mutex::new(Tally {
@@ -135,7 +139,7 @@ impl Tally {
 
 fn write_submission(path: &Path, tasks: &[Task], solutions: &[Solution]) -> Result<(), Failure> {
     let (submission, _) = submission_json(tasks, solutions);
-    write_atomically(path, &submission).map_err(|e| format!("{}: {e}", path.display()).into())
+    files::write_json(path, &submission, false).map_err(|e| format!("{}: {e}", path.display()).into())
 }
 
 fn summarise(tasks: &[Task], solutions: &[Solution], seconds: f64) {

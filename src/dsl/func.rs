@@ -141,9 +141,11 @@ impl Deadline {
         }
     }
 
-    /// Fails once the current thread's computation was interrupted, or its deadline passed.
+    /// Fails once the current thread's computation was interrupted, its deadline passed or
+    /// its memory budget ([`memory::Budget`](super::memory::Budget)) was spent.
     pub fn check() -> DslResult<()> {
         check_watch()?;
+        super::memory::check()?;
         match DEADLINE.with(Cell::get) {
             Some(at) if coarse_now() >= at => Err(DslError::Timeout),
             _ => Ok(()),

@@ -8,6 +8,7 @@ pub mod error;
 pub mod func;
 pub mod labelled;
 mod memo;
+pub mod memory;
 mod points;
 pub mod prims;
 pub mod registry;

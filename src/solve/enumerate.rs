@@ -29,7 +29,7 @@ use super::recolour::ColourMap;
 use super::tiles::Tiles;
 use crate::dsl::constants::CONSTANTS;
 use crate::dsl::func::Deadline;
-use crate::dsl::{registry, Func, Grid, PrimId, Ty, Value};
+use crate::dsl::{memory, registry, DslError, Func, Grid, PrimId, Ty, Value};
 
 /// How a node's values were computed.
 #[derive(Clone, Debug)]
@@ -504,17 +504,23 @@ impl Enumerator {
         if self.bytes * MEMORY_FACTOR >= budget.max_bytes {
             return Some(Stop::Memory);
         }
-        // The process's memory counts once this task holds a fair part of it: memory other
-        // tasks freed and the allocator still holds stops no task that has barely begun.
+        // The process's memory (as counted, [`memory::process_bytes`]) counts once this task
+        // holds a fair part of it: what other tasks hold stops no task that has barely begun.
         let holds_part = self.bytes * MEMORY_FACTOR >= budget.max_bytes / 4;
-        if holds_part && self.evaluations % 1024 == 0 && resident_bytes().is_some_and(|r| r >= budget.max_resident) {
+        if holds_part && memory::process_bytes() as usize >= budget.max_resident {
             return Some(Stop::Memory);
         }
-        // The deadline, or an interrupt of the computation (Ctrl-C in Python, a signal).
-        if self.evaluations % 64 == 0 && (Instant::now() >= budget.until || Deadline::check().is_err()) {
-            return Some(Stop::Time);
+        if self.evaluations % 64 != 0 {
+            return None;
         }
-        None
+        // The deadline, an interrupt of the computation (Ctrl-C in Python, a signal), or the
+        // thread's memory budget spent.
+        match Deadline::check() {
+            Err(DslError::TooLarge(_)) => Some(Stop::Memory),
+            Err(_) => Some(Stop::Time),
+            Ok(()) if Instant::now() >= budget.until => Some(Stop::Time),
+            Ok(()) => None,
+        }
     }
 
     /// One cost level: every call whose primitive and arguments cost `level` in all.
@@ -753,15 +759,6 @@ const MEMORY_FACTOR: usize = 2;
 
 /// What a node costs besides its values: the node, its hash entry, its place in the lists.
 const NODE_BYTES: usize = 160;
-
-/// The process's resident memory, where the system says (Linux's `/proc/self/statm`).
-fn resident_bytes() -> Option<usize> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: usize = statm.split_whitespace().nth(1)?.parse().ok()?;
-    // SAFETY: sysconf only reads a configuration value.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    Some(pages * usize::try_from(page).ok()?)
-}
 
 /// About how many bytes a value holds, for the memory budget.
 fn approx_bytes(v: &Value) -> usize {

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use crate::dsl::func::guarded;
+use crate::dsl::memory;
 use crate::dsl::{Grid, Value};
 use crate::program::{parse_program, run_guarded, Program};
 use crate::tasks::{Example, Input, Task};
@@ -177,6 +178,9 @@ pub fn solve_all(
 /// Solves one task within its budget.
 pub fn solve(problem: &Problem, library: &[Program], budget: &Budget, library_timeout: Duration) -> Solution {
     let start = Instant::now();
+    // What the task's programs and values allocate on this thread, counted: a call past it
+    // fails, and the enumeration stops by memory.
+    let _memory = memory::Budget::set(Some(budget.max_bytes as u64));
     let mut candidates = library_candidates(problem, library, budget, library_timeout);
     let mut solution = Solution {
         task: problem.id.clone(),

@@ -7,7 +7,6 @@
 //! the total is over the tasks of the solutions file.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde_json::{json, Value as Json};
 
@@ -39,16 +38,6 @@ pub fn submission_json(tasks: &[Task], solutions: &[Solution]) -> (Json, Vec<Str
         out.insert(task.id.clone(), Json::Array(attempts));
     }
     (Json::Object(out), placeholders)
-}
-
-/// Writes JSON to `path` atomically: to a temporary file beside it, then renamed over it, so
-/// that a reader (or a run killed midway) never sees half a file.
-pub fn write_atomically(path: &Path, value: &Json) -> std::io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".partial");
-    let text = serde_json::to_string(value).map_err(std::io::Error::other)?;
-    std::fs::write(&tmp, text + "\n")?;
-    std::fs::rename(&tmp, path)
 }
 
 /// A submission's score against the solutions.

@@ -211,6 +211,10 @@ pub fn tally<'a>(values: impl IntoIterator<Item = &'a Value>) -> Vec<(Value, usi
 /// [`DslError::TooLarge`] instead of exhausting memory (the reference would stall or die).
 pub const MAX_MEMBERS: usize = 1 << 20;
 
+/// The bytes a member of a container is reckoned at when checking a memory budget before
+/// building it ([`memory::room_for`](crate::dsl::memory::room_for)): a [`Value`]'s size.
+pub const MEMBER_BYTES: usize = size_of::<Value>();
+
 thread_local! {
     static MEMBER_LIMIT: std::cell::Cell<usize> = const { std::cell::Cell::new(MAX_MEMBERS) };
 }

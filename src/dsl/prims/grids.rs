@@ -17,11 +17,12 @@ use std::sync::Arc;
 
 use crate::bail;
 use crate::dsl::error::{DslError, DslResult};
+use crate::dsl::memory;
 use crate::dsl::registry::{PrimSpec, Ty};
 use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
 use crate::prim;
 
-use super::common::{self, coord, MemberLimit, MAX_GRID_CELLS, MAX_MEMBERS};
+use super::common::{self, coord, MemberLimit, MAX_GRID_CELLS, MAX_MEMBERS, MEMBER_BYTES};
 use super::patches::{is_own_indices, piece_center, piece_shape, toindices_of, ulcorner_of};
 use super::rows;
 
@@ -292,7 +293,10 @@ fn loc(i: i64, j: i64) -> DslResult<Loc> {
 /// A count of members to build, checked against [`MAX_MEMBERS`] (negative counts build nothing).
 fn capped(n: i128) -> DslResult<usize> {
     match usize::try_from(n.max(0)) {
-        Ok(n) if n <= MAX_MEMBERS => Ok(n),
+        Ok(n) if n <= MAX_MEMBERS => {
+            memory::room_for(n * MEMBER_BYTES, || format!("a container of {n} members"))?;
+            Ok(n)
+        }
         _ => Err(DslError::TooLarge(format!("{n} members").into())),
     }
 }
@@ -305,7 +309,10 @@ fn capped_cells(n: i128) -> DslResult<usize> {
         _ => MAX_GRID_CELLS,
     };
     match usize::try_from(n.max(0)) {
-        Ok(n) if n <= limit => Ok(n),
+        Ok(n) if n <= limit => {
+            memory::room_for(n * size_of::<Color>(), || format!("a grid of {n} cells"))?;
+            Ok(n)
+        }
         _ => Err(DslError::TooLarge(format!("a grid of {n} cells").into())),
     }
 }

@@ -10,11 +10,12 @@
 //! integers never overflow; an `i64` overflow here is [`DslError::TooLarge`].
 
 use crate::dsl::error::{DslError, DslResult};
+use crate::dsl::memory;
 use crate::dsl::registry::PrimSpec;
 use crate::dsl::value::Value;
 use crate::prim;
 
-use super::common::MemberLimit;
+use super::common::{MemberLimit, MEMBER_BYTES};
 use super::containers::{set_algebra, set_find, SetOp};
 
 pub const PRIMS: &[PrimSpec] = &[
@@ -189,7 +190,7 @@ pub(super) fn check_members(n: usize) -> DslResult<()> {
     if n > limit {
         crate::bail!(TooLarge, "a container of {n} members (the limit is {limit})");
     }
-    Ok(())
+    memory::room_for(n.saturating_mul(MEMBER_BYTES), || format!("a container of {n} members"))
 }
 
 /// Python's `v[k]` where the reference indexes a `Numerical` that is not an integer.

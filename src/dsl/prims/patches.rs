@@ -14,11 +14,12 @@
 use std::sync::Arc;
 
 use crate::dsl::error::{DslError, DslResult};
+use crate::dsl::memory;
 use crate::dsl::registry::PrimSpec;
 use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
 use crate::{bail, prim};
 
-use super::common::{self, coord, Histogram, MAX_MEMBERS};
+use super::common::{self, coord, Histogram, MAX_MEMBERS, MEMBER_BYTES};
 use super::grids::{Bounds, Patch};
 use super::objects::sorted_cells;
 use super::rows;
@@ -323,6 +324,9 @@ fn asindices(a: &[Value]) -> DslResult<Value> {
             if g.h.saturating_mul(g.w) > MAX_MEMBERS {
                 bail!(TooLarge, "a {}x{} grid has too many indices", g.h, g.w);
             }
+            memory::room_for(g.h * g.w * MEMBER_BYTES, || {
+                format!("the indices of a {}x{} grid", g.h, g.w)
+            })?;
             let mut locs = Vec::with_capacity(g.h * g.w);
             for i in 0..g.h as i32 {
                 locs.extend((0..g.w as i32).map(|j| Loc { i, j }));

@@ -13,9 +13,10 @@
 use std::sync::Arc;
 
 use crate::dsl::error::{DslError, DslResult};
+use crate::dsl::memory;
 use crate::dsl::value::{Grid, Loc, Value};
 
-use super::common::{coord, extreme_color, py_slice, tally, MAX_MEMBERS};
+use super::common::{coord, extreme_color, py_slice, tally, MAX_MEMBERS, MEMBER_BYTES};
 
 /// A grid's rows: `rows[i][j]` is `grid[i][j]`.
 pub type Rows = [Vec<Value>];
@@ -444,6 +445,9 @@ pub fn asindices(rows: &Rows) -> DslResult<Value> {
     if rows.len().saturating_mul(w) > MAX_MEMBERS {
         crate::bail!(TooLarge, "a {}x{w} grid has too many indices", rows.len());
     }
+    memory::room_for(rows.len() * w * MEMBER_BYTES, || {
+        format!("the indices of a {}x{w} grid", rows.len())
+    })?;
     let mut locs = Vec::with_capacity(rows.len() * w);
     for i in 0..rows.len() {
         for j in 0..w {
