@@ -89,6 +89,7 @@ def batt(
     timeout_ms: int = 2000,
     threads: Optional[int] = None,
     backend: str = "auto",
+    memory_mb: int = 512,
 ) -> Tuple[str, List[str]]:
     """Merges solvers and evaluates them over all samples: (JSON report, tasks skipped)."""
 
@@ -128,6 +129,12 @@ def map(
 
 def set_time_limit(seconds: Optional[float]) -> Optional[float]:
     """Sets the time limit of each later DSL call of this thread; returns the one replaced."""
+
+def set_memory_limit(mb: Optional[int]) -> Optional[int]:
+    """Sets the memory limit, in MB, of each later DSL call; returns the one replaced."""
+
+def allocated_bytes() -> int:
+    """The bytes the Rust side of the module holds now, as counted."""
 
 def tasks_wire(
     tasks_path: Optional[Union[str, os.PathLike[str]]] = None, tasks_json: Optional[str] = None

@@ -74,6 +74,7 @@ def batt(
     timeout_ms: int = 2000,
     threads: Optional[int] = None,
     backend: str = "auto",
+    memory_mb: int = 512,
 ) -> Dict[str, Any]:
     """Merge the solvers into one program and evaluate it over every sample of the tasks at once.
 
@@ -89,7 +90,10 @@ def batt(
     ``--backend``: ``"auto"`` (the GPUs where they win, else the CPU), ``"cpu"``, ``"gpu"``
     (every op with a kernel on the GPUs; the CPU, with a warning, if there are none) or
     ``"emu"`` (the GPU kernels emulated on the CPU, through the whole device path); the
-    results are the same on each. The GIL is released while it runs.
+    results are the same on each. ``memory_mb`` is the memory budget of the solvers' values,
+    as ``--memory``: they are evaluated in chunks that fit it, and a step of one sample that
+    allocates more than an eighth of it fails its solvers there with a ``size limit: memory``
+    error. The GIL is released while it runs.
 
     >>> import arcbatch
     >>> task = {"train": [{"input": [[1, 0]], "output": [[0, 1]]}], "test": [{"input": [[2, 0]]}]}
@@ -97,7 +101,7 @@ def batt(
     >>> [(m["solver"], m["correct"], m["pairs"]) for m in report["matches"]]
     [('solve_task', 1, 1)]
     """
-    _check_counts(timeout_ms=timeout_ms, threads=threads)
+    _check_counts(timeout_ms=timeout_ms, threads=threads, memory_mb=memory_mb)
     differ_args = {} if differs is None else _program_args(differs, "differs")
     report, skipped = _arcbatch.batt(
         **_program_args(solvers, "solvers"),
@@ -108,6 +112,7 @@ def batt(
         timeout_ms=timeout_ms,
         threads=threads,
         backend=_backend(backend),
+        memory_mb=memory_mb,
     )
     _warn_skipped(skipped)
     return json.loads(report)

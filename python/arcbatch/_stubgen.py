@@ -22,6 +22,9 @@ from arcbatch.types import *
 def set_time_limit(seconds: Optional[float]) -> Optional[float]:
     """Limits every later DSL call of this thread to ``seconds``; returns the old limit."""
 
+def set_memory_limit(mb: Optional[int]) -> Optional[int]:
+    """Limits what every later DSL call may allocate to ``mb`` MB; returns the old limit."""
+
 def time_limit(seconds: Optional[float]) -> ContextManager[None]:
     """Within the ``with`` block, each DSL call of this thread runs at most ``seconds``."""
 

@@ -64,6 +64,16 @@ def set_time_limit(seconds: Optional[float]) -> Optional[float]:
     return _arcbatch.set_time_limit(seconds)
 
 
+def set_memory_limit(mb: Optional[int]) -> Optional[int]:
+    """Limits what every later DSL call (from any thread) may allocate to ``mb`` megabytes
+    (``None`` lifts the limit): a call whose values would take more raises
+    :class:`arcbatch.DslLimitError`, a ``MemoryError``, as the reference raises ``MemoryError``
+    when memory runs out. The default is 2048, or half the address space where the process has
+    a limit on it (``resource.RLIMIT_AS``), so that a giant value fails its call instead of the
+    process. Returns the limit it replaces."""
+    return _arcbatch.set_memory_limit(mb)
+
+
 @contextlib.contextmanager
 def time_limit(seconds: Optional[float]) -> Iterator[None]:
     """Within the ``with`` block, each DSL call of this thread runs at most ``seconds``.

@@ -6,7 +6,8 @@
 //! are ints, bools, `None`, tuples, frozensets and function values: no `set`, no numpy array),
 //! and the cache holds a strong reference to each object it keeps, so an object's address is
 //! never reused while its entry lives. Direct-mapped: an object evicts whatever sat in its
-//! slot. Small on purpose: it only has to hold the values of one solver's few steps.
+//! slot. Small on purpose: it only has to hold the values of one solver's few steps, and no
+//! giant ones, whose memory it would keep.
 //!
 //! A second cache holds grid rows by content: the grids of one task share most of their rows
 //! (a step changes a few cells; backgrounds repeat), and a row found here costs one reference
@@ -18,6 +19,7 @@ use std::sync::{Mutex, MutexGuard};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
+use arcbatch::batt::eval;
 use arcbatch::dsl::{Color, Grid, Value};
 
 use crate::intern::interned;
@@ -45,8 +47,17 @@ pub fn get(obj: &Bound<'_, PyAny>) -> Option<Value> {
     }
 }
 
-/// Remembers that `obj` (deeply immutable) is `value`.
+/// The largest value the cache keeps, in units of [`eval::size`]: a slot pins its object and
+/// its value, so that 64 slots of giant values (a `prapply` of lines: millions of cells) would
+/// hold gigabytes after their calls returned; at this size the slots hold ~100 MB at most.
+const MAX_CACHED_SIZE: usize = 1 << 14;
+
+/// Remembers that `obj` (deeply immutable) is `value`, unless the value is larger than
+/// [`MAX_CACHED_SIZE`].
 pub fn put(obj: &Bound<'_, PyAny>, value: &Value) {
+    if eval::size(value, MAX_CACHED_SIZE) > MAX_CACHED_SIZE {
+        return;
+    }
     let Ok(mut cache) = CACHE.lock() else { return };
     let evicted = cache[slot_of(obj)].replace(Slot {
         obj: obj.clone().unbind(),

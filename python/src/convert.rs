@@ -16,12 +16,15 @@ use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFrozenSet, PyInt, PySet, PyTuple};
 
+use arcbatch::batt::eval;
+use arcbatch::dsl::memory;
 use arcbatch::dsl::{Cell, Color, DslError, Func, Grid, Loc, Value};
 
 use crate::cache;
-use crate::exceptions::{error, Kind};
+use crate::exceptions::{class, error, Kind};
 use crate::function::Function;
 use crate::intern::interned;
+use crate::interrupt::poll_signals;
 
 /// How deep values may nest (a grid is 2 levels, a set of objects 4). Deeper values are refused
 /// both ways rather than risk the stack.
@@ -59,6 +62,7 @@ impl Converter {
         if depth > MAX_DEPTH {
             return Err(too_deep(obj.py()));
         }
+        poll_signals(obj.py())?;
         if let Ok(t) = obj.cast::<PyTuple>() {
             return self.tuple_value(t, depth);
         }
@@ -285,12 +289,37 @@ fn not_convertible(obj: &Bound<'_, PyAny>) -> PyErr {
     )
 }
 
-/// A DSL value as the reference's Python object.
+/// Bytes a Python object of a value takes per unit of its size ([`eval::size`]): a tuple
+/// `(i, j)` and its slot in a frozenset.
+const PY_BYTES_PER_UNIT: u64 = 100;
+
+/// A DSL value as the reference's Python object. Under an address-space limit, a value whose
+/// objects would take more than half of what is left of it raises `arcbatch.DslLimitError`
+/// (a `MemoryError`) instead, before any is made: Python would run out of memory midway, and
+/// anything allocating then, Rust code included, would fail.
 pub fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
-    let obj = py_at(py, v, 0).inspect_err(|_| {
-        // Refused (nested too deep, in practice): dropping the value could recurse once per
-        // level, past the end of the stack, so one reference is leaked and it is never freed.
-        std::mem::forget(v.clone());
+    if let Some(left) = memory::address_space_left() {
+        let cap = (left / 2 / PY_BYTES_PER_UNIT) as usize;
+        let units = eval::size(v, cap);
+        if units > cap {
+            return Err(error(
+                py,
+                Kind::DslLimit,
+                format!(
+                    "a result of over {units} members would take more memory as Python objects than the \
+                     address space has left ({} MB)",
+                    left >> 20
+                ),
+            ));
+        }
+    }
+    let obj = py_at(py, v, 0).inspect_err(|e| {
+        // Refused as nested too deep: dropping the value could recurse once per level, past
+        // the end of the stack, so one reference is leaked and it is never freed. (Not for an
+        // interrupted conversion: a giant value would stay behind.)
+        if class(py, Kind::DslLimit).is_ok_and(|limit| e.is_instance(py, limit)) {
+            std::mem::forget(v.clone());
+        }
     })?;
     if v.is_tuple() || v.is_set() {
         cache::put(&obj, v);
@@ -302,6 +331,7 @@ fn py_at<'py>(py: Python<'py>, v: &Value, depth: usize) -> PyResult<Bound<'py, P
     if depth > MAX_DEPTH {
         return Err(too_deep(py));
     }
+    poll_signals(py)?;
     Ok(match v {
         Value::None => py.None().into_bound(py),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
@@ -318,7 +348,7 @@ fn py_at<'py>(py: Python<'py>, v: &Value, depth: usize) -> PyResult<Bound<'py, P
             let interned = interned(py)?;
             let members = locs
                 .iter()
-                .map(|&l| interned.loc(py, l))
+                .map(|&l| poll_signals(py).and_then(|()| interned.loc(py, l)))
                 .collect::<PyResult<Vec<_>>>()?;
             PyFrozenSet::new(py, members)?.into_any()
         }
@@ -326,7 +356,7 @@ fn py_at<'py>(py: Python<'py>, v: &Value, depth: usize) -> PyResult<Bound<'py, P
             let interned = interned(py)?;
             let members = cells
                 .iter()
-                .map(|&c| interned.cell(py, c))
+                .map(|&c| poll_signals(py).and_then(|()| interned.cell(py, c)))
                 .collect::<PyResult<Vec<_>>>()?;
             PyFrozenSet::new(py, members)?.into_any()
         }

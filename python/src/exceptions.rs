@@ -11,7 +11,7 @@
 //! comes from ([`core_error`]), and as message the error with its causes, as the CLI prints it.
 
 use pyo3::exceptions::{
-    PyAttributeError, PyException, PyIndexError, PyKeyboardInterrupt, PyRecursionError, PyRuntimeError,
+    PyAttributeError, PyException, PyIndexError, PyKeyboardInterrupt, PyMemoryError, PyRecursionError, PyRuntimeError,
     PyStopIteration, PyTimeoutError, PyTypeError, PyValueError, PyZeroDivisionError,
 };
 use pyo3::prelude::*;
@@ -131,9 +131,10 @@ const CLASSES: &[ClassSpec] = &[
         kind: Kind::DslLimit,
         name: "DslLimitError",
         base: Some(Kind::Dsl),
-        builtin: |py| py.get_type::<PyException>(),
-        doc: "A value beyond this port's limits: a grid colour beyond 32 bits, an integer beyond 64 bits, a \
-              container too large or nested too deeply (the reference would accept it or run out of memory).",
+        builtin: |py| py.get_type::<PyMemoryError>(),
+        doc: "A value beyond this port's limits, a MemoryError: a grid colour beyond 32 bits, an integer beyond \
+              64 bits, a container too large or nested too deeply, a call past its memory limit (the reference \
+              would accept it or run out of memory).",
     },
     ClassSpec {
         kind: Kind::DslTimeout,

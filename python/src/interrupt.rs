@@ -1,4 +1,5 @@
-//! Long calls that Python can interrupt, and the per-call time limit of `arcbatch.dsl`.
+//! Long calls that Python can interrupt, and the per-call time and memory limits of
+//! `arcbatch.dsl`.
 //!
 //! Python runs signal handlers (Ctrl-C's `KeyboardInterrupt`, a harness's `SIGALRM` timer) on
 //! the main thread, between bytecodes; native code holding the thread must ask for them. The
@@ -14,8 +15,13 @@
 //!   next check, and the call raises the handler's exception.
 //!
 //! Either way nothing is left behind: the next call starts afresh.
+//!
+//! A call's memory limit ([`set_memory_limit`]) bounds what the Rust side allocates for it
+//! ([`arcbatch::dsl::memory`]): past it the call raises `arcbatch.DslLimitError`, a
+//! `MemoryError`, instead of the process aborting when an allocation fails.
 
 use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -23,6 +29,7 @@ use std::time::Duration;
 use pyo3::prelude::*;
 
 use arcbatch::dsl::func::{caught, Deadline, Interrupt, Panicked, Watching};
+use arcbatch::dsl::memory;
 use arcbatch::dsl::DslResult;
 
 use crate::exceptions::{error, internal, Kind};
@@ -58,6 +65,71 @@ pub fn set_time_limit(py: Python<'_>, seconds: Option<f64>) -> PyResult<Option<f
     Ok(CALL_LIMIT.with(|l| l.replace(limit)).map(|d| d.as_secs_f64()))
 }
 
+/// The memory limit of each DSL call in bytes (0: none), for every thread.
+static CALL_MEMORY: AtomicU64 = AtomicU64::new(0);
+
+/// The memory limit of a call unless the user sets another: 2 GB, or half the address space
+/// where the process has a limit on it (`RLIMIT_AS`).
+const DEFAULT_CALL_MEMORY: u64 = 2 << 30;
+
+/// Sets the default memory limit of a call ([`DEFAULT_CALL_MEMORY`]), at import.
+pub fn default_memory_limit() {
+    CALL_MEMORY.store(memory::fitting_budget(DEFAULT_CALL_MEMORY), Ordering::Relaxed);
+}
+
+/// Sets the memory limit, in MB, of every DSL call made afterwards, from any thread (`None`
+/// lifts it): a call whose values would take more raises `arcbatch.DslLimitError`, a
+/// `MemoryError`. Returns the limit it replaces.
+#[pyfunction]
+#[pyo3(signature = (mb))]
+pub fn set_memory_limit(mb: Option<u64>) -> Option<u64> {
+    let bytes = mb.map_or(0, |mb| mb.saturating_mul(1 << 20));
+    match CALL_MEMORY.swap(bytes, Ordering::Relaxed) {
+        0 => None,
+        previous => Some(previous >> 20),
+    }
+}
+
+/// The bytes the Rust side of the module holds now, as counted (within 256 KB per thread):
+/// what a test checks calls leave behind.
+#[pyfunction]
+pub fn allocated_bytes() -> u64 {
+    memory::process_bytes()
+}
+
+/// The memory limit of a call, if any: the one set, and under an address-space limit no more
+/// than half of what is left of it, so that the result can still become Python objects.
+fn call_memory() -> Option<u64> {
+    let set = Some(CALL_MEMORY.load(Ordering::Relaxed)).filter(|&bytes| bytes > 0);
+    match memory::address_space_left() {
+        Some(left) => Some(set.map_or(left / 2, |set| set.min(left / 2))),
+        None => set,
+    }
+}
+
+/// Objects converted between polls of [`poll_signals`].
+const CONVERTED_PER_POLL: u32 = 4096;
+
+thread_local! {
+    /// Objects converted on this thread since the last poll.
+    static CONVERTED: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Counts one object converted between Python and the DSL, and every [`CONVERTED_PER_POLL`]
+/// runs pending signal handlers: a conversion of millions of objects stops within
+/// milliseconds of a signal whose handler raises, with the handler's exception.
+pub fn poll_signals(py: Python<'_>) -> PyResult<()> {
+    let due = CONVERTED.with(|c| {
+        let n = c.get() + 1;
+        c.set(n % CONVERTED_PER_POLL);
+        n == CONVERTED_PER_POLL
+    });
+    if due {
+        py.check_signals()?;
+    }
+    Ok(())
+}
+
 /// Runs pending signal handlers; true when one raised (its exception is then pending).
 fn signal_raised() -> bool {
     // SAFETY: the poll of `attached`'s watch, which runs only on the thread that installed
@@ -66,12 +138,13 @@ fn signal_raised() -> bool {
 }
 
 /// Runs a DSL computation on this thread, the GIL held: under the thread's time limit (see
-/// [`set_time_limit`]), stopped with [`arcbatch::dsl::DslError::Interrupted`] when a signal
+/// [`set_time_limit`]) and the memory limit ([`set_memory_limit`]), stopped with [`arcbatch::dsl::DslError::Interrupted`] when a signal
 /// handler raises, whose exception is then pending for the caller to raise. A panic becomes
 /// `arcbatch.InternalError`.
 pub fn attached<T>(py: Python<'_>, f: impl FnOnce() -> DslResult<T>) -> PyResult<DslResult<T>> {
     let _watch = Interrupt::polling(signal_raised);
     let _deadline = CALL_LIMIT.with(Cell::get).map(|l| Deadline::set(Some(l)));
+    let _memory = memory::Budget::set(call_memory());
     caught(f).map_err(|Panicked(message)| internal(py, &message))
 }
 

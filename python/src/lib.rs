@@ -23,10 +23,21 @@ mod run;
 mod solve;
 mod tuples;
 
+use arcbatch::dsl::memory::Counting;
 use pyo3::prelude::*;
+
+/// Rust's allocations, counted for the memory limits of calls ([`interrupt::set_memory_limit`]).
+#[global_allocator]
+static ALLOCATOR: Counting<std::alloc::System> = Counting(std::alloc::System);
 
 #[pymodule]
 fn _arcbatch(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    ALLOCATOR.installed();
+    // A panic is caught and raised as `arcbatch.InternalError` with its message; the default
+    // hook would also print it, and capture a backtrace where RUST_BACKTRACE asks for one,
+    // allocating on the error path (where memory may have run out) and taking a global lock.
+    std::panic::set_hook(Box::new(|_| {}));
+    interrupt::default_memory_limit();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     exceptions::register(m)?;
     m.add_class::<function::Function>()?;
@@ -40,6 +51,8 @@ fn _arcbatch(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(solve::solve, m)?)?;
     m.add_function(wrap_pyfunction!(batch::map, m)?)?;
     m.add_function(wrap_pyfunction!(interrupt::set_time_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(interrupt::set_memory_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(interrupt::allocated_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(parts::tasks_wire, m)?)?;
     m.add_function(wrap_pyfunction!(parts::library_files, m)?)?;
     m.add_class::<parts::BattParts>()?;

@@ -100,9 +100,9 @@ pub fn run(
 /// Merges the solvers into one program and evaluates it over every sample of the tasks at
 /// once, as `arcbatch batt`: each `solve_<id>` on task `<id>`, or every solver on every task
 /// with `cross`. Differ programs (`differs_path` or `differs_source`) score each candidate
-/// output. Returns the JSON report and the problems met loading the tasks.
+/// output. `memory_mb` is the budget of the solvers' values, as `--memory`. Returns the JSON report and the problems met loading the tasks.
 #[pyfunction]
-#[pyo3(signature = (solvers_path=None, solvers_source=None, tasks_path=None, tasks_json=None, differs_path=None, differs_source=None, cross=false, no_merge=false, timeout_ms=2000, threads=None, backend="auto"))]
+#[pyo3(signature = (solvers_path=None, solvers_source=None, tasks_path=None, tasks_json=None, differs_path=None, differs_source=None, cross=false, no_merge=false, timeout_ms=2000, threads=None, backend="auto", memory_mb=512))]
 #[allow(clippy::too_many_arguments)]
 pub fn batt(
     py: Python<'_>,
@@ -117,6 +117,7 @@ pub fn batt(
     timeout_ms: u64,
     threads: Option<usize>,
     backend: &str,
+    memory_mb: u64,
 ) -> PyResult<(String, Vec<String>)> {
     let programs = load_programs(py, solvers_path, solvers_source)?;
     let differs = load_differs(py, differs_path, differs_source)?;
@@ -124,11 +125,14 @@ pub fn batt(
         programs,
         tasks: load_tasks(py, tasks_path, tasks_json)?,
     };
-    let engine = engine(py, backend, timeout_ms)?;
+    let engine = Engine {
+        memory: Some(memory_mb.saturating_mul(1 << 20)),
+        ..engine(py, backend, timeout_ms)?
+    };
     let plan = loaded
         .plan(&differs, Config { cross, no_merge })
         .map_err(|e| core_error(py, e))?;
-    let (report, _) = run_plan(py, &plan, engine, threads)?;
+    let (report, _) = run_plan(py, &engine.budget(plan), engine, threads)?;
     Ok((report.to_json().to_string(), skipped(&loaded.tasks)))
 }
 

@@ -25,7 +25,7 @@ from arcbatch import batch, dsl
         (lambda: dsl.argmax((), dsl.size), arcbatch.DslValueError, ValueError, "argmax: ValueError"),
         (lambda: dsl.cellwise(((3, 3), (3, 3)), ((1, 8, 8),), 9), arcbatch.DslIndexError, IndexError, "cellwise"),
         (lambda: dsl.leastcommon(frozenset({8})), arcbatch.DslAttributeError, AttributeError, "leastcommon"),
-        (lambda: dsl.identity(2**64), arcbatch.DslLimitError, Exception, "does not fit in 64 bits"),
+        (lambda: dsl.identity(2**64), arcbatch.DslLimitError, MemoryError, "does not fit in 64 bits"),
         (lambda: dsl.power(dsl.rot90, 0), arcbatch.DslRecursionError, RecursionError, "power"),
         (lambda: dsl.compose(dsl.size, 5)(1), arcbatch.DslTypeError, TypeError, "not callable"),
     ],
