@@ -209,6 +209,35 @@ fn minutes_bound_the_run() {
 }
 
 #[test]
+fn a_run_killed_midway_leaves_a_valid_submission() {
+    let dir = temp_dir("killed");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arcbatch"))
+        .args(["solve", "--minutes", "2", "--submission", "sub.json"])
+        .current_dir(&dir)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let path = dir.join("sub.json");
+    let started = Instant::now();
+    while !path.exists() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SIGKILL: nothing of the run's own gets to finish the file.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let sub: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for task in demo_tasks().tasks {
+        let attempts = sub[&task.id].as_array().unwrap_or_else(|| panic!("{}: {sub}", task.id));
+        assert_eq!(attempts.len(), task.test.len());
+        for a in attempts {
+            assert!(a["attempt_1"].is_array() && a["attempt_2"].is_array(), "{a}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn bad_tasks_are_named_and_the_others_still_run() {
     let dir = temp_dir("bad");
     let tasks = dir.join("tasks");

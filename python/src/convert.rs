@@ -314,10 +314,11 @@ pub fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
         }
     }
     let obj = py_at(py, v, 0).inspect_err(|e| {
-        // Refused as nested too deep: dropping the value could recurse once per level, past
-        // the end of the stack, so one reference is leaked and it is never freed. (Not for an
-        // interrupted conversion: a giant value would stay behind.)
-        if class(py, Kind::DslLimit).is_ok_and(|limit| e.is_instance(py, limit)) {
+        // Refused as nested too deep (a container or a function value): dropping the value
+        // could recurse once per level, past the end of the stack, so one reference is leaked
+        // and it is never freed. (Not for an interrupted conversion: a giant value would stay.)
+        let refused = |kind| class(py, kind).is_ok_and(|class| e.is_instance(py, class));
+        if refused(Kind::DslLimit) || refused(Kind::DslRecursion) {
             std::mem::forget(v.clone());
         }
     })?;

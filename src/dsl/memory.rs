@@ -108,6 +108,7 @@ pub fn address_space_limit() -> Option<u64> {
         };
         // SAFETY: `getrlimit` writes the limit into the struct it is given.
         let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } == 0;
+        #[allow(clippy::unnecessary_cast)] // `rlim_t` is not `u64` on every Unix
         (ok && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur as u64)
     }
     #[cfg(not(unix))]
