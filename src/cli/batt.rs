@@ -63,7 +63,7 @@ pub fn run(options: &Options) -> Result<(), Failure> {
     };
     let plan = engine.budget(loaded.plan(&differs, options.config)?);
     let backend = engine.backend()?;
-    memory::bound_process(memory::fitting_budget(options.memory_mb << 20));
+    memory::bound_to_address_space();
     let progress = Progress::new(plan.work(backend.as_ref()), "nodes");
     // What was finished is on disk as the run goes, so that a killed run keeps it.
     let save = |report: &Report| {

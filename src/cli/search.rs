@@ -73,7 +73,7 @@ pub fn run(options: &Options) -> Result<(), Failure> {
     let stop = || deadline.is_some_and(|d| Instant::now() >= d);
     let memory_mb = memory::fitting_budget(options.memory_mb << 20) >> 20;
     let budgets = Budgets::search(options.early_exit, options.max_size, memory_mb.max(1), &stop);
-    memory::bound_process(memory_mb << 20);
+    memory::bound_to_address_space();
     let limit = match (options.rounds, options.minutes) {
         (None, Some(m)) => format!("{m} minutes"),
         (Some(r), Some(m)) => format!("{r} rounds or {m} minutes"),

@@ -64,7 +64,7 @@ pub fn run(options: &Options) -> Result<(), Failure> {
         rayon::current_num_threads()
     );
     let memory = memory::fitting_budget(options.memory_mb << 20);
-    memory::bound_process(memory);
+    memory::bound_to_address_space();
     let config = Config {
         until,
         max_evaluations: options.max_candidates,

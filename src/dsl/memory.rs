@@ -146,15 +146,16 @@ pub fn address_space_left() -> Option<u64> {
 /// its libraries, thread stacks and the allocator's own overhead.
 const VALUES_SHARE_OF_ADDRESS_SPACE: f64 = 0.5;
 
-/// Bounds the process from now on ([`set_process_limit`]): to what it holds now, plus
-/// `budget` and a quarter more (the margin for what a budget's estimates miss), and to 60 % of
-/// its address-space limit if it has one. The programs that ask for more fail by memory.
-pub fn bound_process(budget: u64) {
-    let mut limit = process_bytes() + budget + budget / 4;
+/// Where the process has an address-space limit (`ulimit -v`), bounds what it holds to 60 %
+/// of it ([`set_process_limit`]), so that values fail by memory before an allocation fails and
+/// Rust aborts. Without such a limit nothing is set: chunk sizes and the per-step budgets keep
+/// a run near its budget, and a bound on the whole process would fail programs by what other
+/// threads happen to hold (a GPU run, whose single shard holds every lane's values, lost 28
+/// correct samples of 680 to one).
+pub fn bound_to_address_space() {
     if let Some(space) = address_space_limit() {
-        limit = limit.min((space as f64 * PROCESS_SHARE_OF_ADDRESS_SPACE) as u64);
+        set_process_limit(Some((space as f64 * PROCESS_SHARE_OF_ADDRESS_SPACE) as u64));
     }
-    set_process_limit(Some(limit));
 }
 
 /// The share of a limited address space the process's counted bytes may reach.
