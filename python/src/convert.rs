@@ -298,6 +298,7 @@ const PY_BYTES_PER_UNIT: u64 = 100;
 /// (a `MemoryError`) instead, before any is made: Python would run out of memory midway, and
 /// anything allocating then, Rust code included, would fail.
 pub fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    free_set_aside();
     if let Some(left) = memory::address_space_left() {
         let cap = (left / 2 / PY_BYTES_PER_UNIT) as usize;
         let units = eval::size(v, cap);
@@ -347,18 +348,12 @@ fn py_at<'py>(py: Python<'py>, v: &Value, depth: usize) -> PyResult<Bound<'py, P
         Value::Grid(g) => PyTuple::new(py, cache::grid_rows(py, g)?)?.into_any(),
         Value::Indices(locs) => {
             let interned = interned(py)?;
-            let members = locs
-                .iter()
-                .map(|&l| poll_signals(py).and_then(|()| interned.loc(py, l)))
-                .collect::<PyResult<Vec<_>>>()?;
+            let members = collect_py(py, locs.iter().map(|&l| interned.loc(py, l)))?;
             PyFrozenSet::new(py, members)?.into_any()
         }
         Value::Object(cells) => {
             let interned = interned(py)?;
-            let members = cells
-                .iter()
-                .map(|&c| poll_signals(py).and_then(|()| interned.cell(py, c)))
-                .collect::<PyResult<Vec<_>>>()?;
+            let members = collect_py(py, cells.iter().map(|&c| interned.cell(py, c)))?;
             PyFrozenSet::new(py, members)?.into_any()
         }
         Value::Tuple(items) => PyTuple::new(py, items_py(py, items, depth)?)?.into_any(),
@@ -407,5 +402,37 @@ fn function_parts(f: &Func) -> Vec<&Value> {
 }
 
 fn items_py<'py>(py: Python<'py>, items: &[Value], depth: usize) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    items.iter().map(|v| py_at(py, v, depth + 1)).collect()
+    collect_py(py, items.iter().map(|v| py_at(py, v, depth + 1)))
+}
+
+thread_local! {
+    /// Objects of conversions that stopped midway, freed at the start of the next conversion.
+    static SET_ASIDE: std::cell::RefCell<Vec<Py<PyAny>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The members, signals polled between them ([`poll_signals`]); on the first error, that error,
+/// the members already made set aside to be freed at the next conversion
+/// ([`free_set_aside`]): freeing hundreds of thousands of objects takes tens of milliseconds,
+/// which the exception of an interrupt should not wait for.
+fn collect_py<'py>(
+    py: Python<'py>,
+    members: impl ExactSizeIterator<Item = PyResult<Bound<'py, PyAny>>>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let mut out = Vec::with_capacity(members.len());
+    for member in members {
+        match poll_signals(py).and(member) {
+            Ok(m) => out.push(m),
+            Err(e) => {
+                SET_ASIDE.with(|aside| aside.borrow_mut().extend(out.into_iter().map(Bound::unbind)));
+                return Err(e);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Frees what conversions that stopped midway set aside ([`collect_py`]).
+fn free_set_aside() {
+    let aside = SET_ASIDE.with(|aside| std::mem::take(&mut *aside.borrow_mut()));
+    drop(aside);
 }

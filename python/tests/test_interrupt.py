@@ -90,6 +90,18 @@ LONG_CALLS = {
 }
 
 
+GRID_30 = tuple(tuple((i * j) % 10 for j in range(30)) for i in range(30))
+
+
+def test_sigalrm_stops_the_conversion_of_a_huge_result_and_the_module_goes_on(alarm_handler):
+    # 810,000 pairs of locations: built in milliseconds, converted in most of a second, and
+    # what was converted before the signal is freed at the next call, not before raising.
+    x = dsl.asindices(GRID_30)
+    late = elapsed_after_signal(lambda: dsl.product(x, x), Alarm, alarm)
+    assert late < PROMPT, f"raised {late * 1000:.0f} ms after SIGALRM"
+    assert dsl.size(dsl.interval(0, 10, 1)) == 10
+
+
 @pytest.mark.parametrize("name", sorted(LONG_CALLS))
 def test_sigalrm_stops_a_long_call_and_the_module_goes_on(alarm_handler, name):
     late = elapsed_after_signal(LONG_CALLS[name], Alarm, alarm)
