@@ -37,6 +37,7 @@ pub const MAX_FUNCTION_DEPTH: usize = 400;
 
 /// A Python object as a DSL value.
 pub fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    free_set_aside();
     let container = obj.is_instance_of::<PyTuple>() || obj.is_instance_of::<PyFrozenSet>();
     if !container {
         return Converter { immutable: true }.value_at(obj, 0);
@@ -73,7 +74,7 @@ impl Converter {
             return int_value(n.as_any()).map(Value::Int);
         }
         if let Ok(s) = obj.cast::<PyFrozenSet>() {
-            return self.set_value(s.iter().collect(), depth);
+            return self.set_value(collect_py(obj.py(), s.iter().map(Ok))?, depth);
         }
         if obj.is_none() {
             return Ok(Value::None);
@@ -83,7 +84,7 @@ impl Converter {
         }
         if let Ok(s) = obj.cast::<PySet>() {
             self.immutable = false;
-            return self.set_value(s.iter().collect(), depth);
+            return self.set_value(collect_py(obj.py(), s.iter().map(Ok))?, depth);
         }
         if obj.hasattr("__array_interface__")? {
             self.immutable = false;
@@ -111,11 +112,21 @@ impl Converter {
 
     /// A frozenset (or set) from its members: an index set or an object when every member is a
     /// location or a cell, else a generic set.
+    /// A set's value from its members; on an error (a signal's, say) the members are set aside
+    /// to be freed at the next conversion ([`collect_py`]).
     fn set_value(&mut self, members: Vec<Bound<'_, PyAny>>, depth: usize) -> PyResult<Value> {
-        if let Some(locs) = members.iter().map(loc_of).collect::<Option<Vec<_>>>() {
+        let value = self.members_value(&members, depth);
+        if value.is_err() {
+            set_aside(members);
+        }
+        value
+    }
+
+    fn members_value(&mut self, members: &[Bound<'_, PyAny>], depth: usize) -> PyResult<Value> {
+        if let Some(locs) = all_of(members, loc_of)? {
             return Ok(Value::indices(locs));
         }
-        if let Some(cells) = members.iter().map(cell_of).collect::<Option<Vec<_>>>() {
+        if let Some(cells) = all_of(members, cell_of)? {
             return Ok(Value::object(cells));
         }
         let items = members
@@ -124,6 +135,20 @@ impl Converter {
             .collect::<PyResult<Vec<_>>>()?;
         Ok(Value::set(items))
     }
+}
+
+/// `read` of every member, or `None` where one is not what it reads; signals polled between
+/// members ([`poll_signals`]).
+fn all_of<T>(members: &[Bound<'_, PyAny>], read: impl Fn(&Bound<'_, PyAny>) -> Option<T>) -> PyResult<Option<Vec<T>>> {
+    let mut out = Vec::with_capacity(members.len());
+    for m in members {
+        poll_signals(m.py())?;
+        match read(m) {
+            Some(v) => out.push(v),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(out))
 }
 
 /// A Python int as an `i64`.
@@ -406,7 +431,8 @@ fn items_py<'py>(py: Python<'py>, items: &[Value], depth: usize) -> PyResult<Vec
 }
 
 thread_local! {
-    /// Objects of conversions that stopped midway, freed at the start of the next conversion.
+    /// Objects of conversions that stopped midway (either way), freed at the start of the next
+/// conversion.
     static SET_ASIDE: std::cell::RefCell<Vec<Py<PyAny>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -423,12 +449,17 @@ fn collect_py<'py>(
         match poll_signals(py).and(member) {
             Ok(m) => out.push(m),
             Err(e) => {
-                SET_ASIDE.with(|aside| aside.borrow_mut().extend(out.into_iter().map(Bound::unbind)));
+                set_aside(out);
                 return Err(e);
             }
         }
     }
     Ok(out)
+}
+
+/// Keeps `objects` until the next conversion frees them ([`free_set_aside`]).
+fn set_aside(objects: Vec<Bound<'_, PyAny>>) {
+    SET_ASIDE.with(|aside| aside.borrow_mut().extend(objects.into_iter().map(Bound::unbind)));
 }
 
 /// Frees what conversions that stopped midway set aside ([`collect_py`]).

@@ -102,6 +102,14 @@ def test_sigalrm_stops_the_conversion_of_a_huge_result_and_the_module_goes_on(al
     assert dsl.size(dsl.interval(0, 10, 1)) == 10
 
 
+def test_sigalrm_stops_the_conversion_of_a_huge_argument_and_the_module_goes_on(alarm_handler):
+    # A million pairs: most of a second to read into a DSL value.
+    pairs = frozenset((i, -i) for i in range(1_000_000))
+    late = elapsed_after_signal(lambda: dsl.size(pairs), Alarm, alarm)
+    assert late < PROMPT, f"raised {late * 1000:.0f} ms after SIGALRM"
+    assert dsl.size(dsl.interval(0, 10, 1)) == 10
+
+
 @pytest.mark.parametrize("name", sorted(LONG_CALLS))
 def test_sigalrm_stops_a_long_call_and_the_module_goes_on(alarm_handler, name):
     late = elapsed_after_signal(LONG_CALLS[name], Alarm, alarm)
