@@ -110,10 +110,8 @@ impl Converter {
         Ok(Value::tuple(items))
     }
 
-    /// A frozenset (or set) from its members: an index set or an object when every member is a
-    /// location or a cell, else a generic set.
-    /// A set's value from its members; on an error (a signal's, say) the members are set aside
-    /// to be freed at the next conversion ([`collect_py`]).
+    /// [`members_value`](Self::members_value); on an error (a signal's, say) the members are
+    /// set aside to be freed at the next conversion ([`collect_py`]).
     fn set_value(&mut self, members: Vec<Bound<'_, PyAny>>, depth: usize) -> PyResult<Value> {
         let value = self.members_value(&members, depth);
         if value.is_err() {
@@ -122,6 +120,8 @@ impl Converter {
         value
     }
 
+    /// A frozenset (or set) from its members: an index set or an object when every member is a
+    /// location or a cell, else a generic set.
     fn members_value(&mut self, members: &[Bound<'_, PyAny>], depth: usize) -> PyResult<Value> {
         if let Some(locs) = all_of(members, loc_of)? {
             return Ok(Value::indices(locs));
@@ -358,7 +358,8 @@ fn py_at<'py>(py: Python<'py>, v: &Value, depth: usize) -> PyResult<Bound<'py, P
     if depth > MAX_DEPTH {
         return Err(too_deep(py));
     }
-    poll_signals(py)?;
+    // Signals are polled by the caller: every value but the top one is a member that
+    // `collect_py` counts.
     Ok(match v {
         Value::None => py.None().into_bound(py),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
@@ -431,8 +432,8 @@ fn items_py<'py>(py: Python<'py>, items: &[Value], depth: usize) -> PyResult<Vec
 }
 
 thread_local! {
-    /// Objects of conversions that stopped midway (either way), freed at the start of the next
-/// conversion.
+    /// Objects of conversions that stopped midway (either way), freed at the start of the
+    /// next conversion.
     static SET_ASIDE: std::cell::RefCell<Vec<Py<PyAny>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 

@@ -138,9 +138,9 @@ fn signal_raised() -> bool {
 }
 
 /// Runs a DSL computation on this thread, the GIL held: under the thread's time limit (see
-/// [`set_time_limit`]) and the memory limit ([`set_memory_limit`]), stopped with [`arcbatch::dsl::DslError::Interrupted`] when a signal
-/// handler raises, whose exception is then pending for the caller to raise. A panic becomes
-/// `arcbatch.InternalError`.
+/// [`set_time_limit`]) and the memory limit ([`set_memory_limit`]), stopped with
+/// [`arcbatch::dsl::DslError::Interrupted`] when a signal handler raises, whose exception is
+/// then pending for the caller to raise. A panic becomes `arcbatch.InternalError`.
 pub fn attached<T>(py: Python<'_>, f: impl FnOnce() -> DslResult<T>) -> PyResult<DslResult<T>> {
     let _watch = Interrupt::polling(signal_raised);
     let _deadline = CALL_LIMIT.with(Cell::get).map(|l| Deadline::set(Some(l)));

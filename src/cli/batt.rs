@@ -66,16 +66,14 @@ pub fn run(options: &Options) -> Result<(), Failure> {
     memory::bound_to_address_space();
     let progress = Progress::new(plan.work(backend.as_ref()), "nodes");
     // What was finished is on disk as the run goes, so that a killed run keeps it.
-    let save = |report: &Report| {
+    let mut save = |report: &Report| {
         if let Some(path) = &options.json {
-            if let Err(e) = files::write_atomically(path, |out| report.write_json(out)) {
-                eprintln!("arcbatch: {}: {e}", path.display());
+            if let Err(e) = write_report(path, report) {
+                eprintln!("arcbatch: {e}");
             }
         }
     };
-    let report = plan.run_saving(backend.as_ref(), &|| progress.tick(), Some(SAVE_EVERY), &mut |r| {
-        save(r)
-    });
+    let report = plan.run_saving(backend.as_ref(), &|| progress.tick(), Some(SAVE_EVERY), &mut save);
     progress.finish();
     print_summary(&plan, &report, options.config);
     eprintln!(
@@ -84,9 +82,14 @@ pub fn run(options: &Options) -> Result<(), Failure> {
         memory::peak_bytes() >> 20
     );
     if let Some(path) = &options.json {
-        files::write_atomically(path, |out| report.write_json(out)).map_err(|e| format!("{}: {e}", path.display()))?;
+        write_report(path, &report)?;
     }
     Ok(())
+}
+
+/// Writes the JSON report atomically ([`files::write_atomically`]); the error names the file.
+fn write_report(path: &Path, report: &Report) -> Result<(), String> {
+    files::write_atomically(path, |out| report.write_json(out)).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn print_summary(plan: &Plan<'_>, report: &Report, config: Config) {

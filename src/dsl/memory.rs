@@ -45,9 +45,9 @@ impl<Fast> UnlessLimited<Fast> {
     fn system(&self) -> bool {
         match CHOICE.load(Ordering::Relaxed) {
             0 => {
-                let limited = address_space_limit().is_some();
+                let space = address_space_limit();
                 #[cfg(target_os = "linux")]
-                if let Some(space) = address_space_limit() {
+                if let Some(space) = space {
                     // SAFETY: `sysconf` and `mallopt` read and set parameters; neither allocates.
                     unsafe {
                         let cores = libc::sysconf(libc::_SC_NPROCESSORS_ONLN).max(1) as u64;
@@ -55,8 +55,8 @@ impl<Fast> UnlessLimited<Fast> {
                         libc::mallopt(libc::M_ARENA_MAX, arenas as libc::c_int);
                     }
                 }
-                CHOICE.store(if limited { 2 } else { 1 }, Ordering::Relaxed);
-                limited
+                CHOICE.store(if space.is_some() { 2 } else { 1 }, Ordering::Relaxed);
+                space.is_some()
             }
             choice => choice == 2,
         }
