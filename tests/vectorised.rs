@@ -8,11 +8,11 @@
 
 mod shared;
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arcbatch::dsl::column::{map, set_evaluation, Evaluation};
-use arcbatch::dsl::{call, PrimId, Value};
+use arcbatch::dsl::{call, DslError, DslResult, Foreign, ForeignFn, Func, PrimId, Raised, Value};
 use arcbatch::program::{parse_file, run_guarded, Program, RunError};
 use arcbatch::run::arguments;
 use arcbatch::tasks::{self, Task};
@@ -330,7 +330,7 @@ fn stop_iteration_inside_a_generator_is_a_runtime_error() {
     // The empty container first, so that `extract` meets it before a match.
     let empty_first = Value::tuple(vec![Value::empty_tuple(), Value::tuple(vec![Value::Int(1)])]);
     let kind = |name: &str, args: Vec<Value>| match call(&p(name), &args) {
-        Err(e) => e.python_name(),
+        Err(e) => e.python_name().to_string(),
         Ok(v) => panic!("{name} gave {v}"),
     };
     let (scalar, vectorised) = both(|| {
@@ -447,4 +447,74 @@ fn prapply_over_several_blocks_is_the_pairwise_loop() {
         assert_eq!(vectorised, want, "{f}");
     }
     assert!(pairwise(&p("divide")).is_err(), "divide(x, 0) raises");
+}
+
+/// A function of the embedding's ([`Foreign`]): counts its calls, and raises on `Int(13)`.
+struct Recorder {
+    calls: Mutex<Vec<Value>>,
+}
+
+impl Foreign for Recorder {
+    fn call(&self, args: &[Value]) -> DslResult<Value> {
+        self.calls.lock().unwrap().push(args[0].clone());
+        match args[0] {
+            Value::Int(13) => Err(DslError::Foreign(Arc::new(Raised {
+                class: "ValueError".into(),
+                message: "thirteen".into(),
+                stop_iteration: false,
+                exception: Box::new(()),
+            }))),
+            Value::Int(n) => Ok(Value::Int(n % 3)),
+            _ => Ok(Value::None),
+        }
+    }
+    fn arg_count(&self) -> Option<usize> {
+        Some(1)
+    }
+    fn type_name(&self) -> &str {
+        "function"
+    }
+    fn repr(&self) -> &str {
+        "<recorder>"
+    }
+    fn id(&self) -> usize {
+        self as *const Recorder as usize
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// A foreign function, alone or inside closures the column engine would compile and memoise, is
+/// called exactly as the reference calls a Python function: once per call, in order, the first
+/// error stopping the rest; on every evaluation path.
+#[test]
+fn foreign_functions_are_called_as_the_reference_calls_them() {
+    let items = |ns: &[i64]| Value::tuple(ns.iter().map(|&n| Value::Int(n)).collect());
+    let run = |container: Value| {
+        let recorder = Arc::new(Recorder {
+            calls: Mutex::new(Vec::new()),
+        });
+        let foreign = Value::func(Func::Foreign(ForeignFn::new(recorder.clone())));
+        // fork(add, f, f): the reference calls f twice per element; a kernel would call it once.
+        let twice = call(&p("fork"), &[p("add"), foreign.clone(), foreign]).unwrap();
+        // Raised errors are equal only to themselves: compared by their text.
+        let mapped = call(&p("apply"), &[twice, container]).map_err(|e| e.to_string());
+        let calls = recorder.calls.lock().unwrap().clone();
+        (mapped, calls)
+    };
+    let many: Vec<i64> = (0..200).map(|k| k % 7).collect();
+    let (scalar, columns) = both(|| run(items(&many)));
+    assert_eq!(scalar, columns);
+    let (mapped, calls) = scalar;
+    let expected: Vec<Value> = many.iter().map(|&n| Value::Int((n % 3) * 2)).collect();
+    assert_eq!(mapped, Ok(Value::tuple(expected)));
+    let twice: Vec<Value> = many.iter().flat_map(|&n| [Value::Int(n), Value::Int(n)]).collect();
+    assert_eq!(calls, twice);
+    // The first element that raises stops the map: nothing after it is called.
+    let (scalar, columns) = both(|| run(items(&[1, 13, 2])));
+    assert_eq!(scalar, columns);
+    let (mapped, calls) = scalar;
+    assert_eq!(mapped, Err("ValueError: thirteen".to_string()));
+    assert_eq!(calls, vec![Value::Int(1), Value::Int(1), Value::Int(13)]);
 }

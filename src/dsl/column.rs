@@ -46,7 +46,7 @@ use hashbrown::HashMap;
 use smallvec::SmallVec;
 
 use super::error::{DslError, DslResult};
-use super::func::{call, callable, Deadline, Func};
+use super::func::{call, callable, holds_foreign, Deadline, Func};
 use super::memo::{identity, RowMemo};
 use super::prims::cheap::{Cheap, WithPrim};
 use super::prims::fused::Fused;
@@ -176,6 +176,7 @@ fn one_at_a_time(f: &Value, n: usize) -> bool {
     const AUTO: u8 = Evaluation::Auto as u8;
     const COLUMNS: u8 = Evaluation::Columns as u8;
     match EVALUATION.load(Ordering::Relaxed) {
+        _ if holds_foreign(f) => true,
         AUTO => n <= SCALAR_UP_TO && !maps_inside(f, &mut 64),
         COLUMNS => false,
         _ => true,
@@ -204,6 +205,7 @@ fn maps_inside(f: &Value, budget: &mut u32) -> bool {
             maps_inside(a, budget) || maps_inside(b, budget) || maps_inside(c, budget)
         }
         Func::Power(g, _) => maps_inside(g, budget),
+        Func::Foreign(_) => false,
     }
 }
 
@@ -949,7 +951,7 @@ impl<'p> Builder<'p> {
 
     /// The arity of the function a node holds, where the compiler knows it.
     fn arity_of(&self, n: NodeId) -> Option<usize> {
-        match (&self.nodes[n as usize], self.syms[n as usize]) {
+        match (&self.nodes[n as usize], &self.syms[n as usize]) {
             (Node::Const(Value::Func(f)), _) => Some(f.arity()),
             (_, Some(sym)) => Some(sym.arity_with(|&f| self.arity_of(f))),
             _ => None,
@@ -968,6 +970,11 @@ impl<'p> Builder<'p> {
             return self.dynamic_call(function, args);
         }
         let func = match callable(f, args.len()) {
+            // Called as it is, element by element (a constant taken from a container).
+            Ok(Func::Foreign(_)) => {
+                let function = self.constant(f);
+                return self.dynamic_call(function, args);
+            }
             Ok(func) => func,
             Err(e) => {
                 self.read_containers |= holds_container(f);
@@ -984,7 +991,7 @@ impl<'p> Builder<'p> {
             let v = v.clone();
             return self.call(&v, args);
         }
-        match self.syms[f as usize] {
+        match self.syms[f as usize].clone() {
             // A wrong arity raises with the closure's text, which only the built closure has.
             Some(sym) if self.arity_of(f) == Some(args.len()) && self.nodes.len() <= MAX_KERNEL_NODES => {
                 self.inline(sym, args)
@@ -1050,6 +1057,7 @@ impl<'p> Builder<'p> {
                 }
                 x
             }
+            Func::Foreign(_) => unreachable!("a foreign function is called dynamically (Builder::call)"),
         }
     }
 
@@ -1147,7 +1155,7 @@ impl<'p> Builder<'p> {
         if let Some(done) = self.imported[n as usize] {
             return done;
         }
-        let mine = match (&parent.nodes[n as usize], parent.syms[n as usize]) {
+        let mine = match (&parent.nodes[n as usize], &parent.syms[n as usize]) {
             (Node::Const(v), _) => self.constant(v),
             (Node::Prim { id, args }, Some(sym)) => {
                 let args: Args = args.iter().map(|&a| self.import(a)).collect();
@@ -1275,6 +1283,7 @@ fn same_tree(a: &Func, b: &Func, mut same: impl FnMut(&Value, &Value) -> bool) -
             same(a0, b0) && same(a1, b1) && same(a2, b2)
         }
         (Power(f, n), Power(g, m)) => n == m && same(f, g),
+        (Foreign(f), Foreign(g)) => f == g,
         _ => false,
     }
 }
@@ -1350,6 +1359,7 @@ fn closure_hash(f: &Func, by_shape: bool, budget: &mut u32) -> u64 {
         Chain(a, b, c) => mix(mix(mix(6, part(a)), part(b)), part(c)),
         Fork(a, b, c) => mix(mix(mix(7, part(a)), part(b)), part(c)),
         Power(g, n) => mix(mix(8, (*n).into()), part(g)),
+        Foreign(g) => mix(9, g.get().id() as u64),
     }
 }
 

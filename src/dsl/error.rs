@@ -2,7 +2,9 @@
 //! [`DslError`]: a value the interpreter and the batt engine carry in place of a result, so one
 //! failing program (or one failing lane) never stops the others.
 
+use std::any::Any;
 use std::fmt;
+use std::sync::Arc;
 
 use super::value::Value;
 
@@ -94,6 +96,36 @@ pub enum DslError {
     /// signal, a cancelled search. Not a result of the program.
     #[error("interrupted")]
     Interrupted,
+    /// What a [`Foreign`](crate::dsl::func::Foreign) function (a Python callable) raised,
+    /// carried out of the DSL as it is.
+    #[error("{}: {}", .0.class, .0.message)]
+    Foreign(Arc<Raised>),
+}
+
+/// An exception of the embedding's: its class's name and message for reports, and the
+/// exception itself for the embedding to raise again.
+pub struct Raised {
+    pub class: String,
+    pub message: String,
+    /// Whether it is a `StopIteration`, which a generator expression turns into a
+    /// `RuntimeError` ([`DslError::in_generator`]).
+    pub stop_iteration: bool,
+    pub exception: Box<dyn Any + Send + Sync>,
+}
+
+/// Each exception is itself only.
+impl PartialEq for Raised {
+    fn eq(&self, other: &Raised) -> bool {
+        std::ptr::eq(self, other)
+    }
+}
+
+impl Eq for Raised {}
+
+impl fmt::Debug for Raised {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}({:?})", self.class, self.message)
+    }
 }
 
 impl DslError {
@@ -116,12 +148,15 @@ impl DslError {
     pub fn in_generator(self) -> DslError {
         match self {
             DslError::StopIteration(_) => DslError::Runtime("generator raised StopIteration".into()),
+            DslError::Foreign(raised) if raised.stop_iteration => {
+                DslError::Runtime("generator raised StopIteration".into())
+            }
             other => other,
         }
     }
 
     /// The Python exception class this error stands for.
-    pub fn python_name(&self) -> &'static str {
+    pub fn python_name(&self) -> &str {
         match self {
             DslError::Type(_) => "TypeError",
             DslError::Value(_) => "ValueError",
@@ -135,6 +170,7 @@ impl DslError {
             DslError::Timeout => "TimeoutError",
             DslError::Interrupted => "KeyboardInterrupt",
             DslError::Internal(_) => "InternalError",
+            DslError::Foreign(raised) => &raised.class,
         }
     }
 }

@@ -4,7 +4,12 @@
 //! A closure keeps its parts as plain [`Value`]s, as the reference's lambdas do: `compose(5, f)`
 //! builds fine and fails only when called, exactly like Python. Calls go through [`call`], which
 //! checks the arity the reference's `co_argcount` would report.
+//!
+//! An embedding may add functions of its own ([`Foreign`]: the Python module's callables). They
+//! are called once per call the reference makes: a function holding one is never compiled
+//! into a kernel or memoised ([`holds_foreign`]).
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -20,7 +25,7 @@ use super::value::Value;
 
 /// A callable value. `T` is what a closure's parts are: [`Value`]s in a function value, and
 /// nodes of a kernel while the column compiler keeps a closure symbolic ([`super::column`]).
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Func<T = Value> {
     /// A primitive of the registry.
     Prim(PrimId),
@@ -38,6 +43,87 @@ pub enum Func<T = Value> {
     Lbind(T, T),
     /// `power(function, n)` for `n >= 2`: `function` applied `n` times.
     Power(T, u32),
+    /// A function of the embedding's own ([`Foreign`]).
+    Foreign(ForeignFn),
+}
+
+/// A function supplied from outside the DSL (a Python callable): called with DSL values, as
+/// the reference calls a Python function. It may do anything, so the engine calls it exactly
+/// where and as often as the reference would, in the reference's order.
+pub trait Foreign: Send + Sync {
+    /// Calls it; what it raises comes back as [`DslError::Foreign`].
+    fn call(&self, args: &[Value]) -> DslResult<Value>;
+    /// What the reference's `rbind` and `lbind` read (`__code__.co_argcount`); `None` for a
+    /// callable without `__code__` (a builtin, a `functools.partial`), which they refuse.
+    fn arg_count(&self) -> Option<usize>;
+    /// Its type's name (`function`, `functools.partial`), for messages.
+    fn type_name(&self) -> &str;
+    /// How it reads in messages (Python's `repr`).
+    fn repr(&self) -> &str;
+    /// Its identity: a foreign function equals only itself, as Python's functions do.
+    fn id(&self) -> usize;
+    /// Itself, for the embedding to find its object again.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A shared [`Foreign`] function, compared by identity.
+#[derive(Clone)]
+pub struct ForeignFn(Arc<dyn Foreign>);
+
+/// Whether a foreign function was ever made in this process: until one is, no function value
+/// is walked to look for one.
+static FOREIGN_MADE: AtomicBool = AtomicBool::new(false);
+
+impl ForeignFn {
+    pub fn new(f: Arc<dyn Foreign>) -> ForeignFn {
+        FOREIGN_MADE.store(true, Ordering::Relaxed);
+        ForeignFn(f)
+    }
+
+    pub fn get(&self) -> &dyn Foreign {
+        &*self.0
+    }
+}
+
+impl PartialEq for ForeignFn {
+    fn eq(&self, other: &ForeignFn) -> bool {
+        self.0.id() == other.0.id()
+    }
+}
+
+impl Eq for ForeignFn {}
+
+impl PartialOrd for ForeignFn {
+    fn partial_cmp(&self, other: &ForeignFn) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ForeignFn {
+    fn cmp(&self, other: &ForeignFn) -> std::cmp::Ordering {
+        self.0.id().cmp(&other.0.id())
+    }
+}
+
+/// Whether a function value holds a [`Foreign`] function among its parts (past a walk of 256
+/// parts, it is taken to). Such a function is called through [`call`] only.
+pub fn holds_foreign(f: &Value) -> bool {
+    fn walk(v: &Value, budget: &mut u32) -> bool {
+        let Value::Func(f) = v else {
+            return false;
+        };
+        if *budget == 0 {
+            return true;
+        }
+        *budget -= 1;
+        if matches!(**f, Func::Foreign(_)) {
+            return true;
+        }
+        let mut found = false;
+        f.map(|part| found = found || walk(part, budget));
+        found
+    }
+    FOREIGN_MADE.load(Ordering::Relaxed) && walk(f, &mut 256)
 }
 
 /// The deepest `power` the port builds. The reference builds `power(f, n)` by recursion and
@@ -61,6 +147,8 @@ impl<T> Func<T> {
     pub fn arity_with(&self, part_arity: impl FnOnce(&T) -> Option<usize>) -> usize {
         match self {
             Func::Prim(id) => id.spec().arity(),
+            // Never checked ([`callable`]): the callable raises itself on a wrong count.
+            Func::Foreign(f) => f.0.arg_count().unwrap_or(0),
             Func::Compose(..) | Func::Chain(..) | Func::Fork(..) | Func::Matcher(..) | Func::Power(..) => 1,
             Func::Rbind(f, _) | Func::Lbind(f, _) => match part_arity(f) {
                 Some(2) => 1,
@@ -81,6 +169,7 @@ impl<T> Func<T> {
             Func::Rbind(a, b) => Func::Rbind(part(a), part(b)),
             Func::Lbind(a, b) => Func::Lbind(part(a), part(b)),
             Func::Power(a, n) => Func::Power(part(a), *n),
+            Func::Foreign(f) => Func::Foreign(f.clone()),
         }
     }
 }
@@ -316,6 +405,9 @@ pub fn callable(f: &Value, nargs: usize) -> DslResult<&Func> {
             format_args!("'{}' object is not callable", f.type_name()),
         ));
     };
+    if let Func::Foreign(_) = &**func {
+        return Ok(func);
+    }
     let arity = func.arity();
     if nargs != arity {
         return Err(DslError::mismatch(
@@ -359,6 +451,7 @@ pub fn call(f: &Value, args: &[Value]) -> DslResult<Value> {
             }
             Ok(x)
         }
+        Func::Foreign(f) => f.0.call(args),
     }
 }
 
@@ -378,6 +471,7 @@ impl<T: fmt::Display> fmt::Display for Func<T> {
             Func::Rbind(a, b) => write!(f, "rbind({a}, {b})"),
             Func::Lbind(a, b) => write!(f, "lbind({a}, {b})"),
             Func::Power(a, n) => write!(f, "power({a}, {n})"),
+            Func::Foreign(g) => f.write_str(g.0.repr()),
         }
     }
 }

@@ -14,7 +14,7 @@ pub mod prims;
 pub mod registry;
 pub mod value;
 
-pub use error::{DslError, DslResult};
-pub use func::{call, Func};
+pub use error::{DslError, DslResult, Raised};
+pub use func::{call, Foreign, ForeignFn, Func};
 pub use registry::{registry, PrimId, PrimSpec, Ty};
 pub use value::{Cell, Color, Grid, GridView, Loc, Value};

@@ -37,7 +37,7 @@ pub enum RunError {
 
 impl RunError {
     /// A short name for summaries: the Python exception, `timeout` or `panic`.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> &str {
         match self {
             RunError::Raised(e) => e.error.python_name(),
             RunError::Timeout { .. } => "timeout",

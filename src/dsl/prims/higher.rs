@@ -46,12 +46,16 @@ fn matcher(a: &[Value]) -> DslResult<Value> {
 
 /// `rbind`/`lbind` read `function.__code__` at once: binding a non-function raises there.
 fn bindable(f: &Value) -> DslResult<()> {
-    match f {
-        Value::Func(_) => Ok(()),
-        other => Err(DslError::Attribute(
-            format!("'{}' object has no attribute '__code__'", other.type_name()).into(),
-        )),
-    }
+    let type_name = match f {
+        Value::Func(g) => match &**g {
+            Func::Foreign(g) if g.get().arg_count().is_none() => g.get().type_name(),
+            _ => return Ok(()),
+        },
+        other => other.type_name(),
+    };
+    Err(DslError::Attribute(
+        format!("'{type_name}' object has no attribute '__code__'").into(),
+    ))
 }
 
 fn rbind(a: &[Value]) -> DslResult<Value> {
