@@ -6,12 +6,19 @@ is read from its source, checked here against what Python would do with it, and 
 the Rust parser into a :class:`arcbatch.JitFunction`: a call converts each argument once, runs
 every step in Rust and converts the result once.
 
-What is checked here, because only Python knows it: the statements (control flow, lambdas and
-other Python expressions have no DSL form), the names (each must mean, where the function was
-defined, the DSL's own primitive or constant from :mod:`arcbatch.dsl`, or an earlier variable of
-the function), and that the source read matches the function's code (a file changed since it
+What is checked here, because only Python knows it: the statements (control flow and Python
+expressions other than lambdas have no DSL form), the names (each must mean, where the function
+was defined, the DSL's own primitive or constant from :mod:`arcbatch.dsl`, or an earlier variable
+of the function), and that the source read matches the function's code (a file changed since it
 ran, or text exec'd under another file's name, is not compiled). A function that fails any
 check stays plain Python, with one :class:`arcbatch.JitWarning` naming the line and why.
+
+Lambdas: one whose body is a DSL call of its one parameter (``lambda o: greater(size(o), 2)``)
+is compiled into the closure it stands for (``compose(rbind(greater, 2), size)``); any other
+becomes a Python function of its own, called back from the compiled program exactly where the
+reference would call the lambda. Such a function takes the lambda's variables from the solver
+(earlier steps and parameters) first and the lambda's parameters after them; the program binds
+the former with ``lbind`` and receives the function as a hidden last parameter.
 """
 
 import ast
@@ -171,8 +178,9 @@ def _compile(fn: Callable[..., Any], timeout_ms: Optional[int]) -> JitFunction:
         docstring = fdef.body[0]
         for k in range(docstring.lineno - fdef.lineno, docstring.end_lineno - fdef.lineno + 1):
             text[k] = "\n"
+    callbacks = _rewrite_lambdas(fn, fdef, body, text)
     try:
-        compiled = JitFunction("".join(text), code.co_filename, fdef.lineno, timeout_ms)
+        compiled = JitFunction("".join(text), code.co_filename, fdef.lineno, timeout_ms, callbacks)
     except InputError as e:
         raise _NotCompiled(str(e), fdef.lineno) from None
     return functools.update_wrapper(compiled, fn)
@@ -275,7 +283,7 @@ def _check_expression(e: ast.expr) -> None:
             _check_expression(arg)
         return
     if isinstance(e, ast.Lambda):
-        raise _NotCompiled("a lambda (build function values with compose, rbind, fork, ...)", e.lineno)
+        return  # rewritten by _rewrite_lambdas
     if isinstance(e, ast.Call) and e.keywords:
         raise _NotCompiled("a keyword argument", e.lineno)
     raise _NotCompiled(f"`{ast.unparse(e)[:60]}` has no DSL form (names, integers and calls only)", e.lineno)
@@ -298,7 +306,8 @@ def _check_names(fn: types.FunctionType, fdef: ast.FunctionDef, body: list) -> N
 
 
 def _names(e: ast.expr) -> Iterator[ast.Name]:
-    """The names of an expression that :func:`_check_expression` accepted, in order."""
+    """The names of an expression that :func:`_check_expression` accepted, in order, outside
+    its lambdas (:func:`_rewrite_lambdas` checks those)."""
     if isinstance(e, ast.Name):
         yield e
     elif isinstance(e, ast.Call):
@@ -308,6 +317,176 @@ def _names(e: ast.expr) -> Iterator[ast.Name]:
 
 
 _MISSING = object()
+
+# The hidden parameters that take a solver's called-back lambdas.
+_CALLBACK = "_arcbatch_callback_"
+
+
+def _rewrite_lambdas(fn: types.FunctionType, fdef: ast.FunctionDef, body: list, text: List[str]) -> List[Any]:
+    """Rewrites, in ``text`` (the def's lines), each lambda of the steps: into the DSL closure it
+    stands for (:func:`_as_closure`), or else into a hidden parameter holding it as a Python
+    function of its own, its variables from the solver bound first with ``lbind``. Returns those
+    functions, in the order of the parameters added to the def line."""
+    params = [p.arg for p in fdef.args.args]
+    assigned: Dict[str, int] = dict.fromkeys(params, 1)
+    for stmt in body:
+        if isinstance(stmt, ast.Assign):
+            assigned[stmt.targets[0].id] = assigned.get(stmt.targets[0].id, 0) + 1
+    # A lambda reads a variable when it runs, the closure when it is built: the same value only
+    # for a variable bound once.
+    fixed = {name for name, times in assigned.items() if times == 1}
+    edits = []  # (line, column, end line, end column, replacement)
+    callbacks: List[Any] = []
+    bound = set(params)
+    for stmt in body:
+        for lam in _outer_lambdas(stmt.value):
+            closure = _as_closure(fn, lam, bound & fixed)
+            if closure is None:
+                closure = _callback(fn, lam, bound, assigned, len(callbacks), callbacks)
+            edits.append((lam.lineno, lam.col_offset, lam.end_lineno, lam.end_col_offset, closure))
+        if isinstance(stmt, ast.Assign):
+            bound.add(stmt.targets[0].id)
+    if callbacks:
+        if not params:
+            raise _NotCompiled("a lambda called back from a function of no parameters", fdef.lineno)
+        last = fdef.args.args[-1]
+        hidden = "".join(f", {_CALLBACK}{k}" for k in range(len(callbacks)))
+        edits.append((last.end_lineno, last.end_col_offset, last.end_lineno, last.end_col_offset, hidden))
+    # From the last edit to the first, so that each one's positions still hold; columns are
+    # offsets in UTF-8 bytes. A lambda over several lines leaves empty lines in its place.
+    for line, col, end_line, end_col, new in sorted(edits, reverse=True):
+        first, last = line - fdef.lineno, end_line - fdef.lineno
+        head, tail = text[first].encode()[:col], text[last].encode()[end_col:]
+        text[first : last + 1] = [(head + new.encode() + tail).decode()] + ["\n"] * (last - first)
+    return callbacks
+
+
+def _outer_lambdas(e: ast.expr) -> Iterator[ast.Lambda]:
+    """The lambdas of a step's expression, not those inside them."""
+    if isinstance(e, ast.Lambda):
+        yield e
+    elif isinstance(e, ast.Call):
+        for arg in e.args:
+            yield from _outer_lambdas(arg)
+
+
+def _plain_parameters(lam: ast.Lambda) -> Optional[List[str]]:
+    """A lambda's parameters, if all are plain (no defaults, ``*args``, keyword-only)."""
+    a = lam.args
+    if a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or a.defaults:
+        return None
+    return [p.arg for p in a.args]
+
+
+def _is_dsl(fn: types.FunctionType, name: str) -> bool:
+    """Whether ``name``, looked up as the function would, is the DSL's own ``name``."""
+    try:
+        _check_global(fn, name, 0)
+    except _NotCompiled:
+        return False
+    return True
+
+
+def _as_closure(fn: types.FunctionType, lam: ast.Lambda, bound: set) -> Optional[str]:
+    """The DSL closure a one-parameter lambda stands for, as source text, where its body is a
+    call of primitives on the parameter, earlier variables, DSL constants and integers, each
+    call with at most two arguments that read the parameter (``fork`` of them), and at most one
+    of three; else ``None``. The closure computes what the lambda does, the same calls in the
+    same order, and takes one argument as the lambda does (so ``rbind`` and ``lbind`` of it
+    branch alike)."""
+    params = _plain_parameters(lam)
+    if params is None or len(params) != 1:
+        return None
+    (p,) = params
+
+    def reads(e: ast.expr) -> bool:
+        return any(isinstance(n, ast.Name) and n.id == p for n in ast.walk(e))
+
+    def operand(e: ast.expr) -> Optional[str]:
+        """A part the same on every call: a variable bound before, a DSL constant, an integer."""
+        if isinstance(e, ast.Name):
+            return e.id if e.id in bound or _is_dsl(fn, e.id) else None
+        try:
+            _check_expression(e)
+        except _NotCompiled:
+            return None
+        return None if isinstance(e, ast.Call) else ast.unparse(e)
+
+    def function(e: ast.expr) -> Optional[str]:
+        if isinstance(e, ast.Name) and e.id == p:
+            return "identity"
+        if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and not e.keywords):
+            return None
+        name, args = e.func.id, e.args
+        if name == p or name in bound or not _is_dsl(fn, name):
+            return None
+        prim = _DSL[name]
+        if not isinstance(prim, Function) or prim.arity != len(args) or any(isinstance(a, ast.Starred) for a in args):
+            return None
+        dependent = [reads(a) for a in args]
+        parts = [function(a) if d else operand(a) for a, d in zip(args, dependent)]
+        if None in parts:
+            return None
+        if sum(dependent) == 2 and len(args) == 2:
+            return f"fork({name}, {parts[0]}, {parts[1]})"
+        if sum(dependent) != 1:
+            return None
+        k = dependent.index(True)
+        a = parts
+        if len(args) == 1:
+            bind = name
+        elif len(args) == 2:
+            bind = f"rbind({name}, {a[1]})" if k == 0 else f"lbind({name}, {a[0]})"
+        elif len(args) == 3:
+            # rbind/lbind of a function of three arguments leave one of two.
+            bind = [
+                f"rbind(rbind({name}, {a[2]}), {a[1]})",
+                f"lbind(rbind({name}, {a[2]}), {a[0]})",
+                f"lbind(lbind({name}, {a[0]}), {a[1]})",
+            ][k]
+        else:
+            return None
+        return bind if parts[k] == "identity" else f"compose({bind}, {parts[k]})"
+
+    return function(lam.body)
+
+
+def _callback(
+    fn: types.FunctionType, lam: ast.Lambda, bound: set, assigned: Dict[str, int], k: int, callbacks: List[Any]
+) -> str:
+    """The lambda as a Python function of its own, appended to ``callbacks``: its variables from
+    the solver (in order of first use) become its first parameters, which the returned text
+    binds with ``lbind``; its other names are looked up where the solver was defined, when it
+    runs, as the lambda's are."""
+    params = _plain_parameters(lam)
+    if params is None:
+        raise _NotCompiled("a lambda with defaults, *args or keyword-only parameters", lam.lineno)
+    local = set(params)
+    free: List[str] = []
+    for node in ast.walk(lam.body):
+        if isinstance(node, ast.Name) and node.id not in local and node.id not in free:
+            if node.id in fn.__code__.co_freevars:
+                raise _NotCompiled(f"a lambda reading `{node.id}` from an enclosing function", node.lineno)
+            if node.id in assigned and node.id not in bound:
+                raise _NotCompiled(f"a lambda reading `{node.id}` before it is assigned", node.lineno)
+            if node.id in bound:
+                if assigned[node.id] > 1:
+                    raise _NotCompiled(f"a lambda reading `{node.id}`, which is assigned more than once", node.lineno)
+                free.append(node.id)
+    if free and len(free) + len(params) > 4:
+        raise _NotCompiled("a lambda reading more than four values (lbind binds up to three)", lam.lineno)
+    lifted = ast.Lambda(
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=n) for n in free + params], kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=lam.body,
+    )
+    ast.copy_location(lifted, lam)
+    ast.fix_missing_locations(lifted)
+    code = compile(ast.Expression(lifted), fn.__code__.co_filename, "eval", dont_inherit=True)
+    callbacks.append(eval(code, fn.__globals__))
+    text = f"{_CALLBACK}{k}"
+    for name in free:
+        text = f"lbind({text}, {name})"
+    return text
 
 
 def _check_global(fn: types.FunctionType, name: str, line: int) -> None:
@@ -356,9 +535,11 @@ def _describe(value: Any) -> str:
 
 
 def _reduce(compiled: JitFunction):
-    """Compiled functions pickle as their source, compiled again where they are unpickled."""
+    """Compiled functions pickle as their source, compiled again where they are unpickled (with
+    their called-back lambdas, which pickle only where Python's pickle takes them)."""
     state = {k: v for k, v in vars(compiled).items() if k in _KEPT}
-    return JitFunction, (compiled.source, compiled.file, compiled.first_line, compiled.timeout_ms), state
+    args = (compiled.source, compiled.file, compiled.first_line, compiled.timeout_ms, compiled.callbacks)
+    return JitFunction, args, state
 
 
 copyreg.pickle(JitFunction, _reduce)

@@ -21,6 +21,7 @@ use arcbatch::dsl::memory;
 use arcbatch::dsl::{Cell, Color, DslError, Func, Grid, Loc, Value};
 
 use crate::cache;
+use crate::callback::Callback;
 use crate::exceptions::{class, error, Kind};
 use crate::function::Function;
 use crate::intern::interned;
@@ -89,6 +90,9 @@ impl Converter {
         if obj.hasattr("__array_interface__")? {
             self.immutable = false;
             return numpy_value(obj);
+        }
+        if obj.is_callable() {
+            return Callback::value(obj);
         }
         Err(not_convertible(obj))
     }
@@ -301,9 +305,6 @@ fn not_convertible(obj: &Bound<'_, PyAny>) -> PyErr {
     }
     let hint = if type_name == "list" {
         "DSL values are tuples, not lists (arcbatch.grid(rows) turns a list of lists into a grid)"
-    } else if obj.is_callable() {
-        "functions passed to the DSL must be DSL function values (a primitive such as arcbatch.dsl.size, or \
-         what compose, rbind, fork, ... return); Python callables are not supported"
     } else {
         "DSL values are int, bool, None, tuples, frozensets and DSL functions (and numpy integer arrays as grids)"
     };
@@ -384,6 +385,21 @@ fn py_at<'py>(py: Python<'py>, v: &Value, depth: usize) -> PyResult<Bound<'py, P
         }
         Value::Tuple(items) => PyTuple::new(py, items_py(py, items, depth)?)?.into_any(),
         Value::Set(items) => PyFrozenSet::new(py, items_py(py, items, depth)?)?.into_any(),
+        Value::Func(f) if matches!(**f, Func::Foreign(_)) => {
+            let Func::Foreign(g) = &**f else {
+                unreachable!("matched")
+            };
+            match Callback::object_of(py, g) {
+                Some(object) => object,
+                None => {
+                    return Err(error(
+                        py,
+                        Kind::Internal,
+                        format!("a foreign function {f} of no callback"),
+                    ))
+                }
+            }
+        }
         Value::Func(_) => {
             if nested_deeper(v, MAX_FUNCTION_DEPTH, &mut HashMap::new()) {
                 return Err(error(
@@ -420,7 +436,7 @@ fn nested_deeper(v: &Value, budget: usize, fine: &mut HashMap<*const (), usize>)
 /// The values a function value holds.
 fn function_parts(f: &Func) -> Vec<&Value> {
     match f {
-        Func::Prim(_) => Vec::new(),
+        Func::Prim(_) | Func::Foreign(_) => Vec::new(),
         Func::Power(g, _) => vec![g],
         Func::Compose(a, b) | Func::Matcher(a, b) | Func::Rbind(a, b) | Func::Lbind(a, b) => vec![a, b],
         Func::Chain(a, b, c) | Func::Fork(a, b, c) => vec![a, b, c],

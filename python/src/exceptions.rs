@@ -22,6 +22,7 @@ use arcbatch::dsl::func::{caught, Panicked};
 use arcbatch::dsl::DslError;
 use arcbatch::{Chain, Error};
 
+use crate::callback::exception_of;
 use crate::pool::PoolError;
 
 /// The classes, in the order they are made (a base before its subclasses).
@@ -235,7 +236,8 @@ fn dsl_kind(e: &DslError) -> Kind {
         DslError::Timeout => Kind::DslTimeout,
         // Raised as the exception that interrupted it (see `dsl_error`); never made here.
         DslError::Interrupted => Kind::Internal,
-        DslError::Internal(_) => Kind::Internal,
+        // Raised as the callable's own exception (see `dsl_error`).
+        DslError::Internal(_) | DslError::Foreign(_) => Kind::Internal,
     }
 }
 
@@ -280,6 +282,11 @@ pub fn pool_error(py: Python<'_>, e: &PoolError) -> PyErr {
 pub fn dsl_error(py: Python<'_>, context: &str, e: &DslError) -> PyErr {
     if *e == DslError::Interrupted {
         return PyErr::take(py).unwrap_or_else(|| PyKeyboardInterrupt::new_err(format!("{context}: interrupted")));
+    }
+    if let DslError::Foreign(raised) = e {
+        if let Some(exception) = exception_of(py, raised) {
+            return exception;
+        }
     }
     error(py, dsl_kind(e), format!("{context}: {e}"))
 }

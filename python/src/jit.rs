@@ -25,6 +25,10 @@ use crate::tuples::TupleProgram;
 
 /// A compiled solver. Holds its source (one `def`, its first line at `first_line` of `file`)
 /// so that it pickles as text and compiles again where it is unpickled.
+///
+/// A lambda of the solver that has no DSL form is called back: `arcbatch.jit` lifts it into a
+/// Python function of its own, which the source takes as a last, hidden parameter, and which
+/// every call passes (`callbacks`).
 #[pyclass(frozen, dict, weakref, name = "JitFunction", module = "arcbatch")]
 pub struct JitFunction {
     program: Program,
@@ -36,6 +40,9 @@ pub struct JitFunction {
     source: String,
     first_line: u32,
     timeout_ms: Option<u64>,
+    /// The values of the last, hidden parameters, and the objects they were made from.
+    callbacks: Vec<Value>,
+    callback_objects: Vec<Py<PyAny>>,
 }
 
 #[pymethods]
@@ -43,14 +50,33 @@ impl JitFunction {
     /// Compiles `source`, the text of one `def` whose first line is line `first_line` of `file`
     /// (so that messages name the file's own lines). `timeout_ms` bounds each call. Raises
     /// `arcbatch.InputError` with the parser's message when the source does not compile.
+    /// `callbacks` are the values of the source's last parameters, which calls do not pass.
     #[new]
-    #[pyo3(signature = (source, file, first_line=1, timeout_ms=None))]
-    fn new(py: Python<'_>, source: String, file: &str, first_line: u32, timeout_ms: Option<u64>) -> PyResult<Self> {
+    #[pyo3(signature = (source, file, first_line=1, timeout_ms=None, callbacks=Vec::new()))]
+    fn new(
+        py: Python<'_>,
+        source: String,
+        file: &str,
+        first_line: u32,
+        timeout_ms: Option<u64>,
+        callbacks: Vec<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         let shift = first_line.saturating_sub(1);
         let mut program = parse_program(file, &source).map_err(|mut e| {
             e.line += shift;
             core_error(py, e)
         })?;
+        if callbacks.len() > program.params.len() {
+            return Err(error(
+                py,
+                Kind::Input,
+                format!(
+                    "{} callbacks for a function of {} parameters",
+                    callbacks.len(),
+                    program.params.len()
+                ),
+            ));
+        }
         program.line += shift;
         for step in &mut program.steps {
             step.line += shift;
@@ -68,13 +94,20 @@ impl JitFunction {
                 reads[*k as usize] = true;
             }
         }
+        let tuples = if callbacks.is_empty() {
+            TupleProgram::of(py, &program)?
+        } else {
+            None
+        };
         Ok(JitFunction {
-            tuples: TupleProgram::of(py, &program)?,
+            tuples,
             program,
             reads,
             source,
             first_line,
             timeout_ms,
+            callbacks: callbacks.iter().map(to_value).collect::<PyResult<_>>()?,
+            callback_objects: callbacks.into_iter().map(Bound::unbind).collect(),
         })
     }
 
@@ -90,7 +123,8 @@ impl JitFunction {
         if let Some(out) = self.tuples.as_ref().and_then(|tuples| tuples.run(&given)) {
             return Ok(out);
         }
-        let params = self.bind(&given)?;
+        let mut params = self.bind(&given)?;
+        params.extend(self.callbacks.iter().cloned());
         // Attached to the signal watch, as `arcbatch.dsl` calls are: a handler that raises
         // (SIGALRM, Ctrl-C) stops the call within milliseconds.
         let limit = self.timeout_ms.map(Duration::from_millis);
@@ -119,6 +153,13 @@ impl JitFunction {
         self.first_line
     }
 
+    /// The Python functions the source's hidden last parameters take (its lambdas with no DSL
+    /// form).
+    #[getter]
+    fn callbacks<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyAny>> {
+        self.callback_objects.iter().map(|o| o.bind(py).clone()).collect()
+    }
+
     /// The time limit of each call, in milliseconds (`None`: no limit).
     #[getter]
     fn timeout_ms(&self) -> Option<u64> {
@@ -135,12 +176,17 @@ impl JitFunction {
         format!(
             "<arcbatch.JitFunction {}({})>",
             self.program.name,
-            self.program.params.join(", ")
+            self.params().join(", ")
         )
     }
 }
 
 impl JitFunction {
+    /// The parameters a call passes (not the hidden ones the callbacks fill).
+    fn params(&self) -> &[String] {
+        &self.program.params[..self.program.params.len() - self.callbacks.len()]
+    }
+
     /// The parameters' values from the arguments in their order ([`JitFunction::arrange`]).
     /// Parameters the program never reads are left `None`.
     fn bind(&self, given: &[Bound<'_, PyAny>]) -> PyResult<Vec<Value>> {
@@ -158,7 +204,7 @@ impl JitFunction {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let names = &self.program.params;
+        let names = self.params();
         if kwargs.is_none_or(|k| k.is_empty()) && args.len() == names.len() {
             return Ok(args.iter().collect());
         }

@@ -10,6 +10,7 @@
 
 mod batch;
 mod cache;
+mod callback;
 mod convert;
 mod dsl;
 mod exceptions;

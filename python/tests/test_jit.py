@@ -143,7 +143,11 @@ STEPS = "    x1 = objects(I, T, F, T)\n"
     [
         (STEPS + "    if x1:\n        return I\n    return x1\n", 12, "Python control flow (`if`)"),
         (STEPS + "    for x in x1:\n        pass\n    return x1\n", 12, "Python control flow (`for`)"),
-        (STEPS + "    x2 = apply(lambda o: size(o), x1)\n    return x2\n", 12, "a lambda"),
+        (
+            STEPS + "    x2 = apply(lambda o: size(x1), x1)\n    x1 = size(I)\n    return x2\n",
+            12,
+            "a lambda reading `x1`, which is assigned more than once",
+        ),
         (STEPS + "    x2 = helper(x1)\n    return x2\n", 12, "`helper` is a Python helper"),
         (STEPS + "    x2 = add(ONE, BIG)\n    return x2\n", 12, "`BIG` is not a DSL primitive or constant"),
         (STEPS + "    x2 = add(TWO, size(x1))\n    return x2\n", 12, "`TWO` is 5 there, not arcbatch.dsl's TWO"),
