@@ -13,6 +13,7 @@ python/bench/differential.py does, and must stay a small minority.
 import functools
 import pickle
 import signal
+import subprocess
 import sys
 import types
 import warnings
@@ -302,3 +303,18 @@ def test_jit_turns_dsl_lambdas_into_the_closures_they_stand_for(tmp_path, lam, c
     assert compiled(grid) == reference_closure
     for x in (dsl.asindices(grid), frozenset({(0, 0)}), 3):
         assert alike(outcome(lambda: compiled(grid)(x)), outcome(lambda: namespace["solve_one"](grid)(x)))
+
+
+def test_batch_work_with_callables_runs_and_may_start_batch_work_itself():
+    # A callback on a pool thread that starts pool work again runs it on its own thread (it
+    # would otherwise wait for the turn its outer call holds): in a child, so a hang fails.
+    code = (
+        "from arcbatch import batch\n"
+        "from arcbatch.dsl import *\n"
+        "g = ((1, 2), (3, 4))\n"
+        "print(batch.map(compose(increment, lambda x: size(x)), [g, g, ((1,),)]))\n"
+        "print(batch.map(compose(first, lambda x: tuple(batch.map(size, [x, x]))), [g] * 50)[:2])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["[3, 3, 2]", "[2, 2]"]
