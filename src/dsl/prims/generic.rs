@@ -95,7 +95,7 @@ fn write(grid: &Value, items: Writes<'_>, under: bool) -> DslResult<Value> {
         let (i, j) = py::unpack2(&at)?;
         if within(&i, h)? && within(&j, w)? {
             let cell = cell_of(&mut rows, &i, &j)?;
-            if bg.as_ref().is_none_or(|bg| cell == bg) {
+            if bg.as_ref().map_or(true, |bg| cell == bg) {
                 *cell = v;
             }
         }
@@ -337,7 +337,7 @@ pub fn upscale_rows(grid: &Value, factor: &Value, vertical: bool) -> DslResult<V
         if vertical {
             let n = py::index_int(factor)?.max(0) as usize;
             check_members(out.len().saturating_add(n))?;
-            out.extend(std::iter::repeat_n(row, n));
+            out.extend(std::iter::repeat(row).take(n));
         } else {
             out.push(repeat_each(&row, factor)?);
         }
@@ -351,7 +351,7 @@ fn repeat_each(row: &Value, factor: &Value) -> DslResult<Value> {
     for v in py::iter(row)? {
         let n = py::index_int(factor)?.max(0) as usize;
         check_members(r.len().saturating_add(n))?;
-        r.extend(std::iter::repeat_n(v, n));
+        r.extend(std::iter::repeat(v).take(n));
     }
     Ok(Value::tuple(r))
 }
@@ -365,7 +365,7 @@ pub fn upscale(element: &Value, factor: &Value, fast: impl FnOnce() -> DslResult
             let r = repeat_each(&row, factor)?;
             let n = py::index_int(factor)?.max(0) as usize;
             check_members(out.len().saturating_add(n))?;
-            out.extend(std::iter::repeat_n(r, n));
+            out.extend(std::iter::repeat(r).take(n));
         }
         return Ok(Value::tuple(out));
     }

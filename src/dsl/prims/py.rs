@@ -157,7 +157,7 @@ fn same_kind(x: &Value, y: &Value) -> bool {
 
 /// `min(items)`: the first of the least, `ValueError` for none.
 pub fn min(items: &[Value]) -> DslResult<Value> {
-    extreme(items, "min", |item, best| lt(item, best))
+    extreme(items, "min", lt)
 }
 
 /// `max(items)`: the first of the greatest, `ValueError` for none.
