@@ -148,11 +148,14 @@ def reference_namespace(directory: Path) -> Dict[str, Any]:
 
 # Builtins whose result depends on the order their first argument iterates in.
 ITERATING = {"all", "any", "enumerate", "frozenset", "iter", "list", "max", "min", "set", "sorted", "sum", "tuple"}
+# Builtins whose result depends on the order every argument iterates in (``map``'s first
+# argument is a function, wrapping it changes nothing).
+ITERATING_ALL = {"map", "zip"}
 
 
 class _CanonicalIteration(ast.NodeTransformer):
     """Wraps every place the reference's code iterates a value (``for``, comprehensions, the
-    builtins of ``ITERATING``, ``*x``) in ``_canonical(...)``."""
+    builtins of ``ITERATING`` and ``ITERATING_ALL``, ``*x``) in ``_canonical(...)``."""
 
     @staticmethod
     def wrap(node: ast.expr) -> ast.expr:
@@ -172,6 +175,8 @@ class _CanonicalIteration(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id in ITERATING and node.args:
             node.args[0] = self.wrap(node.args[0])
+        elif isinstance(node.func, ast.Name) and node.func.id in ITERATING_ALL:
+            node.args = [a if isinstance(a, ast.Starred) else self.wrap(a) for a in node.args]
         return node
 
     def visit_Starred(self, node):

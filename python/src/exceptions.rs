@@ -11,8 +11,8 @@
 //! comes from ([`core_error`]), and as message the error with its causes, as the CLI prints it.
 
 use pyo3::exceptions::{
-    PyAttributeError, PyException, PyIndexError, PyKeyboardInterrupt, PyMemoryError, PyRecursionError, PyRuntimeError,
-    PyStopIteration, PyTimeoutError, PyTypeError, PyValueError, PyZeroDivisionError,
+    PyAttributeError, PyException, PyIndexError, PyKeyError, PyKeyboardInterrupt, PyMemoryError, PyRecursionError,
+    PyRuntimeError, PyStopIteration, PyTimeoutError, PyTypeError, PyValueError, PyZeroDivisionError,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -33,6 +33,7 @@ pub enum Kind {
     DslType,
     DslValue,
     DslIndex,
+    DslKey,
     DslZeroDivision,
     DslStopIteration,
     DslRuntime,
@@ -91,6 +92,13 @@ const CLASSES: &[ClassSpec] = &[
         base: Some(Kind::Dsl),
         builtin: |py| py.get_type::<PyIndexError>(),
         doc: "The reference raises IndexError (the first member of an empty tuple, ...).",
+    },
+    ClassSpec {
+        kind: Kind::DslKey,
+        name: "DslKeyError",
+        base: Some(Kind::Dsl),
+        builtin: |py| py.get_type::<PyKeyError>(),
+        doc: "The reference raises KeyError (urcorner or llcorner of members with more than two items).",
     },
     ClassSpec {
         kind: Kind::DslZeroDivision,
@@ -227,6 +235,7 @@ fn dsl_kind(e: &DslError) -> Kind {
         DslError::Type(_) => Kind::DslType,
         DslError::Value(_) => Kind::DslValue,
         DslError::Index(_) => Kind::DslIndex,
+        DslError::Key(_) => Kind::DslKey,
         DslError::ZeroDivision(_) => Kind::DslZeroDivision,
         DslError::StopIteration(_) => Kind::DslStopIteration,
         DslError::Runtime(_) => Kind::DslRuntime,

@@ -66,6 +66,7 @@ def test_the_hierarchy():
         ("DslTypeError", TypeError),
         ("DslValueError", ValueError),
         ("DslIndexError", IndexError),
+        ("DslKeyError", KeyError),
         ("DslZeroDivisionError", ZeroDivisionError),
         ("DslStopIteration", StopIteration),
         ("DslRecursionError", RecursionError),

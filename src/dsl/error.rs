@@ -60,6 +60,10 @@ pub enum DslError {
     /// Python's `IndexError` (e.g. `tuple[0]` of an empty tuple).
     #[error("IndexError: {0}")]
     Index(Message),
+    /// Python's `KeyError` (`urcorner` of a patch whose members have more than two items:
+    /// `{0: min, 1: max}[2]`).
+    #[error("KeyError: {0}")]
+    Key(Message),
     /// Python's `ZeroDivisionError`.
     #[error("ZeroDivisionError: {0}")]
     ZeroDivision(Message),
@@ -161,6 +165,7 @@ impl DslError {
             DslError::Type(_) => "TypeError",
             DslError::Value(_) => "ValueError",
             DslError::Index(_) => "IndexError",
+            DslError::Key(_) => "KeyError",
             DslError::ZeroDivision(_) => "ZeroDivisionError",
             DslError::StopIteration(_) => "StopIteration",
             DslError::Runtime(_) => "RuntimeError",

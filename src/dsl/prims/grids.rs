@@ -23,6 +23,7 @@ use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
 use crate::prim;
 
 use super::common::{self, coord, MemberLimit, MAX_GRID_CELLS, MAX_MEMBERS, MEMBER_BYTES};
+use super::generic;
 use super::patches::{is_own_indices, piece_center, piece_shape, toindices_of, ulcorner_of};
 use super::rows;
 
@@ -568,18 +569,40 @@ pub fn paint_of(g: GridView<'_>, cells: &[Cell]) -> DslResult<Value> {
 }
 
 fn fill(a: &[Value]) -> DslResult<Value> {
+    if matches!(a[1], Value::Bool(_)) {
+        return generic::fill(&a[0], &a[1], &a[2], false);
+    }
+    generic::or_generic(fill_fast(a), || generic::fill(&a[0], &a[1], &a[2], false))
+}
+
+fn fill_fast(a: &[Value]) -> DslResult<Value> {
     fill_patch(a, false)
 }
 
 fn underfill(a: &[Value]) -> DslResult<Value> {
+    if matches!(a[1], Value::Bool(_)) {
+        return generic::fill(&a[0], &a[1], &a[2], true);
+    }
+    generic::or_generic(underfill_fast(a), || generic::fill(&a[0], &a[1], &a[2], true))
+}
+
+fn underfill_fast(a: &[Value]) -> DslResult<Value> {
     fill_patch(a, true)
 }
 
 fn paint(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(paint_fast(a), || generic::paint(&a[0], &a[1], false))
+}
+
+fn paint_fast(a: &[Value]) -> DslResult<Value> {
     paint_object(a, false)
 }
 
 fn underpaint(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(underpaint_fast(a), || generic::paint(&a[0], &a[1], true))
+}
+
+fn underpaint_fast(a: &[Value]) -> DslResult<Value> {
     paint_object(a, true)
 }
 
@@ -593,6 +616,10 @@ fn covered(g: &Grid, patch: &Value) -> DslResult<(Grid, Arc<Vec<Loc>>)> {
 }
 
 fn cover(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(cover_fast(a), || generic::cover(&a[0], &a[1]))
+}
+
+fn cover_fast(a: &[Value]) -> DslResult<Value> {
     rows::on_grid(
         &a[0],
         |g| Ok(Value::grid(covered(g, &a[1])?.0)),
@@ -603,6 +630,10 @@ fn cover(a: &[Value]) -> DslResult<Value> {
 /// `move(grid, obj, offset)`: cover the object, then paint it shifted (in the shifted set's
 /// order, which is the object's own).
 fn move_object(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(move_object_fast(a), || generic::move_object(&a[0], &a[1], &a[2]))
+}
+
+fn move_object_fast(a: &[Value]) -> DslResult<Value> {
     rows::on_grid(
         &a[0],
         |g| {
@@ -653,15 +684,27 @@ fn scaled_value(v: &Value, fy: usize, fx: usize) -> DslResult<Value> {
 }
 
 fn hupscale(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(hupscale_fast(a), || generic::upscale_rows(&a[0], &a[1], false))
+}
+
+fn hupscale_fast(a: &[Value]) -> DslResult<Value> {
     scaled_value(&a[0], 1, factor(&a[1])?)
 }
 
 fn vupscale(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(vupscale_fast(a), || generic::upscale_rows(&a[0], &a[1], true))
+}
+
+fn vupscale_fast(a: &[Value]) -> DslResult<Value> {
     scaled_value(&a[0], factor(&a[1])?, 1)
 }
 
 /// `upscale` of a grid, or of an object about its upper left corner.
 fn upscale(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(upscale_fast(a), || generic::upscale(&a[0], &a[1], || upscale_fast(a)))
+}
+
+fn upscale_fast(a: &[Value]) -> DslResult<Value> {
     if a[0].is_tuple() {
         let f = factor(&a[1])?;
         return scaled_value(&a[0], f, f);
@@ -773,6 +816,10 @@ fn split_ranges(len: usize, n: i64) -> DslResult<Vec<Range<usize>>> {
 }
 
 fn hsplit(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(hsplit_fast(a), || generic::split(&a[0], &a[1], false))
+}
+
+fn hsplit_fast(a: &[Value]) -> DslResult<Value> {
     let g = match a[0].as_grid() {
         Ok(g) => g,
         Err(_) => return rows::split(&rows::of(&a[0])?, a[1].as_int()?, false),
@@ -784,6 +831,10 @@ fn hsplit(a: &[Value]) -> DslResult<Value> {
 }
 
 fn vsplit(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(vsplit_fast(a), || generic::split(&a[0], &a[1], true))
+}
+
+fn vsplit_fast(a: &[Value]) -> DslResult<Value> {
     let g = match a[0].as_grid() {
         Ok(g) => g,
         Err(_) => return rows::split(&rows::of(&a[0])?, a[1].as_int()?, true),
@@ -819,6 +870,10 @@ fn subgrid(a: &[Value]) -> DslResult<Value> {
 }
 
 fn trim(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(trim_fast(a), || generic::trim(&a[0]))
+}
+
+fn trim_fast(a: &[Value]) -> DslResult<Value> {
     rows::on_grid(
         &a[0],
         |g| Ok(crop(g, common::py_slice(g.h, 1, -1), common::py_slice(g.w, 1, -1))),
@@ -876,6 +931,13 @@ fn recolored(g: &Grid, f: impl Fn(Color) -> DslResult<Color>) -> DslResult<Value
 }
 
 fn cellwise(a: &[Value]) -> DslResult<Value> {
+    if matches!(a[2], Value::Bool(_)) {
+        return generic::cellwise(&a[0], &a[1], &a[2]);
+    }
+    generic::or_generic(cellwise_fast(a), || generic::cellwise(&a[0], &a[1], &a[2]))
+}
+
+fn cellwise_fast(a: &[Value]) -> DslResult<Value> {
     if let (Ok(x), Ok(y)) = (a[0].as_grid(), a[1].as_grid()) {
         match cellwise_grids(&x, &y, &a[2]) {
             Err(DslError::ColorRange(_)) => {}
@@ -903,6 +965,13 @@ fn cellwise_grids(x: &Grid, y: &Grid, fallback: &Value) -> DslResult<Value> {
 }
 
 fn replace(a: &[Value]) -> DslResult<Value> {
+    if matches!(a[2], Value::Bool(_)) {
+        return generic::replace(&a[0], &a[1], &a[2]);
+    }
+    generic::or_generic(replace_fast(a), || generic::replace(&a[0], &a[1], &a[2]))
+}
+
+fn replace_fast(a: &[Value]) -> DslResult<Value> {
     rows::on_grid(
         &a[0],
         |g| {
@@ -914,6 +983,13 @@ fn replace(a: &[Value]) -> DslResult<Value> {
 }
 
 fn switch(a: &[Value]) -> DslResult<Value> {
+    if matches!(a[1], Value::Bool(_)) || matches!(a[2], Value::Bool(_)) {
+        return generic::switch(&a[0], &a[1], &a[2]);
+    }
+    generic::or_generic(switch_fast(a), || generic::switch(&a[0], &a[1], &a[2]))
+}
+
+fn switch_fast(a: &[Value]) -> DslResult<Value> {
     rows::on_grid(
         &a[0],
         |g| {
@@ -930,6 +1006,13 @@ fn switch(a: &[Value]) -> DslResult<Value> {
 
 /// `index(grid, loc)`: the colour, or `None` outside the grid.
 pub(super) fn index(a: &[Value]) -> DslResult<Value> {
+    if !a[1].is_tuple() {
+        return generic::index(&a[0], &a[1]);
+    }
+    generic::or_generic(index_fast(a), || generic::index(&a[0], &a[1]))
+}
+
+fn index_fast(a: &[Value]) -> DslResult<Value> {
     let (i, j) = a[1].unpack_pair()?;
     rows::on_grid(
         &a[0],
@@ -943,6 +1026,13 @@ pub(super) fn index(a: &[Value]) -> DslResult<Value> {
 
 /// `canvas(value, (h, w))`; a value no grid cell holds gives a plain tuple of tuples.
 fn canvas(a: &[Value]) -> DslResult<Value> {
+    if matches!(a[0], Value::Bool(_)) {
+        return generic::canvas(&a[0], &a[1]);
+    }
+    generic::or_generic(canvas_fast(a), || generic::canvas(&a[0], &a[1]))
+}
+
+fn canvas_fast(a: &[Value]) -> DslResult<Value> {
     // `dimensions[0]`, `dimensions[1]`: indexed, not unpacked.
     let (rows, cols) = a[1].index_pair()?;
     let (h, w) = (capped(rows.into())?, capped(cols.into())?);
@@ -1008,7 +1098,7 @@ fn frontiers(a: &[Value]) -> DslResult<Value> {
 fn compress(a: &[Value]) -> DslResult<Value> {
     let g = match a[0].as_grid() {
         Ok(g) => g,
-        Err(_) => return Ok(rows::compress(&rows::of(&a[0])?)),
+        Err(_) => return generic::or_generic(rows::of(&a[0]).map(|r| rows::compress(&r)), || generic::compress(&a[0])),
     };
     let keep = |uniform: Vec<bool>| -> Vec<usize> { (0..uniform.len()).filter(|&k| !uniform[k]).collect() };
     let (rows, cols) = (keep(uniform_rows(&g)), keep(uniform_columns(&g)));
@@ -1031,6 +1121,13 @@ struct Probe {
 /// The reference tries the offsets `0..=h - oh` by `0..=w - ow`, where the shifted object always
 /// lies inside the grid; so an empty object occurs at every offset of `0..=h` by `0..=w`.
 fn occurrences(a: &[Value]) -> DslResult<Value> {
+    if !matches!(a[1], Value::Object(_)) {
+        return generic::occurrences(&a[0], &a[1]);
+    }
+    generic::or_generic(occurrences_fast(a), || generic::occurrences(&a[0], &a[1]))
+}
+
+fn occurrences_fast(a: &[Value]) -> DslResult<Value> {
     let (g, patch) = match a[0].as_grid() {
         Ok(g) => (g, Patch::of(&a[1])?),
         Err(refused) => ranked_occurrence_args(&a[0], &a[1], refused)?,
@@ -1200,6 +1297,10 @@ fn position(a: &[Value]) -> DslResult<Value> {
 
 /// `corners(patch)`: for an empty patch the four corner functions all return `()`.
 fn corners(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(corners_fast(a), || generic::corners(&a[0]))
+}
+
+fn corners_fast(a: &[Value]) -> DslResult<Value> {
     let Some(b) = Patch::of(&a[0])?.bounds() else {
         return Ok(Value::set(vec![Value::empty_tuple()]));
     };
@@ -1337,11 +1438,22 @@ fn wide(pair: (i64, i64)) -> (i128, i128) {
 
 /// `connect(a, b)`, which unpacks `ai, aj = a`.
 fn connect(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(connect_fast(a), || generic::connect(&a[0], &a[1]))
+}
+
+fn connect_fast(a: &[Value]) -> DslResult<Value> {
     line(wide(a[0].unpack_pair()?), wide(a[1].unpack_pair()?))
 }
 
 /// `shoot(start, direction)`: the line from `start` to `start + 42 * direction`.
 fn shoot(a: &[Value]) -> DslResult<Value> {
+    if !matches!(a[0], Value::Pair(..)) {
+        return generic::shoot(&a[0], &a[1]);
+    }
+    generic::or_generic(shoot_fast(a), || generic::shoot(&a[0], &a[1]))
+}
+
+fn shoot_fast(a: &[Value]) -> DslResult<Value> {
     // `start[0]`, `direction[0]`, ...: indexed, not unpacked.
     let (start, dir) = (wide(a[0].index_pair()?), wide(a[1].index_pair()?));
     line(start, (start.0 + 42 * dir.0, start.1 + 42 * dir.1))
@@ -1353,11 +1465,19 @@ fn frontier(along: impl Fn(i32) -> Loc) -> Value {
 }
 
 fn vfrontier(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(vfrontier_fast(a), || generic::frontier(&a[0], true))
+}
+
+fn vfrontier_fast(a: &[Value]) -> DslResult<Value> {
     let j = coord(a[0].index_pair()?.1)?;
     Ok(frontier(|i| Loc { i, j }))
 }
 
 fn hfrontier(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(hfrontier_fast(a), || generic::frontier(&a[0], false))
+}
+
+fn hfrontier_fast(a: &[Value]) -> DslResult<Value> {
     let i = coord(a[0].index_pair()?.0)?;
     Ok(frontier(|j| Loc { i, j }))
 }

@@ -12,11 +12,13 @@ pub mod cheap;
 pub mod common;
 mod containers;
 pub mod fused;
+mod generic;
 pub(crate) mod grids;
 mod higher;
 mod numbers;
 pub(crate) mod objects;
 pub(crate) mod patches;
+mod py;
 mod rows;
 
 use super::registry::PrimSpec;

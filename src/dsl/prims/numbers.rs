@@ -154,6 +154,21 @@ pub(super) fn py_add(x: &Value, y: &Value) -> DslResult<Value> {
     binop(Op::Add, x, y)
 }
 
+/// Python's `x - y`.
+pub(super) fn py_sub(x: &Value, y: &Value) -> DslResult<Value> {
+    binop(Op::Sub, x, y)
+}
+
+/// Python's `x * y` (a tuple times an integer repeats it).
+pub(super) fn py_mul(x: &Value, y: &Value) -> DslResult<Value> {
+    binop(Op::Mul, x, y)
+}
+
+/// Python's `x // y`.
+pub(super) fn py_floordiv(x: &Value, y: &Value) -> DslResult<Value> {
+    binop(Op::FloorDiv, x, y)
+}
+
 /// Python's `x <op> y` on the operands the reference's branches can meet.
 fn binop(op: Op, x: &Value, y: &Value) -> DslResult<Value> {
     if let (Some(a), Some(b)) = (number(x), number(y)) {

@@ -24,6 +24,7 @@ use crate::dsl::value::{Cell, Color, Grid, GridView, Items, Value};
 use crate::{bail, prim};
 
 use super::common::{self, slot, Histogram};
+use super::generic;
 use super::rows;
 
 pub const PRIMS: &[PrimSpec] = &[
@@ -443,10 +444,18 @@ fn color_classes(g: &Grid, skip: Option<Color>) -> Value {
 }
 
 fn partition(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(partition_fast(a), || generic::partition(&a[0], false))
+}
+
+fn partition_fast(a: &[Value]) -> DslResult<Value> {
     rows::on_grid(&a[0], |g| Ok(color_classes(g, None)), |r| rows::partition(r, false))
 }
 
 fn fgpartition(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(fgpartition_fast(a), || generic::partition(&a[0], true))
+}
+
+fn fgpartition_fast(a: &[Value]) -> DslResult<Value> {
     rows::on_grid(
         &a[0],
         |g| Ok(color_classes(g, Some(common::background(&g.cells)?))),

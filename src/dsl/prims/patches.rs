@@ -20,6 +20,7 @@ use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
 use crate::{bail, prim};
 
 use super::common::{self, coord, Histogram, MAX_MEMBERS, MEMBER_BYTES};
+use super::generic;
 use super::grids::{Bounds, Patch};
 use super::objects::sorted_cells;
 use super::rows;
@@ -151,14 +152,26 @@ fn extreme(e: &Value, most: bool) -> DslResult<Value> {
 }
 
 fn mostcolor(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(mostcolor_fast(a), || generic::mostcolor(&a[0]))
+}
+
+fn mostcolor_fast(a: &[Value]) -> DslResult<Value> {
     extreme(&a[0], true)
 }
 
 fn leastcolor(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(leastcolor_fast(a), || generic::leastcolor(&a[0]))
+}
+
+fn leastcolor_fast(a: &[Value]) -> DslResult<Value> {
     extreme(&a[0], false)
 }
 
 fn colorcount(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(colorcount_fast(a), || generic::colorcount(&a[0], &a[1]))
+}
+
+fn colorcount_fast(a: &[Value]) -> DslResult<Value> {
     let n = match (&a[0], a[1].as_int()) {
         (Value::Grid(g), Ok(value)) => return Ok(colorcount_of(&g.cells, value)),
         (Value::Object(c), Ok(value)) => c.iter().filter(|c| c.color as i64 == value).count(),
@@ -247,6 +260,10 @@ fn sizefilter(a: &[Value]) -> DslResult<Value> {
 }
 
 fn palette(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(palette_fast(a), || generic::palette(&a[0]))
+}
+
+fn palette_fast(a: &[Value]) -> DslResult<Value> {
     if let Value::Grid(g) = &a[0] {
         return Ok(palette_of(&g.cells));
     }
@@ -260,6 +277,12 @@ pub fn palette_of(cells: &[Color]) -> Value {
 }
 
 fn numcolors(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(numcolors_fast(a), || {
+        Ok(Value::Int(generic::palette(&a[0])?.len().unwrap_or(0) as i64))
+    })
+}
+
+fn numcolors_fast(a: &[Value]) -> DslResult<Value> {
     Ok(Value::Int(color_counts(&a[0])?.len() as i64))
 }
 
@@ -308,6 +331,10 @@ pub(super) fn crop_grid(g: &Grid, start: (i64, i64), dims: (i64, i64)) -> Grid {
 }
 
 fn crop(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(crop_fast(a), || generic::crop(&a[0], &a[1], &a[2]))
+}
+
+fn crop_fast(a: &[Value]) -> DslResult<Value> {
     // `start[0]`, `dims[0]`, ...: indexed, not unpacked.
     let (start, dims) = (a[1].index_pair()?, a[2].index_pair()?);
     rows::on_grid(
@@ -318,6 +345,10 @@ fn crop(a: &[Value]) -> DslResult<Value> {
 }
 
 fn asindices(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(asindices_fast(a), || generic::asindices(&a[0]))
+}
+
+fn asindices_fast(a: &[Value]) -> DslResult<Value> {
     rows::on_grid(
         &a[0],
         |g| {
@@ -338,6 +369,10 @@ fn asindices(a: &[Value]) -> DslResult<Value> {
 }
 
 fn ofcolor(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(ofcolor_fast(a), || generic::ofcolor(&a[0], &a[1]))
+}
+
+fn ofcolor_fast(a: &[Value]) -> DslResult<Value> {
     rows::on_grid(
         &a[0],
         // A value that is not an integer equals no cell of a grid.
@@ -367,6 +402,10 @@ pub fn ofcolor_of(g: GridView<'_>, value: i64) -> Value {
 }
 
 fn asobject(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(asobject_fast(a), || generic::asobject(&a[0]))
+}
+
+fn asobject_fast(a: &[Value]) -> DslResult<Value> {
     rows::on_grid(
         &a[0],
         |g| Ok(Value::Object(Arc::new(sorted_cells(g.view())))),
@@ -545,10 +584,18 @@ pub(super) fn ulcorner_of(p: &Value) -> DslResult<Value> {
 }
 
 fn urcorner(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(urcorner_fast(a), || generic::keyed_corner(&a[0], true))
+}
+
+fn urcorner_fast(a: &[Value]) -> DslResult<Value> {
     corner(&a[0], false, true)
 }
 
 fn llcorner(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(llcorner_fast(a), || generic::keyed_corner(&a[0], false))
+}
+
+fn llcorner_fast(a: &[Value]) -> DslResult<Value> {
     corner(&a[0], true, false)
 }
 
@@ -623,6 +670,13 @@ pub(super) fn is_own_indices(p: &Value) -> DslResult<bool> {
 }
 
 fn recolor(a: &[Value]) -> DslResult<Value> {
+    if matches!(a[0], Value::Bool(_)) {
+        return generic::recolor(&a[0], &a[1]);
+    }
+    generic::or_generic(recolor_fast(a), || generic::recolor(&a[0], &a[1]))
+}
+
+fn recolor_fast(a: &[Value]) -> DslResult<Value> {
     let locs = common::locs(&a[1])?;
     // Any value is a colour to the reference (`None` from `index` outside the grid, say).
     let Some(color) = a[0].as_int().ok().and_then(|c| i32::try_from(c).ok()) else {
@@ -677,6 +731,10 @@ fn is_empty_patch(p: &Value) -> DslResult<bool> {
 }
 
 fn shift(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(shift_fast(a), || generic::shift(&a[0], &a[1]))
+}
+
+fn shift_fast(a: &[Value]) -> DslResult<Value> {
     if is_empty_patch(&a[0])? {
         return Ok(a[0].clone());
     }
@@ -717,14 +775,35 @@ fn around(loc: &Value, offsets: &[(i64, i64)]) -> DslResult<Value> {
 }
 
 fn dneighbors(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(dneighbors_fast(a), || {
+        generic::around(&a[0], &[(-1, 0), (1, 0), (0, -1), (0, 1)])
+    })
+}
+
+fn dneighbors_fast(a: &[Value]) -> DslResult<Value> {
     around(&a[0], DIRECT)
 }
 
 fn ineighbors(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(ineighbors_fast(a), || {
+        generic::around(&a[0], &[(-1, -1), (-1, 1), (1, -1), (1, 1)])
+    })
+}
+
+fn ineighbors_fast(a: &[Value]) -> DslResult<Value> {
     around(&a[0], DIAGONAL)
 }
 
 fn neighbors(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(neighbors_fast(a), || {
+        generic::around(
+            &a[0],
+            &[(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1)],
+        )
+    })
+}
+
+fn neighbors_fast(a: &[Value]) -> DslResult<Value> {
     around(&a[0], ALL_AROUND)
 }
 
@@ -796,10 +875,20 @@ fn unboxed_locs(v: &Value) -> Option<impl Iterator<Item = Loc> + Clone + '_> {
 }
 
 fn manhattan(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(manhattan_fast(a), || generic::manhattan(&a[0], &a[1]))
+}
+
+fn manhattan_fast(a: &[Value]) -> DslResult<Value> {
     Ok(Value::Int(min_distance(&a[0], &a[1])?))
 }
 
 fn adjacent(a: &[Value]) -> DslResult<Value> {
+    generic::or_generic(adjacent_fast(a), || {
+        Ok(Value::Bool(generic::manhattan(&a[0], &a[1])? == Value::Int(1)))
+    })
+}
+
+fn adjacent_fast(a: &[Value]) -> DslResult<Value> {
     Ok(Value::Bool(min_distance(&a[0], &a[1])? == 1))
 }
 
