@@ -708,10 +708,10 @@ mod tests {
         Value::grid(Grid::new(2, 3, vec![0, 1, 2, 7, 8, 9]))
     }
 
-    fn class<T>(r: DslResult<T>) -> &'static str {
+    fn class<T>(r: DslResult<T>) -> String {
         match r {
-            Ok(_) => "ok",
-            Err(e) => e.python_name(),
+            Ok(_) => "ok".into(),
+            Err(e) => e.python_name().into(),
         }
     }
 
