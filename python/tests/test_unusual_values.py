@@ -5,7 +5,9 @@ colours beyond ``i8`` or beyond 32 bits, cells and colours that are no integer a
 patches given as tuples (which ``toindices`` hands back as they are, and ``shape``, ``center``
 and ``subgrid`` measure as grids), each call compared with the reference's own dsl.py."""
 
+import ast
 import json
+import subprocess
 import signal
 import sys
 
@@ -337,3 +339,19 @@ def test_solve_264363fd_carries_none_cells_as_the_reference_does():
         signal.signal(signal.SIGALRM, previous)
     assert expected[0] == "value" and None in sum(expected[1], ())
     assert differential.agree(expected, got), f"reference {differential.describe(expected)}, arcbatch {differential.describe(got)}"
+
+
+def test_the_primitive_fuzz_finds_the_reference_exception_classes():
+    # Every primitive on unusual arguments (python/bench/primitive_fuzz.py, a few seconds):
+    # results and exception classes as the reference's, or differing only by CPython's set order.
+    done = subprocess.run(
+        [sys.executable, str(REPO / "python" / "bench" / "primitive_fuzz.py"), "--reference", str(shared("ref/arc-dsl"))],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    counts = ast.literal_eval(done.stdout.strip().splitlines()[-1])
+    calls = sum(counts.values())
+    assert calls > 30000, counts
+    assert counts.get("mismatches", 0) <= calls // 1000, done.stdout[-3000:]
+    assert counts.get("order", 0) <= calls // 100, counts
