@@ -117,29 +117,31 @@ pub fn address_space_limit() -> Option<u64> {
 
 thread_local! {
     /// This thread's last reading of [`address_space_left`]: when, and what it was.
-    static SPACE_READ: Cell<Option<(std::time::Instant, u64)>> = const { Cell::new(None) };
+    static SPACE_READ: Cell<Option<(std::time::Instant, Option<u64>)>> = const { Cell::new(None) };
 }
 
 /// Under an address-space limit, the part of it the process has not mapped (the limit less
 /// `/proc/self/statm`'s size), which allocations of every kind share, the uncounted ones of
-/// an embedding (Python's objects) included; `None` without a limit. Read again only when this
-/// thread's last reading is over a millisecond old, so that it costs nothing per call.
+/// an embedding (Python's objects) included; `None` without a limit. Read again (the limit
+/// too: an embedding may change it) only when this thread's last reading is over a millisecond
+/// old, so that it costs nothing per call: the Python module asks before each conversion.
 pub fn address_space_left() -> Option<u64> {
-    let limit = address_space_limit()?;
     let now = std::time::Instant::now();
     if let Some((at, left)) = SPACE_READ.with(Cell::get) {
         if now.duration_since(at) < std::time::Duration::from_millis(1) {
-            return Some(left);
+            return left;
         }
     }
-    let pages: u64 = std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|statm| statm.split_whitespace().next()?.parse().ok())?;
-    // SAFETY: `sysconf` only reads a system parameter.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
-    let left = limit.saturating_sub(pages * page);
+    let left = address_space_limit().and_then(|limit| {
+        let pages: u64 = std::fs::read_to_string("/proc/self/statm")
+            .ok()
+            .and_then(|statm| statm.split_whitespace().next()?.parse().ok())?;
+        // SAFETY: `sysconf` only reads a system parameter.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
+        Some(limit.saturating_sub(pages * page))
+    });
     SPACE_READ.with(|read| read.set(Some((now, left))));
-    Some(left)
+    left
 }
 
 /// The share of a limited address space that values may take; the rest goes to the program,
