@@ -403,9 +403,12 @@ def _as_closure(fn: types.FunctionType, lam: ast.Lambda, bound: set) -> Optional
         return any(isinstance(n, ast.Name) and n.id == p for n in ast.walk(e))
 
     def operand(e: ast.expr) -> Optional[str]:
-        """A part the same on every call: a variable bound before, a DSL constant, an integer."""
+        """A part the same on every call: a variable bound before, a DSL constant, an integer,
+        a lambda that is a closure itself."""
         if isinstance(e, ast.Name):
             return e.id if e.id in bound or _is_dsl(fn, e.id) else None
+        if isinstance(e, ast.Lambda):
+            return _as_closure(fn, e, bound)
         try:
             _check_expression(e)
         except _NotCompiled:
@@ -461,7 +464,13 @@ def _callback(
     params = _plain_parameters(lam)
     if params is None:
         raise _NotCompiled("a lambda with defaults, *args or keyword-only parameters", lam.lineno)
+    # Names its nested lambdas and comprehensions bind are theirs, not the solver's.
     local = set(params)
+    for node in ast.walk(lam.body):
+        if isinstance(node, ast.Lambda):
+            local.update(a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs)
+        elif isinstance(node, ast.comprehension):
+            local.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
     free: List[str] = []
     for node in ast.walk(lam.body):
         if isinstance(node, ast.Name) and node.id not in local and node.id not in free:

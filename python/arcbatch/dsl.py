@@ -7,9 +7,9 @@ patches are frozensets of ``(row, column)`` or ``(colour, (row, column))`` tuple
 come back as the same types.
 
 Primitives are :class:`arcbatch.Function` values: call them, or pass them to ``compose``,
-``rbind``, ``apply``, ... as the reference does. Python callables (lambdas, ``def``
-functions) cannot be passed where the DSL expects a function: that raises
-:class:`arcbatch.DslTypeError`. A primitive that raises in the reference raises here too, as an
+``rbind``, ``apply``, ... as the reference does. Any Python callable (a lambda, a ``def``, a
+``functools.partial``, a builtin) works where the reference takes a function, and is called
+back with the reference's arguments; DSL function values are faster there. A primitive that raises in the reference raises here too, as an
 :class:`arcbatch.DslError` that also derives from the reference's exception class.
 
 >>> from arcbatch.dsl import *

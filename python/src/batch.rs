@@ -7,13 +7,13 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use rayon::prelude::*;
 
-use arcbatch::dsl::func::{guarded, Panicked};
+use arcbatch::dsl::func::{guarded, holds_foreign, Panicked};
 use arcbatch::dsl::{call, DslError, Value};
 
 use crate::convert::{to_py, to_value};
 use crate::exceptions::{dsl_error, error, internal, pool_error, Kind};
 use crate::function::Function;
-use crate::interrupt::on_pool;
+use crate::interrupt::{attached, on_pool};
 use crate::pool::{chunk_len, pool};
 
 /// Why one item gave no value.
@@ -62,13 +62,25 @@ pub fn map<'py>(
             Err(Panicked(message)) => Err(Failure::Panic(message)),
         }
     };
-    let results: Vec<Result<Value, Failure>> = on_pool(py, &pool, || {
-        let chunk = chunk_len(items.len(), rayon::current_num_threads());
-        items
-            .par_chunks(chunk)
-            .flat_map_iter(|chunk| chunk.iter().map(one))
-            .collect()
-    })?;
+    let results: Vec<Result<Value, Failure>> = if [std::slice::from_ref(&f), &items[..], &args[..]]
+        .iter()
+        .any(|v| holds_foreign(v))
+    {
+        // A Python callable runs under the GIL anyway: on this thread, where a signal reaches
+        // it, rather than on workers that would take turns at the GIL.
+        match attached(py, || Ok(items.iter().map(one).collect()))? {
+            Ok(results) => results,
+            Err(e) => return Err(dsl_error(py, &name, &e)),
+        }
+    } else {
+        on_pool(py, &pool, || {
+            let chunk = chunk_len(items.len(), rayon::current_num_threads());
+            items
+                .par_chunks(chunk)
+                .flat_map_iter(|chunk| chunk.iter().map(one))
+                .collect()
+        })?
+    };
     let out = PyList::empty(py);
     for (k, result) in results.iter().enumerate() {
         let failure = match result {

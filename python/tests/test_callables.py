@@ -210,10 +210,20 @@ def test_callables_are_called_as_often_and_in_the_order_the_reference_calls_them
         seen = []
         M.apply(M.fork(M.astuple, lambda x: seen.append(("a", x)) or x, lambda x: seen.append(("b", x)) or x), (1, 2, 1))
         M.papply(lambda a, b: seen.append((a, b)) or a, (1, 2), (3, 4))
+        # valmax/valmin call the function once more, on the best member; extract stops at the
+        # first match.
+        M.valmax((1, 5, 3), lambda x: seen.append(("max", x)) or x)
+        M.valmin((4, 2, 6), lambda x: seen.append(("min", x)) or x)
+        M.extract((1, 5, 3), lambda x: seen.append(("extract", x)) or x > 2)
+        # Callables held in containers, which the column engine would otherwise compile over.
+        held = lambda x: seen.append(("held", x)) or x  # noqa: E731
+        M.apply(M.fork(M.astuple, M.rbind(M.rapply, 5), M.rbind(M.rapply, 6)), tuple(frozenset({held}) for _ in range(10)))
+        M.apply(M.fork(M.combine, M.lbind(M.rapply, frozenset({held})), M.lbind(M.rapply, frozenset({held}))), tuple(range(20)))
         if M is R:
             expected = seen
         else:
             assert seen == expected
+    assert expected.count(("max", 5)) == 2 and ("extract", 3) not in expected and len(expected) == 78
 
 
 def test_a_signal_stops_a_call_whose_callable_is_slow():
@@ -288,6 +298,7 @@ def test_jit_compiles_dsl_lambdas_and_calls_the_others_back(tmp_path):
         ("lambda o: fill(I, ONE, o)", "lbind(lbind(fill, I), ONE)"),
         ("lambda o: fill(I, o, x1)", "lbind(rbind(fill, x1), I)"),
         ("lambda o: fill(o, ONE, x1)", "rbind(rbind(fill, x1), ONE)"),
+        ("lambda o: apply(lambda c: increment(c), o)", "lbind(apply, increment)"),
     ],
 )
 def test_jit_turns_dsl_lambdas_into_the_closures_they_stand_for(tmp_path, lam, closure):

@@ -350,8 +350,8 @@ def test_the_primitive_fuzz_finds_the_reference_exception_classes():
         text=True,
         timeout=600,
     )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     counts = ast.literal_eval(done.stdout.strip().splitlines()[-1])
     calls = sum(counts.values())
-    assert calls > 30000, counts
-    assert counts.get("mismatches", 0) <= calls // 1000, done.stdout[-3000:]
+    assert calls > 30000 and "mismatches" not in counts, counts
     assert counts.get("order", 0) <= calls // 100, counts

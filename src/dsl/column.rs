@@ -171,12 +171,13 @@ pub fn set_evaluation(way: Evaluation) {
     EVALUATION.store(way as u8, Ordering::Relaxed);
 }
 
-/// Whether [`map`] runs `f` on `n` elements one at a time.
-fn one_at_a_time(f: &Value, n: usize) -> bool {
+/// Whether [`map`] runs `f` on the `n` elements of `columns` one at a time: always where a
+/// foreign function may be called ([`holds_foreign`]).
+fn one_at_a_time(f: &Value, columns: &[&[Value]], n: usize) -> bool {
     const AUTO: u8 = Evaluation::Auto as u8;
     const COLUMNS: u8 = Evaluation::Columns as u8;
     match EVALUATION.load(Ordering::Relaxed) {
-        _ if holds_foreign(f) => true,
+        _ if holds_foreign(std::slice::from_ref(f)) || columns.iter().any(|c| holds_foreign(c)) => true,
         AUTO => n <= SCALAR_UP_TO && !maps_inside(f, &mut 64),
         COLUMNS => false,
         _ => true,
@@ -219,7 +220,7 @@ pub fn map(f: &Value, columns: &[&[Value]]) -> Mapped {
             error: None,
         };
     }
-    if one_at_a_time(f, n) {
+    if one_at_a_time(f, columns, n) {
         return map_scalar(f, columns, n);
     }
     with_kernel(f, columns.len(), |kernel| {
@@ -1057,7 +1058,12 @@ impl<'p> Builder<'p> {
                 }
                 x
             }
-            Func::Foreign(_) => unreachable!("a foreign function is called dynamically (Builder::call)"),
+            // Called as it is, element by element ([`Builder::call`] does so before it gets
+            // here; work holding one does not even compile, see `one_at_a_time`).
+            Func::Foreign(f) => {
+                let function = self.constant(&Value::func(Func::Foreign(f)));
+                self.dynamic_call(function, args)
+            }
         }
     }
 

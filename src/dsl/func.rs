@@ -6,8 +6,8 @@
 //! checks the arity the reference's `co_argcount` would report.
 //!
 //! An embedding may add functions of its own ([`Foreign`]: the Python module's callables). They
-//! are called once per call the reference makes: a function holding one is never compiled
-//! into a kernel or memoised ([`holds_foreign`]).
+//! are called once per call the reference makes: work on values holding one is never
+//! compiled into a kernel or memoised ([`holds_foreign`]).
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -105,25 +105,35 @@ impl Ord for ForeignFn {
     }
 }
 
-/// Whether a function value holds a [`Foreign`] function among its parts (past a walk of 256
-/// parts, it is taken to). Such a function is called through [`call`] only.
-pub fn holds_foreign(f: &Value) -> bool {
+/// Whether values hold a [`Foreign`] function: one of them, a part of a function value, or a
+/// member of a tuple or set (past 4,096 functions and containers walked, they are taken to).
+/// Work on such values goes through [`call`] only, so that each foreign function is called
+/// exactly where and as often as the reference would call it.
+pub fn holds_foreign(values: &[Value]) -> bool {
     fn walk(v: &Value, budget: &mut u32) -> bool {
-        let Value::Func(f) = v else {
-            return false;
+        let parts: &[Value] = match v {
+            Value::Func(_) | Value::Tuple(_) | Value::Set(_) if *budget == 0 => return true,
+            Value::Func(f) => {
+                *budget -= 1;
+                if matches!(**f, Func::Foreign(_)) {
+                    return true;
+                }
+                let mut found = false;
+                f.map(|part| found = found || walk(part, budget));
+                return found;
+            }
+            Value::Tuple(items) | Value::Set(items) => {
+                *budget -= 1;
+                items
+            }
+            _ => return false,
         };
-        if *budget == 0 {
-            return true;
-        }
-        *budget -= 1;
-        if matches!(**f, Func::Foreign(_)) {
-            return true;
-        }
-        let mut found = false;
-        f.map(|part| found = found || walk(part, budget));
-        found
+        parts.iter().any(|p| walk(p, budget))
     }
-    FOREIGN_MADE.load(Ordering::Relaxed) && walk(f, &mut 256)
+    FOREIGN_MADE.load(Ordering::Relaxed) && {
+        let mut budget = 4096;
+        values.iter().any(|v| walk(v, &mut budget))
+    }
 }
 
 /// The deepest `power` the port builds. The reference builds `power(f, n)` by recursion and

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::dsl::column::{map, Mapped, Mapping};
 use crate::dsl::error::{DslError, DslResult};
-use crate::dsl::func::Func;
+use crate::dsl::func::{call1, holds_foreign, Func};
 use crate::dsl::labelled::ObjectMeta;
 use crate::dsl::points::{BoxBitmap, Point};
 use crate::dsl::registry::PrimSpec;
@@ -823,11 +823,21 @@ pub(super) fn minimum(a: &[Value]) -> DslResult<Value> {
 }
 
 fn valmax(a: &[Value]) -> DslResult<Value> {
-    VALMAX.run(a)
+    best_value(a, &VALMAX, &ARGMAX)
 }
 
 fn valmin(a: &[Value]) -> DslResult<Value> {
-    VALMIN.run(a)
+    best_value(a, &VALMIN, &ARGMIN)
+}
+
+/// `valmax`/`valmin`. The reference calls the function once more, on the best member, and
+/// returns what that call returns: for a foreign function (which may not return the same
+/// twice, or may count its calls) the port does so too; for the DSL's own, the best key is it.
+fn best_value(a: &[Value], values: &Mapping, items: &Mapping) -> DslResult<Value> {
+    if holds_foreign(a) && a[0].len().is_some_and(|n| n > 0) {
+        return call1(&a[1], items.run(a)?);
+    }
+    values.run(a)
 }
 
 fn argmax(a: &[Value]) -> DslResult<Value> {
@@ -882,6 +892,15 @@ fn extract(a: &[Value]) -> DslResult<Value> {
     // `next(e for e in container if condition(e))`: the first true condition wins over a later
     // element's error, which the reference never reaches.
     let items = members_of(&a[0])?;
+    if holds_foreign(a) {
+        // A foreign condition is not called past the first match (it may count its calls).
+        for item in &items {
+            if call1(&a[1], item.clone()).map_err(DslError::in_generator)?.truthy() {
+                return Ok(item.clone());
+            }
+        }
+        crate::bail!(StopIteration, "extract() found no item satisfying the condition")
+    }
     let tests = map(&a[1], &[&items]);
     if let Some(k) = tests.values.iter().position(Value::truthy) {
         return Ok(items[k].clone());
