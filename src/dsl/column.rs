@@ -1377,15 +1377,17 @@ type Rebinding = HashMap<u64, Value>;
 /// same primitives and numbers. Records what `b` holds in place of each of `a`'s containers and
 /// functions; false where one of them would take two values, or past `budget` parts.
 fn same_shape(a: &Value, b: &Value, rebinding: &mut Rebinding, budget: &mut u32) -> bool {
+    // Whether `a` was paired with `b` before (`Some(true)`), with something else
+    // (`Some(false)`), or not yet (`None`, and now it is).
     let record = |rebinding: &mut Rebinding| {
         let (Some(key), Some(new)) = (identity(a), identity(b)) else {
-            return false;
+            return Some(false);
         };
         match rebinding.entry(key) {
-            hashbrown::hash_map::Entry::Occupied(e) => identity(e.get()) == Some(new),
+            hashbrown::hash_map::Entry::Occupied(e) => Some(identity(e.get()) == Some(new)),
             hashbrown::hash_map::Entry::Vacant(e) => {
                 e.insert(b.clone());
-                true
+                None
             }
         }
     };
@@ -1396,13 +1398,25 @@ fn same_shape(a: &Value, b: &Value, rebinding: &mut Rebinding, budget: &mut u32)
             if let (Func::Prim(x), Func::Prim(y)) = (&**f, &**g) {
                 return x == y;
             }
-            if *budget == 0 || !record(rebinding) {
+            if *budget == 0 {
                 return false;
             }
-            *budget -= 1;
-            same_tree(f, g, |x, y| same_shape(x, y, rebinding, budget))
+            match record(rebinding) {
+                // The same pair of parts met again (a closure shared by several places of
+                // both trees, as a solver's `x5` is by the steps that use it): its walk
+                // succeeded, or this one would have stopped there, and a part cannot hold
+                // itself, so it is not being walked now. Walking a shared part once keeps the
+                // budget for the closure's distinct parts, not the paths to them.
+                Some(same) => same,
+                None => {
+                    *budget -= 1;
+                    same_tree(f, g, |x, y| same_shape(x, y, rebinding, budget))
+                }
+            }
         }
-        _ if is_container(a) => std::mem::discriminant(a) == std::mem::discriminant(b) && record(rebinding),
+        _ if is_container(a) => {
+            std::mem::discriminant(a) == std::mem::discriminant(b) && record(rebinding) != Some(false)
+        }
         _ => same_part(a, b),
     }
 }
@@ -1629,6 +1643,59 @@ mod tests {
         };
         for with in [diagonal(0..4), diagonal(3..9), diagonal(1..2)] {
             let (columns, scalar) = both_ways(&mapped(with), &sets);
+            assert_eq!(columns, scalar);
+        }
+    }
+
+    #[test]
+    fn a_closure_whose_parts_are_shared_is_rebound_walking_each_part_once() {
+        let elements: Vec<Value> = (0..12).map(|k| diagonal(k % 5..k % 7 + 1)).collect();
+        // `f(x) = f'(x) + f'(x)`, eight times over `size(intersection(X, x))`: 2^8 paths to
+        // the container (more than a walk of the tree's parts allows), ten distinct parts.
+        let doubled = |with: Value| {
+            let bound = Value::func(Func::Lbind(prim("intersection"), with));
+            let mut f = Value::func(Func::Compose(prim("size"), bound));
+            for _ in 0..8 {
+                f = Value::func(Func::Fork(prim("add"), f.clone(), f));
+            }
+            f
+        };
+        let (first, second) = (doubled(diagonal(0..3)), doubled(diagonal(2..6)));
+        let kernel = Kernel::compile(&first, 1);
+        assert!(kernel.rebindable);
+        let mut rebinding = Rebinding::new();
+        let mut budget = WALKED_PARTS;
+        assert!(same_shape(&first, &second, &mut rebinding, &mut budget));
+        assert_eq!(WALKED_PARTS - budget, 10, "each shared part walked once");
+        let rebound = kernel.rebound(&rebinding);
+        let on = |k: &Kernel| k.eval(&[&elements], elements.len(), None).all();
+        assert_eq!(on(&rebound), on(&Kernel::compile(&second, 1)));
+        assert_ne!(on(&rebound), on(&kernel), "the containers differ in what they count");
+        KERNELS.with(|k| k.borrow_mut().clear());
+        for f in [&first, &second, &first] {
+            let (columns, scalar) = both_ways(f, &elements);
+            assert_eq!(columns, scalar);
+        }
+        // A shared part that holds one container where the other closure holds two.
+        let apart = {
+            let left = Value::func(Func::Lbind(prim("intersection"), diagonal(1..4)));
+            let right = Value::func(Func::Lbind(prim("intersection"), diagonal(0..2)));
+            let sized = |g: Value| Value::func(Func::Compose(prim("size"), g));
+            Value::func(Func::Fork(prim("add"), sized(left), sized(right)))
+        };
+        let shared = {
+            let g = Value::func(Func::Compose(
+                prim("size"),
+                Value::func(Func::Lbind(prim("intersection"), diagonal(0..3))),
+            ));
+            Value::func(Func::Fork(prim("add"), g.clone(), g))
+        };
+        assert!(!same_shape(&shared, &apart, &mut Rebinding::new(), &mut {
+            WALKED_PARTS
+        }));
+        KERNELS.with(|k| k.borrow_mut().clear());
+        for f in [&shared, &apart] {
+            let (columns, scalar) = both_ways(f, &elements);
             assert_eq!(columns, scalar);
         }
     }
