@@ -27,6 +27,20 @@ pub fn or_generic(fast: DslResult<Value>, generic: impl FnOnce() -> DslResult<Va
     }
 }
 
+/// `generic()` where `refused` (arguments the fast path would answer, wrongly, rather than
+/// raise on: a bool colour, say), else [`or_generic`] of `fast()`.
+#[inline]
+pub fn fast_unless(
+    refused: bool,
+    fast: impl FnOnce() -> DslResult<Value>,
+    generic: impl FnOnce() -> DslResult<Value>,
+) -> DslResult<Value> {
+    if refused {
+        return generic();
+    }
+    or_generic(fast(), generic)
+}
+
 #[cold]
 #[inline(never)]
 fn retry(e: DslError, generic: impl FnOnce() -> DslResult<Value>) -> DslResult<Value> {

@@ -569,41 +569,27 @@ pub fn paint_of(g: GridView<'_>, cells: &[Cell]) -> DslResult<Value> {
 }
 
 fn fill(a: &[Value]) -> DslResult<Value> {
-    if matches!(a[1], Value::Bool(_)) {
-        return generic::fill(&a[0], &a[1], &a[2], false);
-    }
-    generic::or_generic(fill_fast(a), || generic::fill(&a[0], &a[1], &a[2], false))
-}
-
-fn fill_fast(a: &[Value]) -> DslResult<Value> {
-    fill_patch(a, false)
+    generic::fast_unless(
+        matches!(a[1], Value::Bool(_)),
+        || fill_patch(a, false),
+        || generic::fill(&a[0], &a[1], &a[2], false),
+    )
 }
 
 fn underfill(a: &[Value]) -> DslResult<Value> {
-    if matches!(a[1], Value::Bool(_)) {
-        return generic::fill(&a[0], &a[1], &a[2], true);
-    }
-    generic::or_generic(underfill_fast(a), || generic::fill(&a[0], &a[1], &a[2], true))
-}
-
-fn underfill_fast(a: &[Value]) -> DslResult<Value> {
-    fill_patch(a, true)
+    generic::fast_unless(
+        matches!(a[1], Value::Bool(_)),
+        || fill_patch(a, true),
+        || generic::fill(&a[0], &a[1], &a[2], true),
+    )
 }
 
 fn paint(a: &[Value]) -> DslResult<Value> {
-    generic::or_generic(paint_fast(a), || generic::paint(&a[0], &a[1], false))
-}
-
-fn paint_fast(a: &[Value]) -> DslResult<Value> {
-    paint_object(a, false)
+    generic::or_generic(paint_object(a, false), || generic::paint(&a[0], &a[1], false))
 }
 
 fn underpaint(a: &[Value]) -> DslResult<Value> {
-    generic::or_generic(underpaint_fast(a), || generic::paint(&a[0], &a[1], true))
-}
-
-fn underpaint_fast(a: &[Value]) -> DslResult<Value> {
-    paint_object(a, true)
+    generic::or_generic(paint_object(a, true), || generic::paint(&a[0], &a[1], true))
 }
 
 /// The grid with the patch filled with the background colour (`cover`), as a grid to paint on.
@@ -931,10 +917,11 @@ fn recolored(g: &Grid, f: impl Fn(Color) -> DslResult<Color>) -> DslResult<Value
 }
 
 fn cellwise(a: &[Value]) -> DslResult<Value> {
-    if matches!(a[2], Value::Bool(_)) {
-        return generic::cellwise(&a[0], &a[1], &a[2]);
-    }
-    generic::or_generic(cellwise_fast(a), || generic::cellwise(&a[0], &a[1], &a[2]))
+    generic::fast_unless(
+        matches!(a[2], Value::Bool(_)),
+        || cellwise_fast(a),
+        || generic::cellwise(&a[0], &a[1], &a[2]),
+    )
 }
 
 fn cellwise_fast(a: &[Value]) -> DslResult<Value> {
@@ -965,10 +952,11 @@ fn cellwise_grids(x: &Grid, y: &Grid, fallback: &Value) -> DslResult<Value> {
 }
 
 fn replace(a: &[Value]) -> DslResult<Value> {
-    if matches!(a[2], Value::Bool(_)) {
-        return generic::replace(&a[0], &a[1], &a[2]);
-    }
-    generic::or_generic(replace_fast(a), || generic::replace(&a[0], &a[1], &a[2]))
+    generic::fast_unless(
+        matches!(a[2], Value::Bool(_)),
+        || replace_fast(a),
+        || generic::replace(&a[0], &a[1], &a[2]),
+    )
 }
 
 fn replace_fast(a: &[Value]) -> DslResult<Value> {
@@ -983,10 +971,11 @@ fn replace_fast(a: &[Value]) -> DslResult<Value> {
 }
 
 fn switch(a: &[Value]) -> DslResult<Value> {
-    if matches!(a[1], Value::Bool(_)) || matches!(a[2], Value::Bool(_)) {
-        return generic::switch(&a[0], &a[1], &a[2]);
-    }
-    generic::or_generic(switch_fast(a), || generic::switch(&a[0], &a[1], &a[2]))
+    generic::fast_unless(
+        matches!(a[1], Value::Bool(_)) || matches!(a[2], Value::Bool(_)),
+        || switch_fast(a),
+        || generic::switch(&a[0], &a[1], &a[2]),
+    )
 }
 
 fn switch_fast(a: &[Value]) -> DslResult<Value> {
@@ -1006,10 +995,7 @@ fn switch_fast(a: &[Value]) -> DslResult<Value> {
 
 /// `index(grid, loc)`: the colour, or `None` outside the grid.
 pub(super) fn index(a: &[Value]) -> DslResult<Value> {
-    if !a[1].is_tuple() {
-        return generic::index(&a[0], &a[1]);
-    }
-    generic::or_generic(index_fast(a), || generic::index(&a[0], &a[1]))
+    generic::fast_unless(!a[1].is_tuple(), || index_fast(a), || generic::index(&a[0], &a[1]))
 }
 
 fn index_fast(a: &[Value]) -> DslResult<Value> {
@@ -1026,10 +1012,11 @@ fn index_fast(a: &[Value]) -> DslResult<Value> {
 
 /// `canvas(value, (h, w))`; a value no grid cell holds gives a plain tuple of tuples.
 fn canvas(a: &[Value]) -> DslResult<Value> {
-    if matches!(a[0], Value::Bool(_)) {
-        return generic::canvas(&a[0], &a[1]);
-    }
-    generic::or_generic(canvas_fast(a), || generic::canvas(&a[0], &a[1]))
+    generic::fast_unless(
+        matches!(a[0], Value::Bool(_)),
+        || canvas_fast(a),
+        || generic::canvas(&a[0], &a[1]),
+    )
 }
 
 fn canvas_fast(a: &[Value]) -> DslResult<Value> {
@@ -1121,10 +1108,11 @@ struct Probe {
 /// The reference tries the offsets `0..=h - oh` by `0..=w - ow`, where the shifted object always
 /// lies inside the grid; so an empty object occurs at every offset of `0..=h` by `0..=w`.
 fn occurrences(a: &[Value]) -> DslResult<Value> {
-    if !matches!(a[1], Value::Object(_)) {
-        return generic::occurrences(&a[0], &a[1]);
-    }
-    generic::or_generic(occurrences_fast(a), || generic::occurrences(&a[0], &a[1]))
+    generic::fast_unless(
+        !matches!(a[1], Value::Object(_)),
+        || occurrences_fast(a),
+        || generic::occurrences(&a[0], &a[1]),
+    )
 }
 
 fn occurrences_fast(a: &[Value]) -> DslResult<Value> {
@@ -1447,10 +1435,11 @@ fn connect_fast(a: &[Value]) -> DslResult<Value> {
 
 /// `shoot(start, direction)`: the line from `start` to `start + 42 * direction`.
 fn shoot(a: &[Value]) -> DslResult<Value> {
-    if !matches!(a[0], Value::Pair(..)) {
-        return generic::shoot(&a[0], &a[1]);
-    }
-    generic::or_generic(shoot_fast(a), || generic::shoot(&a[0], &a[1]))
+    generic::fast_unless(
+        !matches!(a[0], Value::Pair(..)),
+        || shoot_fast(a),
+        || generic::shoot(&a[0], &a[1]),
+    )
 }
 
 fn shoot_fast(a: &[Value]) -> DslResult<Value> {

@@ -444,11 +444,10 @@ fn color_classes(g: &Grid, skip: Option<Color>) -> Value {
 }
 
 fn partition(a: &[Value]) -> DslResult<Value> {
-    generic::or_generic(partition_fast(a), || generic::partition(&a[0], false))
-}
-
-fn partition_fast(a: &[Value]) -> DslResult<Value> {
-    rows::on_grid(&a[0], |g| Ok(color_classes(g, None)), |r| rows::partition(r, false))
+    generic::or_generic(
+        rows::on_grid(&a[0], |g| Ok(color_classes(g, None)), |r| rows::partition(r, false)),
+        || generic::partition(&a[0], false),
+    )
 }
 
 fn fgpartition(a: &[Value]) -> DslResult<Value> {

@@ -152,19 +152,11 @@ fn extreme(e: &Value, most: bool) -> DslResult<Value> {
 }
 
 fn mostcolor(a: &[Value]) -> DslResult<Value> {
-    generic::or_generic(mostcolor_fast(a), || generic::mostcolor(&a[0]))
-}
-
-fn mostcolor_fast(a: &[Value]) -> DslResult<Value> {
-    extreme(&a[0], true)
+    generic::or_generic(extreme(&a[0], true), || generic::mostcolor(&a[0]))
 }
 
 fn leastcolor(a: &[Value]) -> DslResult<Value> {
-    generic::or_generic(leastcolor_fast(a), || generic::leastcolor(&a[0]))
-}
-
-fn leastcolor_fast(a: &[Value]) -> DslResult<Value> {
-    extreme(&a[0], false)
+    generic::or_generic(extreme(&a[0], false), || generic::leastcolor(&a[0]))
 }
 
 fn colorcount(a: &[Value]) -> DslResult<Value> {
@@ -584,19 +576,11 @@ pub(super) fn ulcorner_of(p: &Value) -> DslResult<Value> {
 }
 
 fn urcorner(a: &[Value]) -> DslResult<Value> {
-    generic::or_generic(urcorner_fast(a), || generic::keyed_corner(&a[0], true))
-}
-
-fn urcorner_fast(a: &[Value]) -> DslResult<Value> {
-    corner(&a[0], false, true)
+    generic::or_generic(corner(&a[0], false, true), || generic::keyed_corner(&a[0], true))
 }
 
 fn llcorner(a: &[Value]) -> DslResult<Value> {
-    generic::or_generic(llcorner_fast(a), || generic::keyed_corner(&a[0], false))
-}
-
-fn llcorner_fast(a: &[Value]) -> DslResult<Value> {
-    corner(&a[0], true, false)
+    generic::or_generic(corner(&a[0], true, false), || generic::keyed_corner(&a[0], false))
 }
 
 fn lrcorner(a: &[Value]) -> DslResult<Value> {
@@ -670,10 +654,11 @@ pub(super) fn is_own_indices(p: &Value) -> DslResult<bool> {
 }
 
 fn recolor(a: &[Value]) -> DslResult<Value> {
-    if matches!(a[0], Value::Bool(_)) {
-        return generic::recolor(&a[0], &a[1]);
-    }
-    generic::or_generic(recolor_fast(a), || generic::recolor(&a[0], &a[1]))
+    generic::fast_unless(
+        matches!(a[0], Value::Bool(_)),
+        || recolor_fast(a),
+        || generic::recolor(&a[0], &a[1]),
+    )
 }
 
 fn recolor_fast(a: &[Value]) -> DslResult<Value> {
@@ -775,36 +760,24 @@ fn around(loc: &Value, offsets: &[(i64, i64)]) -> DslResult<Value> {
 }
 
 fn dneighbors(a: &[Value]) -> DslResult<Value> {
-    generic::or_generic(dneighbors_fast(a), || {
+    generic::or_generic(around(&a[0], DIRECT), || {
         generic::around(&a[0], &[(-1, 0), (1, 0), (0, -1), (0, 1)])
     })
 }
 
-fn dneighbors_fast(a: &[Value]) -> DslResult<Value> {
-    around(&a[0], DIRECT)
-}
-
 fn ineighbors(a: &[Value]) -> DslResult<Value> {
-    generic::or_generic(ineighbors_fast(a), || {
+    generic::or_generic(around(&a[0], DIAGONAL), || {
         generic::around(&a[0], &[(-1, -1), (-1, 1), (1, -1), (1, 1)])
     })
 }
 
-fn ineighbors_fast(a: &[Value]) -> DslResult<Value> {
-    around(&a[0], DIAGONAL)
-}
-
 fn neighbors(a: &[Value]) -> DslResult<Value> {
-    generic::or_generic(neighbors_fast(a), || {
+    generic::or_generic(around(&a[0], ALL_AROUND), || {
         generic::around(
             &a[0],
             &[(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1)],
         )
     })
-}
-
-fn neighbors_fast(a: &[Value]) -> DslResult<Value> {
-    around(&a[0], ALL_AROUND)
 }
 
 // ----- two patches --------------------------------------------------------------------------
