@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::{PyStopIteration, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyTuple, PyType};
 
 use arcbatch::dsl::{DslError, DslResult, Foreign, ForeignFn, Func, Raised, Value};
 
@@ -33,10 +33,7 @@ impl Callback {
             Ok(code) => code.getattr("co_argcount").and_then(|n| n.extract()).ok(),
             Err(_) => None,
         };
-        let type_name = obj
-            .get_type()
-            .fully_qualified_name()
-            .map_or_else(|_| "function".into(), |n| n.to_string());
+        let type_name = python_type_name(&obj.get_type());
         let repr = obj.repr().map_or_else(|_| format!("<{type_name}>"), |r| r.to_string());
         let callback = Callback {
             object: obj.clone().unbind(),
@@ -52,6 +49,19 @@ impl Callback {
         let callback = f.get().as_any().downcast_ref::<Callback>()?;
         Some(callback.object.bind(py).clone())
     }
+}
+
+/// A type's name as CPython's messages spell it (its `tp_name`): with the module for a static
+/// type of an extension (`functools.partial`), bare for a class defined in Python.
+fn python_type_name(ty: &Bound<'_, PyType>) -> String {
+    const HEAP_TYPE: u64 = 1 << 9;
+    let flags: u64 = ty.getattr("__flags__").and_then(|f| f.extract()).unwrap_or(0);
+    let name = if flags & HEAP_TYPE != 0 {
+        ty.name()
+    } else {
+        ty.fully_qualified_name()
+    };
+    name.map_or_else(|_| "?".into(), |n| n.to_string())
 }
 
 impl Foreign for Callback {
@@ -108,7 +118,7 @@ fn returned(py: Python<'_>, repr: &str, result: &Bound<'_, PyAny>, e: PyErr) -> 
     if !e.is_instance_of::<PyTypeError>(py) {
         return e;
     }
-    let type_name = result.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string());
+    let type_name = python_type_name(&result.get_type());
     error(
         py,
         Kind::DslType,
