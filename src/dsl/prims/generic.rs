@@ -556,17 +556,15 @@ pub fn trim(grid: &Value) -> DslResult<Value> {
 }
 
 pub fn manhattan(a: &Value, b: &Value) -> DslResult<Value> {
+    // The generator's nested loop: `toindices(b)` anew for each member of `a`, each member
+    // unpacked just before its distance, so that the first error is the reference's.
     let mut distances = Vec::new();
-    let mut bs: Option<Vec<(Value, Value)>> = None;
     for m in py::iter(&py::toindices(a)?)? {
         let (ai, aj) = py::unpack2(&m)?;
-        if bs.is_none() {
-            let members = py::iter(&py::toindices(b)?)?;
-            bs = Some(members.iter().map(py::unpack2).collect::<DslResult<_>>()?);
-        }
-        for (bi, bj) in bs.as_deref().unwrap_or_default() {
-            let di = py::abs(&py::sub(&ai, bi)?)?;
-            let dj = py::abs(&py::sub(&aj, bj)?)?;
+        for n in py::iter(&py::toindices(b)?)? {
+            let (bi, bj) = py::unpack2(&n)?;
+            let di = py::abs(&py::sub(&ai, &bi)?)?;
+            let dj = py::abs(&py::sub(&aj, &bj)?)?;
             distances.push(py::add(&di, &dj)?);
         }
     }
@@ -730,6 +728,18 @@ mod tests {
     }
 
     // Each expectation checked against the reference's dsl.py.
+    #[test]
+    fn manhattan_raises_the_first_error_the_reference_meets() {
+        // manhattan(((0, 0),), ((1, None), (1, 2, 3))): `0 - None` comes before the second
+        // member of `b` is unpacked.
+        let a = Value::tuple(vec![Value::Pair(0, 0)]);
+        let b = Value::tuple(vec![
+            Value::tuple(vec![Value::Int(1), Value::None]),
+            Value::tuple(vec![Value::Int(1), Value::Int(2), Value::Int(3)]),
+        ]);
+        assert_eq!(class(manhattan(&a, &b)), "TypeError");
+    }
+
     #[test]
     fn grid_primitives_walk_any_iterable_as_the_reference_does() {
         let empty = Value::empty_set();
