@@ -258,7 +258,7 @@ impl Deadline {
 /// milliseconds, which time limits of hundreds of milliseconds do not notice); elsewhere the
 /// time since the first reading, by [`std::time::Instant`].
 #[cfg(target_os = "linux")]
-fn coarse_now() -> Duration {
+pub(crate) fn coarse_now() -> Duration {
     let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `clock_gettime` writes the current time into the `timespec` it is given.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut now) };
@@ -266,7 +266,7 @@ fn coarse_now() -> Duration {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn coarse_now() -> Duration {
+pub(crate) fn coarse_now() -> Duration {
     static START: std::sync::LazyLock<std::time::Instant> = std::sync::LazyLock::new(std::time::Instant::now);
     START.elapsed()
 }

@@ -117,18 +117,19 @@ pub fn address_space_limit() -> Option<u64> {
 
 thread_local! {
     /// This thread's last reading of [`address_space_left`]: when, and what it was.
-    static SPACE_READ: Cell<Option<(std::time::Instant, Option<u64>)>> = const { Cell::new(None) };
+    static SPACE_READ: Cell<Option<(std::time::Duration, Option<u64>)>> = const { Cell::new(None) };
 }
 
 /// Under an address-space limit, the part of it the process has not mapped (the limit less
 /// `/proc/self/statm`'s size), which allocations of every kind share, the uncounted ones of
 /// an embedding (Python's objects) included; `None` without a limit. Read again (the limit
 /// too: an embedding may change it) only when this thread's last reading is over a millisecond
-/// old, so that it costs nothing per call: the Python module asks before each conversion.
+/// old on the coarse clock (a timer tick, a few milliseconds), so that it costs nothing per
+/// call: the Python module asks before each conversion.
 pub fn address_space_left() -> Option<u64> {
-    let now = std::time::Instant::now();
+    let now = super::func::coarse_now();
     if let Some((at, left)) = SPACE_READ.with(Cell::get) {
-        if now.duration_since(at) < std::time::Duration::from_millis(1) {
+        if now.saturating_sub(at) < std::time::Duration::from_millis(1) {
             return left;
         }
     }
