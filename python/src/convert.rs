@@ -385,22 +385,12 @@ fn py_at<'py>(py: Python<'py>, v: &Value, depth: usize) -> PyResult<Bound<'py, P
         }
         Value::Tuple(items) => PyTuple::new(py, items_py(py, items, depth)?)?.into_any(),
         Value::Set(items) => PyFrozenSet::new(py, items_py(py, items, depth)?)?.into_any(),
-        Value::Func(f) if matches!(**f, Func::Foreign(_)) => {
-            let Func::Foreign(g) = &**f else {
-                unreachable!("matched")
-            };
-            match Callback::object_of(py, g) {
-                Some(object) => object,
-                None => {
-                    return Err(error(
-                        py,
-                        Kind::Internal,
-                        format!("a foreign function {f} of no callback"),
-                    ))
-                }
+        Value::Func(f) => {
+            if let Func::Foreign(g) = &**f {
+                // A Python callable passed through comes back as itself.
+                return Callback::object_of(py, g)
+                    .ok_or_else(|| error(py, Kind::Internal, format!("a foreign function {f} of no callback")));
             }
-        }
-        Value::Func(_) => {
             if nested_deeper(v, MAX_FUNCTION_DEPTH, &mut HashMap::new()) {
                 return Err(error(
                     py,

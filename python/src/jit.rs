@@ -40,9 +40,9 @@ pub struct JitFunction {
     source: String,
     first_line: u32,
     timeout_ms: Option<u64>,
-    /// The values of the last, hidden parameters, and the objects they were made from.
+    /// The values of the last, hidden parameters (Python callables, which convert back to
+    /// themselves).
     callbacks: Vec<Value>,
-    callback_objects: Vec<Py<PyAny>>,
 }
 
 #[pymethods]
@@ -107,7 +107,6 @@ impl JitFunction {
             first_line,
             timeout_ms,
             callbacks: callbacks.iter().map(to_value).collect::<PyResult<_>>()?,
-            callback_objects: callbacks.into_iter().map(Bound::unbind).collect(),
         })
     }
 
@@ -156,8 +155,8 @@ impl JitFunction {
     /// The Python functions the source's hidden last parameters take (its lambdas with no DSL
     /// form).
     #[getter]
-    fn callbacks<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyAny>> {
-        self.callback_objects.iter().map(|o| o.bind(py).clone()).collect()
+    fn callbacks<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.callbacks.iter().map(|v| to_py(py, v)).collect()
     }
 
     /// The time limit of each call, in milliseconds (`None`: no limit).
