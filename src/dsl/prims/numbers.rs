@@ -264,7 +264,7 @@ fn numerical_map(x: &Value, f: impl Fn(&Value) -> DslResult<Value>) -> DslResult
 
 /// An integer function lifted to values: other kinds raise `TypeError`, overflow is
 /// [`DslError::TooLarge`].
-fn on_int(v: &Value, what: &str, f: impl Fn(i64) -> Option<i64>) -> DslResult<Value> {
+pub(super) fn on_int(v: &Value, what: &str, f: impl Fn(i64) -> Option<i64>) -> DslResult<Value> {
     let n = number(v).ok_or_else(|| DslError::type_error("an integer", v))?;
     f(n).map(Value::Int)
         .ok_or_else(|| DslError::TooLarge(format!("{what} of {n} overflows 64 bits").into()))

@@ -114,28 +114,21 @@ pub fn rem(x: &Value, y: &Value) -> DslResult<Value> {
 
 /// `-x`.
 pub fn neg(x: &Value) -> DslResult<Value> {
-    match numbers::number(x) {
-        Some(n) => n
-            .checked_neg()
-            .map(Value::Int)
-            .ok_or_else(|| DslError::TooLarge(format!("-{n} overflows 64 bits").into())),
-        None => Err(DslError::Type(
-            format!("bad operand type for unary -: '{}'", x.type_name()).into(),
-        )),
-    }
+    unary(x, "unary -", "negation", i64::checked_neg)
 }
 
 /// `abs(x)`.
 pub fn abs(x: &Value) -> DslResult<Value> {
-    match numbers::number(x) {
-        Some(n) => n
-            .checked_abs()
-            .map(Value::Int)
-            .ok_or_else(|| DslError::TooLarge(format!("abs({n}) overflows 64 bits").into())),
-        None => Err(DslError::Type(
-            format!("bad operand type for abs(): '{}'", x.type_name()).into(),
-        )),
+    unary(x, "abs()", "abs()", i64::checked_abs)
+}
+
+/// An operator of one integer: Python's `TypeError` for anything else ("bad operand type for
+/// `operator`"), the port's size limit where the result overflows.
+fn unary(x: &Value, operator: &str, what: &str, f: fn(i64) -> Option<i64>) -> DslResult<Value> {
+    if numbers::number(x).is_none() {
+        crate::bail!(Type, "bad operand type for {operator}: '{}'", x.type_name());
     }
+    numbers::on_int(x, what, f)
 }
 
 /// `x < y`.
