@@ -1609,6 +1609,28 @@ mod tests {
         (columns, map_scalar(f, &[elements], elements.len()).all())
     }
 
+    /// Checks that `second`, `first` with other containers of the same kinds, runs on
+    /// `first`'s kernel rebound, with its own results (on `elements`, directly and through the
+    /// cache); returns how many parts the shape match walked.
+    fn rebinds(first: &Value, second: &Value, elements: &[Value]) -> u32 {
+        let kernel = Kernel::compile(first, 1);
+        assert!(kernel.rebindable);
+        let mut rebinding = Rebinding::new();
+        let mut budget = WALKED_PARTS;
+        assert!(same_shape(first, second, &mut rebinding, &mut budget));
+        let rebound = kernel.rebound(&rebinding);
+        let on = |k: &Kernel| k.eval(&[elements], elements.len(), None).all();
+        assert_eq!(on(&rebound), on(&Kernel::compile(second, 1)));
+        assert_ne!(on(&rebound), on(&kernel), "the containers differ in what they count");
+        // Through the cache: the second closure's results are its own.
+        KERNELS.with(|k| k.borrow_mut().clear());
+        for f in [first, second, first] {
+            let (columns, scalar) = both_ways(f, elements);
+            assert_eq!(columns, scalar);
+        }
+        WALKED_PARTS - budget
+    }
+
     #[test]
     fn a_closure_built_again_with_other_containers_runs_on_the_first_ones_kernel_rebound() {
         let elements: Vec<Value> = (0..12).map(|k| diagonal(k % 5..k % 7 + 1)).collect();
@@ -1616,21 +1638,7 @@ mod tests {
             let bound = Value::func(Func::Lbind(prim("intersection"), with));
             Value::func(Func::Compose(prim("size"), bound))
         };
-        let (first, second) = (counted(diagonal(0..3)), counted(diagonal(2..6)));
-        let kernel = Kernel::compile(&first, 1);
-        assert!(kernel.rebindable);
-        let mut rebinding = Rebinding::new();
-        assert!(same_shape(&first, &second, &mut rebinding, &mut { WALKED_PARTS }));
-        let rebound = kernel.rebound(&rebinding);
-        let on = |k: &Kernel| k.eval(&[&elements], elements.len(), None).all();
-        assert_eq!(on(&rebound), on(&Kernel::compile(&second, 1)));
-        assert_ne!(on(&rebound), on(&kernel), "the containers differ in what they count");
-        // Through the cache: the second closure's results are its own.
-        KERNELS.with(|k| k.borrow_mut().clear());
-        for f in [&first, &second, &first] {
-            let (columns, scalar) = both_ways(f, &elements);
-            assert_eq!(columns, scalar);
-        }
+        rebinds(&counted(diagonal(0..3)), &counted(diagonal(2..6)), &elements);
         // A mapping inside: the inner kernel's copy of the container is replaced too.
         let sets: Vec<Value> = (0..10)
             .map(|k| Value::set(vec![diagonal(0..k), diagonal(k..k + 3)]))
@@ -1660,22 +1668,8 @@ mod tests {
             }
             f
         };
-        let (first, second) = (doubled(diagonal(0..3)), doubled(diagonal(2..6)));
-        let kernel = Kernel::compile(&first, 1);
-        assert!(kernel.rebindable);
-        let mut rebinding = Rebinding::new();
-        let mut budget = WALKED_PARTS;
-        assert!(same_shape(&first, &second, &mut rebinding, &mut budget));
-        assert_eq!(WALKED_PARTS - budget, 10, "each shared part walked once");
-        let rebound = kernel.rebound(&rebinding);
-        let on = |k: &Kernel| k.eval(&[&elements], elements.len(), None).all();
-        assert_eq!(on(&rebound), on(&Kernel::compile(&second, 1)));
-        assert_ne!(on(&rebound), on(&kernel), "the containers differ in what they count");
-        KERNELS.with(|k| k.borrow_mut().clear());
-        for f in [&first, &second, &first] {
-            let (columns, scalar) = both_ways(f, &elements);
-            assert_eq!(columns, scalar);
-        }
+        let walked = rebinds(&doubled(diagonal(0..3)), &doubled(diagonal(2..6)), &elements);
+        assert_eq!(walked, 10, "each shared part walked once");
         // A shared part that holds one container where the other closure holds two.
         let apart = {
             let left = Value::func(Func::Lbind(prim("intersection"), diagonal(1..4)));
