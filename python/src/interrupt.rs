@@ -155,14 +155,6 @@ pub fn attached<T>(py: Python<'_>, f: impl FnOnce() -> DslResult<T>) -> PyResult
 ///
 /// Calls on one pool take turns, so that an interrupt stops only the call it belongs to.
 pub fn on_pool<T: Send>(py: Python<'_>, pool: &Pool, work: impl FnOnce() -> T + Send) -> PyResult<T> {
-    // Called from pool work (a Python callable the DSL called back on a worker thread): run on
-    // this worker, where the outer call's interrupt is watched, rather than wait for the turn
-    // the outer call holds.
-    if rayon::current_thread_index().is_some() {
-        return py
-            .detach(|| caught(work))
-            .map_err(|Panicked(message)| internal(py, &message));
-    }
     let interrupt = Interrupt::new();
     let (tx, rx) = channel();
     // Locked only by this thread: the lock makes the receiver shareable with `detach`.

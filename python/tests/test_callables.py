@@ -317,8 +317,8 @@ def test_jit_turns_dsl_lambdas_into_the_closures_they_stand_for(tmp_path, lam, c
 
 
 def test_batch_work_with_callables_runs_and_may_start_batch_work_itself():
-    # A callback on a pool thread that starts pool work again runs it on its own thread (it
-    # would otherwise wait for the turn its outer call holds): in a child, so a hang fails.
+    # Work holding a callable runs on the calling thread, so a callback that starts batch work
+    # again does not wait for the pool its outer call holds: in a child, so a hang fails.
     code = (
         "from arcbatch import batch\n"
         "from arcbatch.dsl import *\n"
