@@ -1,9 +1,12 @@
 // grids.cu: grids out, one block per grid: `fill` (a colour written at a patch's locations),
 // `paint` (an object's cells written, the last cell in the object's order winning a location,
-// decided by an atomic max over cell indices), and the rotations and mirrors.
+// decided by an atomic max over cell indices), and the rotations and mirrors. Each writes
+// output cell c of grid k at the offset of input cell c, so that they chain on the device
+// (src/batch/chain.rs). A location is two bytes, row then column, 255 standing for any
+// coordinate off every grid (no grid has a side over 255 cells).
 #include "portable.h"
 
-KERNEL(arcb_fill, const GridMeta* metas, const i8* cells, const i8* colors, const u32* starts, const i32* locs,
+KERNEL(arcb_fill, const GridMeta* metas, const i8* cells, const i8* colors, const u32* starts, const u8* locs,
        i8* out) {
     BLOCKS
     const GridMeta m = metas[BLOCK_ID];
@@ -15,15 +18,15 @@ KERNEL(arcb_fill, const GridMeta* metas, const i8* cells, const i8* colors, cons
     END_PHASE
     PHASE
     for (u32 k = from + tid; k < to; k += NTHREADS) {
-        const i32 i = locs[2 * k], j = locs[2 * k + 1];
-        if (i >= 0 && j >= 0 && i < (i32)h && j < (i32)w) out[m.offset + (u32)i * w + (u32)j] = color;
+        const u32 i = locs[2 * k], j = locs[2 * k + 1];
+        if (i < h && j < w) out[m.offset + i * w + j] = color;
     }
     END_PHASE
     END_BLOCKS
 }
 
-// `items` holds (colour, i, j) per cell; `winner` is scratch, one int per grid cell.
-KERNEL(arcb_paint, const GridMeta* metas, const i8* cells, const u32* starts, const i32* items, i32* winner,
+// `items` holds (colour, i, j) per cell, a byte each; `winner` is scratch, one int per grid cell.
+KERNEL(arcb_paint, const GridMeta* metas, const i8* cells, const u32* starts, const u8* items, i32* winner,
        i8* out) {
     BLOCKS
     const GridMeta m = metas[BLOCK_ID];
@@ -34,8 +37,8 @@ KERNEL(arcb_paint, const GridMeta* metas, const i8* cells, const u32* starts, co
     END_PHASE
     PHASE
     for (u32 k = from + tid; k < to; k += NTHREADS) {
-        const i32 i = items[3 * k + 1], j = items[3 * k + 2];
-        if (i >= 0 && j >= 0 && i < (i32)h && j < (i32)w) ATOMIC_MAX(&winner[m.offset + (u32)i * w + (u32)j], (i32)(k - from));
+        const u32 i = items[3 * k + 1], j = items[3 * k + 2];
+        if (i < h && j < w) ATOMIC_MAX(&winner[m.offset + i * w + j], (i32)(k - from));
     }
     END_PHASE
     PHASE

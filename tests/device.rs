@@ -13,11 +13,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use arcbatch::batch::op::{Locs, OBJECTS};
-use arcbatch::batch::{Backend, CpuBackend, Lane, LaneResult, Lanes, OPS};
+use arcbatch::batch::chain::ChainError;
+use arcbatch::batch::op::{Locs, FILL, OBJECTS, PAINT, TRANSFORM};
+use arcbatch::batch::{Backend, ChainStep, CpuBackend, GridChain, Lane, LaneResult, Lanes, OPS};
 use arcbatch::batt::{Config, Match, Plan};
 use arcbatch::device::auto::Thresholds;
-use arcbatch::device::workload::Workload;
+use arcbatch::device::replay::Transfers;
+use arcbatch::device::workload::{bench_chain, Workload};
 use arcbatch::device::{
     Device, DeviceBackend, DeviceError, EmuDevice, Entry, Job, KernelArg, Launch, ReplayDevice, ThreadOrder,
 };
@@ -89,8 +91,14 @@ impl Inputs {
             let n = r.below(3 * (g.cells.len() as u64 + 1));
             let mut locs = Vec::new();
             let mut cells = Vec::new();
+            // Now and then a coordinate far off the grid, where a kernel's byte for it could wrap.
+            const FAR: [i32; 6] = [254, 255, 256, 511, -256, i32::MAX];
+            let coordinate = |r: &mut Lcg, side: i64| match r.below(24) {
+                0 => FAR[r.below(FAR.len() as u64) as usize],
+                _ => r.below(side as u64) as i32 - 1,
+            };
             for _ in 0..n {
-                let (i, j) = (r.below(h as u64) as i32 - 1, r.below(w as u64) as i32 - 1);
+                let (i, j) = (coordinate(&mut r, h), coordinate(&mut r, w));
                 locs.push(Loc { i, j });
                 cells.push(Cell {
                     color: r.below(20) as i32 - 5,
@@ -364,6 +372,157 @@ fn labelled_objects_answer_as_the_cpus_on_the_training_grids() {
     assert_eq!(b.fallbacks(), 0);
 }
 
+// ----- chains of grid steps ------------------------------------------------------------------
+
+/// A chain of the grid steps named by `picks` (each a transform's index, or 7 for `fill`, 8
+/// for `paint`).
+fn chain_of(picks: &[u32]) -> GridChain {
+    let steps = picks.iter().map(|&p| match p {
+        0..=6 => ChainStep {
+            op: &TRANSFORM,
+            param: p,
+        },
+        7 => ChainStep { op: &FILL, param: 0 },
+        _ => ChainStep { op: &PAINT, param: 0 },
+    });
+    GridChain::new(steps.collect()).expect("grid steps")
+}
+
+/// Inputs for chains: a lane's colour is one a grid holds, as the dispatcher puts in a lane
+/// (`fill`'s lanes), some of them beyond what a kernel's cell holds.
+fn chain_inputs(grids: &[Grid], seed: u64) -> Inputs {
+    let mut inputs = Inputs::of(grids, seed);
+    for c in &mut inputs.colors {
+        if Color::try_from(*c).is_err() {
+            *c = 300;
+        }
+    }
+    inputs
+}
+
+/// The chain as the scalar primitives compute it, lane by lane: the reference for every
+/// backend's chain.
+fn chain_by_primitives(picks: &[u32], inputs: &Inputs) -> Vec<LaneResult> {
+    let prim = |name: &str| Value::prim(PrimId::of(name).expect("registered"));
+    (0..inputs.grids.len())
+        .map(|k| {
+            let mut value = Value::grid(inputs.grids[k].clone());
+            for &p in picks {
+                let args = match p {
+                    0..=6 => vec![value],
+                    7 => vec![
+                        value,
+                        Value::Int(inputs.colors[k]),
+                        Value::indices(inputs.locs[k].clone()),
+                    ],
+                    _ => vec![value, Value::object(inputs.cells[k].clone())],
+                };
+                let name = match p {
+                    0..=6 => TRANSFORM.prims[p as usize],
+                    7 => "fill",
+                    _ => "paint",
+                };
+                value = call(&prim(name), &args)?;
+            }
+            Ok(value)
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// A chain run as one job on the emulated device, with any thread count and order, gives
+    /// what the CPU backend gives step by step, which is what the scalar primitives give.
+    #[test]
+    fn a_chain_on_the_device_is_the_scalar_primitives_one_after_another(
+        grids in proptest::collection::vec(arc_like(), 1..8),
+        picks in proptest::collection::vec(0u32..9, 1..9),
+        threads in 0usize..THREADS.len(),
+        order in 0usize..3,
+        seed in any::<u64>(),
+    ) {
+        let inputs = chain_inputs(&grids, seed);
+        let lanes = inputs.lanes();
+        let chain = chain_of(&picks);
+        let want = chain_by_primitives(&picks, &inputs);
+        let cpu = CpuBackend::default().run_chain(&chain, &lanes);
+        prop_assert_eq!(differ("cpu chain", &cpu, &want), Ok(()));
+        let b = emu(THREADS[threads], orders(seed)[order]);
+        prop_assert_eq!(differ("emu chain", &b.run_chain(&chain, &lanes), &want), Ok(()));
+        prop_assert_eq!(b.fallbacks(), 0);
+    }
+}
+
+#[test]
+fn a_chain_is_one_job_per_device_and_falls_back_whole() {
+    let inputs = chain_inputs(&many_grids(301), 9);
+    let lanes = inputs.lanes();
+    let picks = [0, 7, 3, 8, 5, 7, 1];
+    let want = chain_by_primitives(&picks, &inputs);
+    let chain = chain_of(&picks);
+    for devices in 1..=3 {
+        let b = DeviceBackend::new(
+            "emu",
+            (0..devices).map(|d| Counting::new(d, None)).collect(),
+            CpuBackend::default(),
+        );
+        assert_eq!(differ("chain", &b.run_chain(&chain, &lanes), &want), Ok(()));
+        let jobs: Vec<usize> = b.devices().iter().map(|d| d.jobs.load(Ordering::Relaxed)).collect();
+        assert_eq!(jobs, vec![1; devices], "one job per shard, whatever the steps");
+        assert_eq!(b.fallbacks(), 0);
+    }
+    // A device that fails: its shard runs step by step on the CPU, with the same results.
+    let failing = vec![
+        Counting::new(0, None),
+        Counting::new(1, Some(DeviceError::OutOfMemory("test".into()))),
+    ];
+    let b = DeviceBackend::new("emu", failing, CpuBackend::default());
+    assert_eq!(differ("chain", &b.run_chain(&chain, &lanes), &want), Ok(()));
+    assert_eq!(b.fallbacks(), 1);
+    // A planted fault in any one step's kernel shows in the results.
+    for entry in [Entry::Transform, Entry::Fill, Entry::Paint] {
+        let device = EmuDevice::new(0).with_fault(Some(entry));
+        let b = DeviceBackend::new("emu", vec![device], CpuBackend::default());
+        assert!(
+            differ("chain", &b.run_chain(&chain, &lanes), &want).is_err(),
+            "a fault in {} went unseen",
+            entry.name()
+        );
+    }
+}
+
+#[test]
+fn a_chain_replays_with_one_upload_and_one_download() {
+    let w = Workload::new(&many_grids(200), 200).expect("grids with cells");
+    let device = Arc::new(ReplayDevice::new(0));
+    let b = DeviceBackend::new("host", vec![Arc::clone(&device)], CpuBackend::default());
+    let chain = bench_chain();
+    assert!(chain.steps().len() >= 5);
+    let recorded = w.run_chain(&b, &chain);
+    device.replay();
+    device.take_transfers();
+    assert_eq!(w.run_chain(&b, &chain), recorded);
+    assert_eq!(recorded, w.run_chain(&CpuBackend::default(), &chain));
+    assert_eq!(
+        device.take_transfers(),
+        Transfers {
+            uploads: 1,
+            downloads: 1
+        }
+    );
+}
+
+#[test]
+fn a_chain_takes_grid_steps_only() {
+    assert_eq!(GridChain::new(Vec::new()).unwrap_err(), ChainError::Empty);
+    let not_a_step = ChainStep { op: &OBJECTS, param: 0 };
+    assert_eq!(
+        GridChain::new(vec![not_a_step]).unwrap_err(),
+        ChainError::NotAGridStep("objects")
+    );
+}
+
 // ----- sharding and fallback ----------------------------------------------------------------
 
 /// A device that counts its jobs and passes them to an emulated device, or fails them all.
@@ -594,13 +753,13 @@ fn a_replaying_device_gives_the_recorded_results_and_rejects_other_jobs() {
 fn a_launch_whose_arguments_do_not_fit_the_kernel_is_refused() {
     let input = [0u8; 64];
     let job = |args: Vec<KernelArg>| Job {
-        launch: Launch {
+        launches: vec![Launch {
             entry: Entry::Transform,
             blocks: 0,
             threads: 32,
             shared_bytes: 0,
             args,
-        },
+        }],
         input: &input,
         device_bytes: 64,
         output: 0..0,
@@ -802,15 +961,25 @@ fn bench_gpu_host_only_times_every_kernel_against_the_cpu_and_writes_json() {
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     std::fs::remove_file(&json).unwrap();
     let kernels = report["kernels"].as_array().expect("kernels");
-    assert_eq!(kernels.len(), 2 * Entry::ALL.len());
+    // Every kernel, then the chain of grid steps, per size.
+    let names: Vec<&str> = Entry::ALL.iter().map(|e| e.name()).chain(["chain"]).collect();
+    assert_eq!(kernels.len(), 2 * names.len());
     for (k, row) in kernels.iter().enumerate() {
-        assert_eq!(row["name"], Entry::ALL[k % Entry::ALL.len()].name());
-        assert_eq!(row["lanes"], [40, 300][k / Entry::ALL.len()]);
+        assert_eq!(row["name"], names[k % names.len()]);
+        let lanes = [40, 300][k / names.len()];
+        assert_eq!(row["lanes"], lanes);
         assert_eq!(row["devices"], 2);
         assert_eq!(row["matches_cpu"], true);
         for field in ["cpu_us_per_lane", "host_us_per_lane"] {
             assert!(row[field].as_f64().is_some_and(|t| t > 0.0), "{field} in {row}");
         }
+        // One job per device that has a shard: 300 lanes are cut in two, 40 are not.
+        let jobs = if lanes > 120 { 2 } else { 1 };
+        assert_eq!(
+            (row["uploads"].as_u64(), row["downloads"].as_u64()),
+            (Some(jobs), Some(jobs)),
+            "{row}"
+        );
     }
 }
 
@@ -847,6 +1016,12 @@ fn bench_gpu_kernels_times_only_the_kernels_named_and_refuses_an_unknown_one() {
     let mut expected = vec!["objects", "fill"];
     expected.sort_by_key(|name| Entry::of_name(name).map(Entry::index));
     assert_eq!(names, expected);
+    let out = bench("chain");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).unwrap();
+    assert_eq!(report["kernels"][0]["name"], "chain");
+    assert_eq!(report["kernels"].as_array().map(Vec::len), Some(1));
     let out = bench("objects,flood");
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);

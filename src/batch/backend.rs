@@ -10,6 +10,7 @@
 //! shape the op is written for; the others go through [`Backend::map_scalar`]. A device backend that cannot run a call (no device, a launch
 //! failure) answers it with the CPU backend it holds, so callers never see device errors.
 
+use super::chain::GridChain;
 use super::op::{Lanes, Op, OBJECTS};
 use super::{Arg, LaneResult};
 use crate::dsl::{PrimId, Value};
@@ -34,6 +35,13 @@ pub trait Backend: Sync {
     /// A batched op ([`Op`]) with its constant on packed lanes: one result per lane, in
     /// lane order, exactly the op's CPU body's (the scalar primitive's) on that lane.
     fn run_op(&self, op: &'static Op, param: u32, lanes: &Lanes) -> Vec<LaneResult>;
+
+    /// A chain of grid steps over every lane ([`GridChain`]): the last step's result per lane,
+    /// exactly what running the steps one at a time gives. The provided version does that; a
+    /// device backend runs the whole chain as one job, the grids staying on the device.
+    fn run_chain(&self, chain: &GridChain, lanes: &Lanes) -> Vec<LaneResult> {
+        chain.run_stepwise(self, lanes)
+    }
 
     /// `objects` of every lane's grid for each of several modes ([`OBJECTS`]'s constant):
     /// one result column per mode. The provided version runs `objects` per mode on the grids

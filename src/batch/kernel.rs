@@ -101,6 +101,14 @@ pub struct Packed {
     pub output: Range<usize>,
 }
 
+/// What one job runs: its launches in order, each an entry point and its packing, and the
+/// output bytes to bring back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub launches: Vec<(Entry, Packed)>,
+    pub output: Range<usize>,
+}
+
 /// Output bytes that do not decode into results (a wrong kernel, a garbled transfer).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -138,10 +146,14 @@ pub fn stage_grids(grids: &GridBatch, lanes: &[usize], staging: &mut Staging) ->
         at += m.len() as u32;
         rebased
     }));
-    let cells = staging.put_parts(
+    let cells = staging.put_part_bytes(
         lanes,
         |k| grids.metas[k].len(),
-        |k| grids.view(k).cells.iter().map(|&c| c as i8),
+        |k, part| {
+            for (byte, &c) in part.iter_mut().zip(grids.view(k).cells) {
+                *byte = c as i8 as u8;
+            }
+        },
     );
     debug_assert!(metas != 0 || cells == staged_cells_at(lanes.len()));
     StagedGrids {

@@ -9,8 +9,8 @@
 //! and the rest to the backend's lane-by-lane fallback, and stitches the results back in lane
 //! order.
 //!
-//! Files: `op.rs` (the op table: one entry per batched op), `ops.rs` (dispatch), `backend.rs`
-//! (the trait), `cpu.rs` (the rayon backend), `grids.rs` (flat buffers), `kernel.rs` (the
+//! Files: `op.rs` (the op table: one entry per batched op), `ops.rs` (dispatch), `chain.rs`
+//! (grid steps run one after another, on a device as one job), `backend.rs` (the trait), `cpu.rs` (the rayon backend), `grids.rs` (flat buffers), `kernel.rs` (the
 //! kernel table generated from `kernels/`, and what packing for a kernel shares),
 //! `staging.rs` (a launch's bytes), `group.rs` (several calls as one step), `selection.rs`
 //! ([`Selection`]: some lanes taken out and their results put back in lane order, the one way
@@ -38,6 +38,7 @@
 //! argument); the unit tests check the table against the registry and the kernels.
 
 pub mod backend;
+pub mod chain;
 pub mod cpu;
 pub mod grids;
 pub mod group;
@@ -50,6 +51,7 @@ pub mod staging;
 use rayon::prelude::*;
 
 pub use backend::Backend;
+pub use chain::{ChainStep, GridChain};
 pub use cpu::CpuBackend;
 pub use grids::{GridBatch, GridMeta, PatchBatch};
 pub use group::{call_group, Group};

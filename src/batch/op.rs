@@ -12,10 +12,11 @@
 //! The dispatcher ([`super::ops`]), both backends ([`super::CpuBackend`],
 //! [`crate::device::DeviceBackend`]) and the device workloads read only this table.
 
+use super::chain::{pack_steps, unpack_grids, GridStep};
 use super::grids::{GridBatch, PatchBatch};
 use super::kernel::{
-    grid_out, kernel_color, kernel_grid, par_unpack, par_unpack_runs, stage_grids, staged_cells, BadOutput, Entry,
-    KernelArg, Packed, StagedGrids, UNPACK_CHUNK,
+    kernel_color, kernel_grid, par_unpack, par_unpack_runs, stage_grids, staged_cells, BadOutput, Entry, KernelArg,
+    Packed, Plan, StagedGrids, UNPACK_CHUNK,
 };
 use super::staging::{u32s, Staging};
 use super::{Arg, LaneResult};
@@ -52,10 +53,46 @@ pub struct Kernel {
     pub entry: Entry,
     /// Whether the kernel takes lane `k`; the op's other lanes run on the CPU backend.
     pub takes: fn(lanes: &Lanes, k: usize) -> bool,
-    /// Stages the given lanes (all taken) for one launch.
-    pub pack: fn(lanes: &Lanes, taken: &[usize], param: u32, staging: &mut Staging) -> Packed,
-    pub unpack: Unpacker,
+    /// How its lanes are packed for a launch and its output decoded.
+    pub layout: Layout,
 }
+
+/// How a kernel's lanes are packed and its output decoded.
+pub enum Layout {
+    /// By the op's own functions.
+    Own { pack: Packer, unpack: Unpacker },
+    /// As a grid step ([`GridStep`]): packed as a chain of one step, so that it also chains
+    /// with the other grid steps on the device.
+    Step(&'static GridStep),
+}
+
+impl Kernel {
+    /// Stages the given lanes (all taken) for one job of one launch.
+    pub fn pack(&self, lanes: &Lanes, taken: &[usize], param: u32, staging: &mut Staging) -> Plan {
+        match self.layout {
+            Layout::Own { pack, .. } => {
+                let packed = pack(lanes, taken, param, staging);
+                Plan {
+                    output: packed.output.clone(),
+                    launches: vec![(self.entry, packed)],
+                }
+            }
+            Layout::Step(step) => pack_steps(&[(self.entry, step, param)], lanes, taken, staging),
+        }
+    }
+
+    /// The results of the given lanes from the bytes of [`Plan::output`] that came back,
+    /// `out`; `staged` is what was uploaded.
+    pub fn unpack(&self, lanes: &Lanes, taken: &[usize], param: u32, staged: &[u8], out: &[u8]) -> Unpacked {
+        match self.layout {
+            Layout::Own { unpack, .. } => unpack(lanes, taken, param, staged, out),
+            Layout::Step(step) => unpack_grids(&lanes.grids, taken, (step.transposes)(param), out),
+        }
+    }
+}
+
+/// Stages the given lanes (all taken) for one launch.
+pub type Packer = fn(lanes: &Lanes, taken: &[usize], param: u32, staging: &mut Staging) -> Packed;
 
 /// The results of the given lanes from a launch's output bytes, `out`; it may read the bytes
 /// the launch staged (`staged`, the upload's, still on the host).
@@ -136,6 +173,19 @@ impl Lanes {
         debug_assert!(pushed, "a batch of patches past u32::MAX items");
         self.len += 1;
         true
+    }
+
+    /// The same lanes with `grids` (one per lane) in place of their grids.
+    pub fn with_grids(&self, grids: GridBatch) -> Lanes {
+        debug_assert_eq!(grids.len(), self.len, "one grid per lane");
+        Lanes {
+            grids,
+            values: self.values.clone(),
+            ints: self.ints.clone(),
+            locs: self.locs.clone(),
+            cells: self.cells.clone(),
+            len: self.len,
+        }
     }
 
     /// The given lanes as lanes of their own.
@@ -280,11 +330,6 @@ fn grid_takes(lanes: &Lanes, k: usize) -> bool {
     kernel_grid(&lanes.grids, k)
 }
 
-/// The output grids of kernels that keep each grid's shape (`fill`, `paint`).
-fn same_shape(lanes: &Lanes, taken: &[usize], _: u32, _: &[u8], out: &[u8]) -> Unpacked {
-    par_unpack(&lanes.grids, taken, |v, range| Ok(grid_out(v.h, v.w, &out[range])))
-}
-
 /// The flags of `objects`, when they are the same bool on every lane.
 fn same_bool(a: &Arg<'_>) -> Option<bool> {
     match a {
@@ -323,42 +368,44 @@ pub static OBJECTS: Op = Op {
         entry: Entry::Objects,
         // The kernel's 16-bit words hold a size or a label in 15 bits.
         takes: |lanes, k| grid_takes(lanes, k) && lanes.grids.metas[k].len() <= Labelled::MAX_CELLS,
-        pack: |lanes, taken, mode, staging| {
-            let g = stage_grids(&lanes.grids, taken, staging);
-            let labels = staging.reserve(4 * g.total);
-            // The words, then the order: one output.
-            let half = objects_half(g.total);
-            let words = staging.reserve(2 * half);
-            g.packed(
-                &[
-                    KernelArg::Ptr(labels),
-                    KernelArg::Ptr(words),
-                    KernelArg::Ptr(words + half),
-                    KernelArg::U32(mode),
-                ],
-                words..words + 2 * half,
-            )
-        },
-        unpack: |lanes, taken, mode, staged, out| {
-            let (words, order) = out.split_at(out.len() / 2);
-            let colors = staged_cells(staged, taken.len());
-            par_unpack_runs(&lanes.grids, taken, |views, cells, results| {
-                let bytes = 2 * cells.start..2 * cells.end;
-                let (words, order) = (words.get(bytes.clone()), order.get(bytes));
-                let unpacked = Labelled::from_words(
-                    views,
-                    colors.get(cells).unwrap_or_default(),
-                    words.unwrap_or_default(),
-                    order.unwrap_or_default(),
-                    mode & 4 != 0,
-                );
-                for (objects, result) in unpacked.into_iter().zip(results) {
-                    let objects =
-                        objects.ok_or_else(|| BadOutput("words that are no components' labels and sizes".into()))?;
-                    *result = Ok(objects.into_value());
-                }
-                Ok(())
-            })
+        layout: Layout::Own {
+            pack: |lanes, taken, mode, staging| {
+                let g = stage_grids(&lanes.grids, taken, staging);
+                let labels = staging.reserve(4 * g.total);
+                // The words, then the order: one output.
+                let half = objects_half(g.total);
+                let words = staging.reserve(2 * half);
+                g.packed(
+                    &[
+                        KernelArg::Ptr(labels),
+                        KernelArg::Ptr(words),
+                        KernelArg::Ptr(words + half),
+                        KernelArg::U32(mode),
+                    ],
+                    words..words + 2 * half,
+                )
+            },
+            unpack: |lanes, taken, mode, staged, out| {
+                let (words, order) = out.split_at(out.len() / 2);
+                let colors = staged_cells(staged, taken.len());
+                par_unpack_runs(&lanes.grids, taken, |views, cells, results| {
+                    let bytes = 2 * cells.start..2 * cells.end;
+                    let (words, order) = (words.get(bytes.clone()), order.get(bytes));
+                    let unpacked = Labelled::from_words(
+                        views,
+                        colors.get(cells).unwrap_or_default(),
+                        words.unwrap_or_default(),
+                        order.unwrap_or_default(),
+                        mode & 4 != 0,
+                    );
+                    for (objects, result) in unpacked.into_iter().zip(results) {
+                        let objects = objects
+                            .ok_or_else(|| BadOutput("words that are no components' labels and sizes".into()))?;
+                        *result = Ok(objects.into_value());
+                    }
+                    Ok(())
+                })
+            },
         },
     }),
     probe: 7,
@@ -389,22 +436,24 @@ pub static OFCOLOR: Op = Op {
     kernel: Some(Kernel {
         entry: Entry::Ofcolor,
         takes: grid_takes,
-        pack: |lanes, taken, _, staging| color_query(lanes, taken, staging, |g| g.total),
-        unpack: |lanes, taken, _, _, out| {
-            par_unpack(&lanes.grids, taken, |v, range| {
-                let rows = out[range].chunks_exact(v.w);
-                let locs = rows
-                    .enumerate()
-                    .flat_map(|(i, row)| {
-                        let at = move |(j, _)| Loc {
-                            i: i as i32,
-                            j: j as i32,
-                        };
-                        row.iter().enumerate().filter(|&(_, &flag)| flag != 0).map(at)
-                    })
-                    .collect();
-                Ok(Ok(Value::indices_sorted(locs)))
-            })
+        layout: Layout::Own {
+            pack: |lanes, taken, _, staging| color_query(lanes, taken, staging, |g| g.total),
+            unpack: |lanes, taken, _, _, out| {
+                par_unpack(&lanes.grids, taken, |v, range| {
+                    let rows = out[range].chunks_exact(v.w);
+                    let locs = rows
+                        .enumerate()
+                        .flat_map(|(i, row)| {
+                            let at = move |(j, _)| Loc {
+                                i: i as i32,
+                                j: j as i32,
+                            };
+                            row.iter().enumerate().filter(|&(_, &flag)| flag != 0).map(at)
+                        })
+                        .collect();
+                    Ok(Ok(Value::indices_sorted(locs)))
+                })
+            },
         },
     }),
     probe: 0,
@@ -420,8 +469,10 @@ pub static COLORCOUNT: Op = Op {
     kernel: Some(Kernel {
         entry: Entry::Colorcount,
         takes: grid_takes,
-        pack: |lanes, taken, _, staging| color_query(lanes, taken, staging, |g| 4 * g.blocks as usize),
-        unpack: |_, _, _, _, out| Ok(u32s(out).map(|n| Ok(Value::Int(n.into()))).collect()),
+        layout: Layout::Own {
+            pack: |lanes, taken, _, staging| color_query(lanes, taken, staging, |g| 4 * g.blocks as usize),
+            unpack: |_, _, _, _, out| Ok(u32s(out).map(|n| Ok(Value::Int(n.into()))).collect()),
+        },
     }),
     probe: 0,
 };
@@ -444,37 +495,39 @@ pub static PALETTE: Op = Op {
     kernel: Some(Kernel {
         entry: Entry::Palette,
         takes: grid_takes,
-        pack: |lanes, taken, _, staging| {
-            let g = stage_grids(&lanes.grids, taken, staging);
-            let masks = staging.reserve(32 * taken.len());
-            Packed {
-                blocks: g.blocks,
-                args: [g.metas, g.cells, masks].map(KernelArg::Ptr).to_vec(),
-                output: masks..masks + 32 * taken.len(),
-            }
-        },
-        unpack: |_, _, as_tuple, _, out| {
-            use rayon::prelude::*;
-            let f = if as_tuple == 1 {
-                objects::p_g_of
-            } else {
-                patches::palette_of
-            };
-            let words: Vec<u32> = u32s(out).collect();
-            let results = words.par_chunks_exact(8).with_min_len(UNPACK_CHUNK).map(|mask| {
-                // Each colour present once, ascending: the palette of these is the grid's.
-                let mut colors: Vec<Color> = Vec::new();
-                for (k, &word) in mask.iter().enumerate() {
-                    let mut bits = word;
-                    while bits != 0 {
-                        let s = 32 * k + bits.trailing_zeros() as usize;
-                        colors.push(Color::from((s as u8 ^ 0x80) as i8));
-                        bits &= bits - 1;
-                    }
+        layout: Layout::Own {
+            pack: |lanes, taken, _, staging| {
+                let g = stage_grids(&lanes.grids, taken, staging);
+                let masks = staging.reserve(32 * taken.len());
+                Packed {
+                    blocks: g.blocks,
+                    args: [g.metas, g.cells, masks].map(KernelArg::Ptr).to_vec(),
+                    output: masks..masks + 32 * taken.len(),
                 }
-                Ok(f(&colors))
-            });
-            Ok(results.collect())
+            },
+            unpack: |_, _, as_tuple, _, out| {
+                use rayon::prelude::*;
+                let f = if as_tuple == 1 {
+                    objects::p_g_of
+                } else {
+                    patches::palette_of
+                };
+                let words: Vec<u32> = u32s(out).collect();
+                let results = words.par_chunks_exact(8).with_min_len(UNPACK_CHUNK).map(|mask| {
+                    // Each colour present once, ascending: the palette of these is the grid's.
+                    let mut colors: Vec<Color> = Vec::new();
+                    for (k, &word) in mask.iter().enumerate() {
+                        let mut bits = word;
+                        while bits != 0 {
+                            let s = 32 * k + bits.trailing_zeros() as usize;
+                            colors.push(Color::from((s as u8 ^ 0x80) as i8));
+                            bits &= bits - 1;
+                        }
+                    }
+                    Ok(f(&colors))
+                });
+                Ok(results.collect())
+            },
         },
     }),
     probe: 0,
@@ -520,37 +573,39 @@ pub static COLORFILTER: Op = Op {
     kernel: Some(Kernel {
         entry: Entry::Colorfilter,
         takes: |lanes, k| colorfilter_members(lanes, k).is_some(),
-        pack: |lanes, taken, _, staging| {
-            let mut at = 0u32;
-            let starts = staging.put([0].into_iter().chain(taken.iter().map(|&k| {
-                at += colorfilter_members(lanes, k).map_or(0, |m| m.len() as u32);
-                at
-            })));
-            let first_colors = staging.put(colorfilter_all(lanes, taken).map(|o| match o {
-                Value::Object(cells) => cells[0].color,
-                _ => unreachable!("a taken lane holds non-empty objects only"),
-            }));
-            let values = staging.put(taken.iter().map(|&k| lanes.ints[k]));
-            let keep = staging.reserve(at as usize);
-            Packed {
-                blocks: taken.len() as u32,
-                args: [starts, first_colors, values, keep].map(KernelArg::Ptr).to_vec(),
-                output: keep..keep + at as usize,
-            }
-        },
-        unpack: |lanes, taken, _, _, out| {
-            let mut flags = out.iter();
-            let results = taken.iter().map(|&k| {
-                let members = colorfilter_members(lanes, k).unwrap_or_default();
-                let kept = members
-                    .iter()
-                    .zip(flags.by_ref())
-                    .filter(|&(_, &keep)| keep != 0)
-                    .map(|(o, _)| o.clone())
-                    .collect();
-                Ok(Value::set_sorted(kept))
-            });
-            Ok(results.collect())
+        layout: Layout::Own {
+            pack: |lanes, taken, _, staging| {
+                let mut at = 0u32;
+                let starts = staging.put([0].into_iter().chain(taken.iter().map(|&k| {
+                    at += colorfilter_members(lanes, k).map_or(0, |m| m.len() as u32);
+                    at
+                })));
+                let first_colors = staging.put(colorfilter_all(lanes, taken).map(|o| match o {
+                    Value::Object(cells) => cells[0].color,
+                    _ => unreachable!("a taken lane holds non-empty objects only"),
+                }));
+                let values = staging.put(taken.iter().map(|&k| lanes.ints[k]));
+                let keep = staging.reserve(at as usize);
+                Packed {
+                    blocks: taken.len() as u32,
+                    args: [starts, first_colors, values, keep].map(KernelArg::Ptr).to_vec(),
+                    output: keep..keep + at as usize,
+                }
+            },
+            unpack: |lanes, taken, _, _, out| {
+                let mut flags = out.iter();
+                let results = taken.iter().map(|&k| {
+                    let members = colorfilter_members(lanes, k).unwrap_or_default();
+                    let kept = members
+                        .iter()
+                        .zip(flags.by_ref())
+                        .filter(|&(_, &keep)| keep != 0)
+                        .map(|(o, _)| o.clone())
+                        .collect();
+                    Ok(Value::set_sorted(kept))
+                });
+                Ok(results.collect())
+            },
         },
     }),
     probe: 0,
@@ -579,14 +634,22 @@ pub static FILL: Op = Op {
     kernel: Some(Kernel {
         entry: Entry::Fill,
         takes: |lanes, k| kernel_grid(&lanes.grids, k) && i8::try_from(lanes.ints[k]).is_ok(),
-        pack: |lanes, taken, _, staging| {
-            let g = stage_grids(&lanes.grids, taken, staging);
-            let colors = staging.put(taken.iter().map(|&k| lanes.ints[k] as i8));
-            let (starts, locs) = stage_patches(&lanes.locs, taken, staging, |l| [l.i, l.j]);
-            let out = staging.reserve(g.total);
-            g.packed(&[colors, starts, locs, out].map(KernelArg::Ptr), out..out + g.total)
-        },
-        unpack: same_shape,
+        layout: Layout::Step(&GridStep {
+            transposes: |_| false,
+            scratch_per_cell: 0,
+            stage: |lanes, taken, staging| {
+                let colors = staging.put(taken.iter().map(|&k| lanes.ints[k] as i8));
+                let (starts, locs) = stage_patches(&lanes.locs, taken, staging, |l| [coord(l.i), coord(l.j)]);
+                vec![colors, starts, locs]
+            },
+            // `inputs`: colours, starts, locations.
+            args: |at, inputs, _| {
+                [at.metas, at.cells, inputs[0], inputs[1], inputs[2], at.out]
+                    .map(KernelArg::Ptr)
+                    .to_vec()
+            },
+            scalar_args: |lanes, k| vec![Value::Int(lanes.ints[k]), Value::indices(lanes.locs.patch(k).to_vec())],
+        }),
     }),
     probe: 0,
 };
@@ -609,25 +672,36 @@ pub static PAINT: Op = Op {
         entry: Entry::Paint,
         // A colour beyond `i8` is the CPU's to paint.
         takes: |lanes, k| kernel_grid(&lanes.grids, k) && lanes.cells.patch(k).iter().all(|c| kernel_color(c.color)),
-        pack: |lanes, taken, _, staging| {
-            let g = stage_grids(&lanes.grids, taken, staging);
-            let (starts, items) = stage_patches(&lanes.cells, taken, staging, |c| [c.color, c.i, c.j]);
-            let winner = staging.reserve(4 * g.total);
-            let out = staging.reserve(g.total);
-            g.packed(&[starts, items, winner, out].map(KernelArg::Ptr), out..out + g.total)
-        },
-        unpack: same_shape,
+        layout: Layout::Step(&GridStep {
+            transposes: |_| false,
+            // The winning cell's index per location.
+            scratch_per_cell: 4,
+            stage: |lanes, taken, staging| {
+                // The colour fits an `i8` (`takes`), kept as its byte.
+                let (starts, items) = stage_patches(&lanes.cells, taken, staging, |c| {
+                    [c.color as u8, coord(c.i), coord(c.j)]
+                });
+                vec![starts, items]
+            },
+            // `inputs`: starts, items.
+            args: |at, inputs, _| {
+                [at.metas, at.cells, inputs[0], inputs[1], at.scratch, at.out]
+                    .map(KernelArg::Ptr)
+                    .to_vec()
+            },
+            scalar_args: |lanes, k| vec![Value::object(lanes.cells.patch(k).to_vec())],
+        }),
     }),
     probe: 0,
 };
 
 /// Stages the given lanes' patches: their starts (one more than lanes, rebased to the packed
-/// items), then their items, each as `N` `i32`s; returns the two sections' offsets.
+/// items), then their items, each as `N` bytes; returns the two sections' offsets.
 fn stage_patches<T: Sync, const N: usize>(
     patches: &PatchBatch<T>,
     taken: &[usize],
     staging: &mut Staging,
-    fields: impl Fn(&T) -> [i32; N] + Sync,
+    fields: impl Fn(&T) -> [u8; N] + Sync,
 ) -> (usize, usize) {
     let mut at = 0u32;
     let starts = staging.put([0].into_iter().chain(taken.iter().map(|&k| {
@@ -636,10 +710,16 @@ fn stage_patches<T: Sync, const N: usize>(
     })));
     let items = staging.put_parts(
         taken,
-        |k| N * patches.patch(k).len(),
-        |k| patches.patch(k).iter().flat_map(&fields),
+        |k| patches.patch(k).len(),
+        |k| patches.patch(k).iter().map(&fields),
     );
     (starts, items)
+}
+
+/// A location's row or column as the kernels take it: a byte, 255 for any coordinate off
+/// every grid (a grid's sides are at most 255 cells, so its rows and columns are below 255).
+fn coord(x: i32) -> u8 {
+    u8::try_from(x).unwrap_or(u8::MAX)
 }
 
 /// The rotations and mirrors of a grid: the constant is the primitive's position in `prims`,
@@ -664,22 +744,17 @@ pub static TRANSFORM: Op = Op {
     kernel: Some(Kernel {
         entry: Entry::Transform,
         takes: grid_takes,
-        pack: |lanes, taken, t, staging| {
-            let g = stage_grids(&lanes.grids, taken, staging);
-            let out = staging.reserve(g.total);
-            let transposed = KernelArg::U32(u32::from(transposes(t)));
-            g.packed(
-                &[KernelArg::Ptr(out), KernelArg::U32(t), transposed],
-                out..out + g.total,
-            )
-        },
-        unpack: |lanes, taken, t, _, out| {
-            let transposes = transposes(t);
-            par_unpack(&lanes.grids, taken, |v, range| {
-                let (h, w) = if transposes { (v.w, v.h) } else { (v.h, v.w) };
-                Ok(grid_out(h, w, &out[range]))
-            })
-        },
+        layout: Layout::Step(&GridStep {
+            transposes,
+            scratch_per_cell: 0,
+            stage: |_, _, _| Vec::new(),
+            args: |at, _, t| {
+                let transposed = u32::from(transposes(t));
+                let grids = [at.metas, at.cells, at.out].map(KernelArg::Ptr);
+                [&grids[..], &[KernelArg::U32(t), KernelArg::U32(transposed)]].concat()
+            },
+            scalar_args: |_, _| Vec::new(),
+        }),
     }),
     probe: 0,
 };

@@ -34,6 +34,14 @@ macro_rules! plain_numbers {
 }
 plain_numbers!(u8, i8, u32, i32, i64);
 
+/// Several bytes in a row (a location's row and column, a cell's colour, row and column).
+impl<const N: usize> Plain for [u8; N] {
+    const SIZE: usize = N;
+    fn write(self, out: &mut [u8]) {
+        out.copy_from_slice(&self);
+    }
+}
+
 impl Plain for GridMeta {
     /// `struct GridMeta { uint32_t offset; uint8_t h, w; }`: 8 bytes, the last 2 padding.
     const SIZE: usize = 8;
@@ -64,8 +72,17 @@ impl Staging {
         debug_assert_eq!(self.end, 0, "input sections come before reserved ones");
         self.bytes.resize(self.bytes.len().next_multiple_of(ALIGN), 0);
         let offset = self.bytes.len();
-        let items = items.into_iter();
-        self.bytes.reserve(items.size_hint().0 * T::SIZE);
+        let mut items = items.into_iter();
+        // As many items as the iterator says it has, written in place; then any it did not
+        // announce, one at a time.
+        let (announced, _) = items.size_hint();
+        self.bytes.resize(offset + announced * T::SIZE, 0);
+        let mut written = 0;
+        for (slot, item) in self.bytes[offset..].chunks_exact_mut(T::SIZE).zip(items.by_ref()) {
+            item.write(slot);
+            written += 1;
+        }
+        self.bytes.truncate(offset + written * T::SIZE);
         for item in items {
             let at = self.bytes.len();
             self.bytes.resize(at + T::SIZE, 0);
@@ -86,22 +103,38 @@ impl Staging {
         T: Plain,
         I: Iterator<Item = T>,
     {
+        self.put_part_bytes(
+            lanes,
+            |k| len(k) * T::SIZE,
+            |k, part| {
+                for (slot, item) in part.chunks_exact_mut(T::SIZE).zip(items(k)) {
+                    item.write(slot);
+                }
+            },
+        )
+    }
+
+    /// Appends a section made of one part per lane, `len(k)` bytes for lane `k`, which
+    /// `fill(k, part)` writes (all of them); the parts are written in parallel. Returns its
+    /// offset.
+    pub fn put_part_bytes(
+        &mut self,
+        lanes: &[usize],
+        len: impl Fn(usize) -> usize,
+        fill: impl Fn(usize, &mut [u8]) + Sync,
+    ) -> usize {
         let total: usize = lanes.iter().map(|&k| len(k)).sum();
-        self.put_bytes(total * T::SIZE, |mut bytes| {
+        self.put_bytes(total, |mut bytes| {
             let mut parts = Vec::with_capacity(lanes.len());
             for &k in lanes {
-                let (part, rest) = bytes.split_at_mut(len(k) * T::SIZE);
+                let (part, rest) = bytes.split_at_mut(len(k));
                 parts.push((k, part));
                 bytes = rest;
             }
             parts
                 .into_par_iter()
                 .with_min_len(PARALLEL_LANES)
-                .for_each(|(k, part)| {
-                    for (slot, item) in part.chunks_exact_mut(T::SIZE).zip(items(k)) {
-                        item.write(slot);
-                    }
-                });
+                .for_each(|(k, part)| fill(k, part));
         })
     }
 

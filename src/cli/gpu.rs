@@ -1,7 +1,8 @@
 //! `arcbatch gpu-info` (what this machine offers the GPU backend, and why not where it offers
 //! nothing) and `arcbatch bench-gpu` (the batched kernels on many ARC grids: CPU against one
 //! GPU against all of them; with `--host-only`, CPU against the device path's host side, each
-//! kernel replaced by its recorded result).
+//! kernel replaced by its recorded result). Besides each kernel, both time a chain of five grid
+//! steps, which a device runs as one job.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,13 +10,14 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use arcbatch::batch::{Backend, CpuBackend};
+use arcbatch::batch::{Backend, CpuBackend, GridChain, LaneResult};
 use arcbatch::device::auto;
 use arcbatch::device::backend::DEFAULT_SHARD_ABOVE;
 use arcbatch::device::cuda::{driver_origin, gpus, CudaDevice, PhaseTimes};
 use arcbatch::device::library::DIRS;
 use arcbatch::device::nvrtc::{nvrtc, TARGETS};
-use arcbatch::device::workload::{task_grids, Workload};
+use arcbatch::device::replay::Transfers;
+use arcbatch::device::workload::{bench_chain, task_grids, Workload};
 use arcbatch::device::{Device, DeviceBackend, EmuDevice, Entry, ReplayDevice, FAMILIES};
 use arcbatch::dsl::Grid;
 use arcbatch::Chain;
@@ -111,8 +113,8 @@ pub fn info() -> Result<ExitCode, Failure> {
 pub struct BenchOptions {
     pub tasks: Option<PathBuf>,
     pub sizes: Vec<usize>,
-    /// The kernels to time, in [`Entry::ALL`]'s order.
-    pub kernels: Vec<Entry>,
+    /// What to time: kernels in [`Entry::ALL`]'s order, then the chain.
+    pub kernels: Vec<Measured>,
     /// Run the kernels on emulated devices instead (a dry run where there is no GPU).
     pub emu: usize,
     /// Time the host side alone on this many replaying devices (`--host-only`).
@@ -172,6 +174,31 @@ pub fn bench(options: &BenchOptions) -> Result<ExitCode, Failure> {
     bench_on(options, &grids, devices.clone(), &phases)
 }
 
+/// One row of the benchmarks: one batched op's kernel, or the chain of grid steps
+/// ([`bench_chain`]), which runs on a device as one job.
+pub enum Measured {
+    Kernel(Entry),
+    Chain(GridChain),
+}
+
+impl Measured {
+    /// Its name in the tables and the JSON (a kernel's short name, or `chain`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Measured::Kernel(entry) => entry.name(),
+            Measured::Chain(_) => "chain",
+        }
+    }
+
+    /// One call over every lane of `w` on `backend`.
+    fn run(&self, w: &Workload, backend: &dyn Backend) -> Vec<LaneResult> {
+        match self {
+            Measured::Kernel(entry) => w.run(backend, *entry),
+            Measured::Chain(chain) => w.run_chain(backend, chain),
+        }
+    }
+}
+
 /// The benchmark over `devices`: per size and kernel, CPU vs the first device vs all of them.
 /// `phases` takes the devices' time split since its last call, where they measure one.
 fn bench_on<D: Device + Clone>(
@@ -183,8 +210,8 @@ fn bench_on<D: Device + Clone>(
     let cpu = CpuBackend::new(None);
     let one = DeviceBackend::new("one", devices[..1].to_vec(), cpu.clone());
     let all = DeviceBackend::new("all", devices.clone(), cpu.clone());
-    let time = |b: &dyn Backend, w: &Workload, e: Entry| {
-        best_of(options.repeat, &[b], w, e)
+    let time = |b: &dyn Backend, w: &Workload, m: &Measured| {
+        best_of(options.repeat, &[b], w, m)
             .pop()
             .expect("a timing of the backend")
     };
@@ -195,11 +222,11 @@ fn bench_on<D: Device + Clone>(
     );
     for &n in &options.sizes {
         let w = Workload::new(grids, n).ok_or("no task grid fits a batch")?;
-        for &entry in &options.kernels {
-            w.run(&one, entry);
+        for measured in &options.kernels {
+            measured.run(&w, &one);
             phases(&devices);
-            let (t_cpu, expected) = time(&cpu, &w, entry);
-            let (t_one, got_one) = time(&one, &w, entry);
+            let (t_cpu, expected) = time(&cpu, &w, measured);
+            let (t_one, got_one) = time(&one, &w, measured);
             let split = phases(&devices[..1]).map_or("n/a".to_string(), |p| {
                 let total = (p.upload + p.kernel + p.download).max(f64::MIN_POSITIVE);
                 format!(
@@ -209,7 +236,7 @@ fn bench_on<D: Device + Clone>(
                     100.0 * p.download / total
                 )
             });
-            let (t_all, got_all) = time(&all, &w, entry);
+            let (t_all, got_all) = time(&all, &w, measured);
             phases(&devices);
             let ok = got_one == expected && got_all == expected;
             if !ok {
@@ -218,7 +245,7 @@ fn bench_on<D: Device + Clone>(
             println!(
                 "{:>7} {:<12} {:>10.3} {:>10.3} {:>7.2} {:>10.3} {:>7.2}  {split}{}",
                 w.len(),
-                entry.name(),
+                measured.name(),
                 t_cpu * 1e3,
                 t_one * 1e3,
                 t_cpu / t_one,
@@ -239,7 +266,7 @@ fn bench_on<D: Device + Clone>(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Per backend, the best of `repeat` timings of `entry`'s op over `w`, and its results: the
+/// Per backend, the best of `repeat` timings of `measured` over `w`, and its results: the
 /// backends' calls alternate, so that each follows the others' as the ops of a pipeline do,
 /// and all meet the same caches and the same phase of a shared machine (for `objects`, the
 /// host side's best over the CPU's ranged over 13 %-38 % in twelve runs of one build with
@@ -247,18 +274,13 @@ fn bench_on<D: Device + Clone>(
 /// Each backend makes one call untimed first: a process's first calls of an op fault in the
 /// memory its results take (the host side of `objects`: about 6 MB in each of its first three
 /// calls), which a search pays once and a benchmark of three calls would count in each.
-fn best_of(
-    repeat: usize,
-    backends: &[&dyn Backend],
-    w: &Workload,
-    entry: Entry,
-) -> Vec<(f64, Vec<arcbatch::batch::LaneResult>)> {
+fn best_of(repeat: usize, backends: &[&dyn Backend], w: &Workload, measured: &Measured) -> Vec<(f64, Vec<LaneResult>)> {
     // Each backend's results stay alive while its next call runs, and are dropped untimed.
-    let mut best: Vec<_> = backends.iter().map(|&b| (f64::INFINITY, w.run(b, entry))).collect();
+    let mut best: Vec<_> = backends.iter().map(|&b| (f64::INFINITY, measured.run(w, b))).collect();
     for _ in 0..repeat.max(1) {
         for (&backend, (time, result)) in backends.iter().zip(&mut best) {
             let start = Instant::now();
-            let results = w.run(backend, entry);
+            let results = measured.run(w, backend);
             *time = time.min(start.elapsed().as_secs_f64());
             *result = results;
         }
@@ -266,10 +288,11 @@ fn best_of(
     best
 }
 
-/// `bench-gpu --host-only`: per size and kernel, the CPU backend against the device path on
-/// `devices` replaying devices (the kernels' outputs recorded once on the emulator), whose
-/// time is all host: packing, staging, sharding, copies, unpacking. `objects` comes back
-/// labelled; building its objects, which a step that reads them pays once, is timed apart.
+/// `bench-gpu --host-only`: per size and kernel (and the chain), the CPU backend against the
+/// device path on `devices` replaying devices (the kernels' outputs recorded once on the
+/// emulator), whose time is all host: packing, staging, sharding, copies, unpacking; with the
+/// transfers one call makes. `objects` comes back labelled; building its objects, which a step
+/// that reads them pays once, is timed apart.
 fn bench_host(options: &BenchOptions, grids: &[Grid], devices: usize) -> Result<ExitCode, Failure> {
     if devices == 0 {
         return Err("--host-only needs at least 1 device".into());
@@ -284,18 +307,30 @@ fn bench_host(options: &BenchOptions, grids: &[Grid], devices: usize) -> Result<
     let cpu = CpuBackend::new(None);
     let host = DeviceBackend::new("host", replaying.clone(), cpu.clone());
     println!(
-        "{:>7} {:<12} {:>12} {:>12} {:>8} {:>13}  host split (pack / copies / unpack)",
-        "lanes", "kernel", "cpu us/lane", "host us/lane", "host/cpu", "build us/lane"
+        "{:>7} {:<12} {:>12} {:>12} {:>8} {:>13} {:>9}  host split (pack / copies / unpack)",
+        "lanes", "kernel", "cpu us/lane", "host us/lane", "host/cpu", "build us/lane", "up/down"
     );
     let (mut rows, mut mismatches) = (Vec::new(), 0);
     for &n in &options.sizes {
         let w = Workload::new(grids, n).ok_or("no task grid fits a batch")?;
-        for &entry in &options.kernels {
+        for measured in &options.kernels {
             replaying.iter().for_each(|d| d.record());
-            let expected = w.run(&host, entry);
+            let expected = measured.run(&w, &host);
             replaying.iter().for_each(|d| d.replay());
+            // The transfers of one call.
+            replaying.iter().for_each(|d| {
+                d.take_transfers();
+            });
+            drop(measured.run(&w, &host));
+            let transfers = replaying.iter().fold(Transfers::default(), |sum, d| {
+                let t = d.take_transfers();
+                Transfers {
+                    uploads: sum.uploads + t.uploads,
+                    downloads: sum.downloads + t.downloads,
+                }
+            });
             host.take_shard_times();
-            let [(t_cpu, cpu_results), (t_host, got)]: [_; 2] = best_of(options.repeat, &[&cpu, &host], &w, entry)
+            let [(t_cpu, cpu_results), (t_host, got)]: [_; 2] = best_of(options.repeat, &[&cpu, &host], &w, measured)
                 .try_into()
                 .expect("a timing per backend");
             let split = host.take_shard_times();
@@ -311,26 +346,29 @@ fn bench_host(options: &BenchOptions, grids: &[Grid], devices: usize) -> Result<
             let lanes = w.len() as f64;
             let total = (split.pack + split.device + split.unpack).max(f64::MIN_POSITIVE);
             println!(
-                "{:>7} {:<12} {:>12.3} {:>12.3} {:>7.0}% {:>13.3}  {:.0}% / {:.0}% / {:.0}%{}",
+                "{:>7} {:<12} {:>12.3} {:>12.3} {:>7.0}% {:>13.3} {:>9}  {:.0}% / {:.0}% / {:.0}%{}",
                 w.len(),
-                entry.name(),
+                measured.name(),
                 t_cpu * 1e6 / lanes,
                 t_host * 1e6 / lanes,
                 100.0 * t_host / t_cpu,
                 t_build * 1e6 / lanes,
+                format!("{}/{}", transfers.uploads, transfers.downloads),
                 100.0 * split.pack / total,
                 100.0 * split.device / total,
                 100.0 * split.unpack / total,
                 if ok { "" } else { "  MISMATCH against the CPU" }
             );
             rows.push(json!({
-                "name": entry.name(),
+                "name": measured.name(),
                 "lanes": w.len(),
                 "devices": devices,
                 "cpu_us_per_lane": t_cpu * 1e6 / lanes,
                 "host_us_per_lane": t_host * 1e6 / lanes,
                 "host_over_cpu": t_host / t_cpu,
                 "build_us_per_lane": t_build * 1e6 / lanes,
+                "uploads": transfers.uploads,
+                "downloads": transfers.downloads,
                 "split": {"pack": split.pack / total, "copies": split.device / total, "unpack": split.unpack / total},
                 "matches_cpu": ok,
             }));
@@ -366,22 +404,23 @@ pub fn parse_sizes(text: &str) -> Result<Vec<usize>, String> {
         .collect()
 }
 
-/// Reads `--kernels` (`objects,fill`): the kernels named, in [`Entry::ALL`]'s order; every
-/// kernel when absent.
-pub fn parse_kernels(text: Option<&str>) -> Result<Vec<Entry>, String> {
-    let Some(text) = text else {
-        return Ok(Entry::ALL.to_vec());
+/// Reads `--kernels` (`objects,fill,chain`): the kernels named, in [`Entry::ALL`]'s order,
+/// then the chain of grid steps ([`bench_chain`]) where named; all of them when absent.
+pub fn parse_kernels(text: Option<&str>) -> Result<Vec<Measured>, String> {
+    let kernels = |named: &dyn Fn(&str) -> bool| {
+        let entries = Entry::ALL.into_iter().filter(|e| named(e.name())).map(Measured::Kernel);
+        let chain = named("chain").then(|| Measured::Chain(bench_chain()));
+        entries.chain(chain).collect()
     };
-    let named = text
-        .split(',')
-        .map(|s| {
-            Entry::of_name(s.trim()).ok_or_else(|| {
-                format!(
-                    "--kernels {text}: {s:?} is not a kernel (the kernels: {})",
-                    Entry::ALL.map(Entry::name).join(", ")
-                )
-            })
-        })
-        .collect::<Result<Vec<Entry>, String>>()?;
-    Ok(Entry::ALL.into_iter().filter(|e| named.contains(e)).collect())
+    let Some(text) = text else {
+        return Ok(kernels(&|_| true));
+    };
+    let names: Vec<&str> = text.split(',').map(str::trim).collect();
+    if let Some(bad) = names.iter().find(|&&s| s != "chain" && Entry::of_name(s).is_none()) {
+        return Err(format!(
+            "--kernels {text}: {bad:?} is not a kernel (the kernels: {}, and chain)",
+            Entry::ALL.map(Entry::name).join(", ")
+        ));
+    }
+    Ok(kernels(&|name| names.contains(&name)))
 }

@@ -175,7 +175,8 @@ enum Command {
         /// backend's calls and the host side's alternate).
         #[arg(long, default_value_t = 3)]
         repeat: usize,
-        /// Only these kernels, comma-separated short names (`objects,fill`; default: all).
+        /// Only these kernels, comma-separated short names (`objects,fill`; `chain`: five grid
+        /// steps as one job; default: all of them and the chain).
         #[arg(long)]
         kernels: Option<String>,
         /// Worker threads for the CPU backend (default: all cores; also ARCBATCH_THREADS).

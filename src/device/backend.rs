@@ -1,6 +1,7 @@
 //! [`DeviceBackend`]: the [`Backend`] that runs batched ops on a set of [`Device`]s.
 //!
-//! Each batched op with a kernel runs as its entry in the op table says ([`Op::kernel`]): which
+//! Each batched op with a kernel, and each chain of grid steps ([`GridChain`]: one job, its
+//! grids staying on the device from step to step), runs as its entry in the op table says ([`Op::kernel`]): which
 //! lanes the kernel takes (grids with cells, and what else the kernel is written for; the
 //! other, odd lanes go to the CPU backend), how to pack the taken lanes into one [`Job`], and
 //! how to unpack the bytes that come back into the very [`LaneResult`]s the CPU backend gives. A batch of more than
@@ -20,7 +21,9 @@ use std::time::{Duration, Instant};
 
 use super::emu::EmuDevice;
 use super::{Device, DeviceError, Entry, Job, Launch, SetupError, Staging};
-use crate::batch::{Arg, Backend, CpuBackend, Kernel, LaneResult, Lanes, Op, Selection};
+use crate::batch::kernel::Plan;
+use crate::batch::op::Unpacked;
+use crate::batch::{Arg, Backend, CpuBackend, GridChain, Kernel, LaneResult, Lanes, Op, Selection};
 use crate::dsl::func::{caught, Panicked};
 use crate::dsl::PrimId;
 
@@ -131,12 +134,18 @@ impl<D: Device> DeviceBackend<D> {
         *since = now;
     }
 
-    /// Runs an op: its lanes on the devices (sharded when there are many), its odd lanes and
-    /// any failed shard on the CPU; results in lane order.
-    fn offload(&self, op: &Offload<'_>) -> Vec<LaneResult> {
-        let n = op.lanes.len();
-        let mut taken = Selection::new(n, |&k| (op.kernel.takes)(op.lanes, k));
-        if taken.len() < self.min_lanes[op.kernel.entry.index()] {
+    /// Runs an op or a chain: its lanes on the devices (sharded when there are many), its odd
+    /// lanes and any failed shard on the CPU; results in lane order.
+    fn offload(&self, op: &dyn Work) -> Vec<LaneResult> {
+        let n = op.lanes().len();
+        let mut taken = Selection::new(n, |&k| op.takes(k));
+        let fewest = op
+            .entries()
+            .iter()
+            .map(|e| self.min_lanes[e.index()])
+            .min()
+            .unwrap_or(0);
+        if taken.len() < fewest {
             taken = Selection::new(n, |_| false);
         }
         let lanes = taken.taken();
@@ -177,14 +186,14 @@ impl<D: Device> DeviceBackend<D> {
             return on_devices.into_iter().next().expect("one shard");
         }
         // The shards are consecutive runs of the taken lanes.
-        let mut odd = op.cpu(&self.cpu, taken.rest().taken()).into_iter();
+        let mut odd = op.on_cpu(&self.cpu, taken.rest().taken()).into_iter();
         taken.merge(on_devices.into_iter().flatten(), |_| {
             odd.next().expect("the CPU gives one result per odd lane")
         })
     }
 
     /// One shard on device `d`, or on the CPU if that fails.
-    fn on_device(&self, d: usize, op: &Offload<'_>, lanes: &[usize]) -> Vec<LaneResult> {
+    fn on_device(&self, d: usize, op: &dyn Work, lanes: &[usize]) -> Vec<LaneResult> {
         let Some(device) = self.devices.get(d) else {
             let error = DeviceError::NoDevice(format!("the {} backend has no device", self.name));
             return self.fall_back(self.name.to_string(), op, lanes, &error);
@@ -199,25 +208,28 @@ impl<D: Device> DeviceBackend<D> {
         let attempt = caught(|| {
             let mut clock = Instant::now();
             staging.clear();
-            let packed = (op.kernel.pack)(op.lanes, lanes, op.param, &mut staging);
-            let job = Job {
-                launch: Launch {
-                    entry: op.kernel.entry,
+            let plan = op.pack(lanes, &mut staging);
+            let launches = (plan.launches.into_iter())
+                .map(|(entry, packed)| Launch {
+                    entry,
                     blocks: packed.blocks,
                     threads: THREADS_PER_BLOCK,
                     shared_bytes: 0,
                     args: packed.args,
-                },
+                })
+                .collect();
+            let job = Job {
+                launches,
                 input: staging.input(),
                 device_bytes: staging.device_bytes(),
-                output: packed.output,
+                output: plan.output,
             };
             self.lap(0, &mut clock);
             // Unpacked straight from where the output came back.
             let mut unpacked = None;
             device.run(&job, &mut |output| {
                 self.lap(1, &mut clock);
-                unpacked = Some((op.kernel.unpack)(op.lanes, lanes, op.param, job.input, output));
+                unpacked = Some(op.unpack(lanes, job.input, output));
                 self.lap(2, &mut clock);
             })?;
             match unpacked {
@@ -240,10 +252,10 @@ impl<D: Device> DeviceBackend<D> {
     }
 
     /// A failed shard on the CPU, with a warning the first time this kind of failure occurs.
-    fn fall_back(&self, device: String, op: &Offload<'_>, lanes: &[usize], error: &DeviceError) -> Vec<LaneResult> {
+    fn fall_back(&self, device: String, op: &dyn Work, lanes: &[usize], error: &DeviceError) -> Vec<LaneResult> {
         self.fallbacks.fetch_add(1, Ordering::Relaxed);
-        warn_once(&device, op.kernel.entry, error);
-        op.cpu(&self.cpu, lanes)
+        warn_once(&device, &op.entries(), error);
+        op.on_cpu(&self.cpu, lanes)
     }
 }
 
@@ -258,7 +270,7 @@ impl DeviceBackend<EmuDevice> {
 }
 
 /// Prints a fallback warning once per kind of failure per process.
-fn warn_once(device: &str, entry: Entry, error: &DeviceError) {
+fn warn_once(device: &str, entries: &[Entry], error: &DeviceError) {
     static WARNED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
     let first = WARNED
         .lock()
@@ -267,7 +279,7 @@ fn warn_once(device: &str, entry: Entry, error: &DeviceError) {
     if first {
         eprintln!(
             "arcbatch: warning: {device}: {}: {error}; running it on the CPU instead (further {} failures are not reported)",
-            entry.name(),
+            entries.iter().map(|e| e.name()).collect::<Vec<_>>().join(", "),
             error.kind()
         );
     }
@@ -308,6 +320,26 @@ impl<D: Device> Backend for DeviceBackend<D> {
             None => self.cpu.run_op(op, param, lanes),
         }
     }
+
+    fn run_chain(&self, chain: &GridChain, lanes: &Lanes) -> Vec<LaneResult> {
+        self.offload(&ChainCall { chain, lanes })
+    }
+}
+
+/// What the device backend runs as one job per shard: one batched op with a kernel
+/// ([`Offload`]) or a chain of grid steps ([`GridChain`]), over lanes.
+trait Work: Sync {
+    fn lanes(&self) -> &Lanes;
+    /// Its kernels' entry points, in launch order.
+    fn entries(&self) -> Vec<Entry>;
+    /// Whether the devices take lane `k` (else it runs on the CPU).
+    fn takes(&self, k: usize) -> bool;
+    /// The given lanes (all taken) staged for one job.
+    fn pack(&self, taken: &[usize], staging: &mut Staging) -> Plan;
+    /// The given lanes' results from the job's output.
+    fn unpack(&self, taken: &[usize], staged: &[u8], out: &[u8]) -> Unpacked;
+    /// The given lanes (ascending) on the CPU backend.
+    fn on_cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult>;
 }
 
 /// One call of an op with a kernel.
@@ -318,13 +350,69 @@ struct Offload<'a> {
     lanes: &'a Lanes,
 }
 
-impl Offload<'_> {
-    /// The given lanes (ascending) on the CPU backend: all of them as they are, as when a
-    /// batch is below the kernel's threshold, else a copy of those lanes.
-    fn cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
-        if lanes.len() == self.lanes.len() {
-            return cpu.run_op(self.op, self.param, self.lanes);
-        }
-        cpu.run_op(self.op, self.param, &self.lanes.select(lanes))
+impl Work for Offload<'_> {
+    fn lanes(&self) -> &Lanes {
+        self.lanes
     }
+
+    fn entries(&self) -> Vec<Entry> {
+        vec![self.kernel.entry]
+    }
+
+    fn takes(&self, k: usize) -> bool {
+        (self.kernel.takes)(self.lanes, k)
+    }
+
+    fn pack(&self, taken: &[usize], staging: &mut Staging) -> Plan {
+        self.kernel.pack(self.lanes, taken, self.param, staging)
+    }
+
+    fn unpack(&self, taken: &[usize], staged: &[u8], out: &[u8]) -> Unpacked {
+        self.kernel.unpack(self.lanes, taken, self.param, staged, out)
+    }
+
+    fn on_cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
+        on_cpu(self.lanes, lanes, |l| cpu.run_op(self.op, self.param, l))
+    }
+}
+
+/// One call of a chain of grid steps.
+struct ChainCall<'a> {
+    chain: &'a GridChain,
+    lanes: &'a Lanes,
+}
+
+impl Work for ChainCall<'_> {
+    fn lanes(&self) -> &Lanes {
+        self.lanes
+    }
+
+    fn entries(&self) -> Vec<Entry> {
+        self.chain.entries()
+    }
+
+    fn takes(&self, k: usize) -> bool {
+        self.chain.takes(self.lanes, k)
+    }
+
+    fn pack(&self, taken: &[usize], staging: &mut Staging) -> Plan {
+        self.chain.pack(self.lanes, taken, staging)
+    }
+
+    fn unpack(&self, taken: &[usize], _: &[u8], out: &[u8]) -> Unpacked {
+        self.chain.unpack(self.lanes, taken, out)
+    }
+
+    fn on_cpu(&self, cpu: &CpuBackend, lanes: &[usize]) -> Vec<LaneResult> {
+        on_cpu(self.lanes, lanes, |l| self.chain.run_stepwise(cpu, l))
+    }
+}
+
+/// `run` over the given lanes (ascending) of `all`: all of them as they are, as when a batch
+/// is below the kernels' threshold, else a copy of those lanes.
+fn on_cpu(all: &Lanes, lanes: &[usize], run: impl FnOnce(&Lanes) -> Vec<LaneResult>) -> Vec<LaneResult> {
+    if lanes.len() == all.len() {
+        return run(all);
+    }
+    run(&all.select(lanes))
 }

@@ -8,9 +8,10 @@
 //! workers, several GPUs in turn), so each job first binds the device's context to its thread.
 //! A job takes an idle [`Slot`] (its own stream, a write-combined pinned upload buffer, a
 //! pinned download buffer and a device buffer, all reused and grown as needed), so jobs from
-//! several threads overlap on one GPU; it is one upload, one launch and one download, with one
-//! synchronisation at the end. `bench-gpu` turns on [`CudaDevice::set_phase_timing`], which
-//! synchronises after each phase to split the time between transfers and kernels.
+//! several threads overlap on one GPU; it is one upload, its launches in stream order and one
+//! download, with one synchronisation at the end. `bench-gpu` turns on
+//! [`CudaDevice::set_phase_timing`], which synchronises after each phase to split the time
+//! between transfers and kernels.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -259,15 +260,17 @@ impl CudaDevice {
     }
 
     fn run_job(&self, job: &Job<'_>, read: &mut dyn FnMut(&[u8])) -> Result<(), DeviceError> {
-        job.launch.check_args()?;
+        job.check()?;
         // First of all: the job may run on any thread, whose current context may be none or
         // another GPU's; every driver call below (frees included) needs this device's.
         self.ctx
             .bind_to_thread()
             .map_err(|e| DeviceError::Launch(format!("binding the context of cuda{}: {e}", self.info.ordinal)))?;
-        let function = self.function(job.launch.entry)?;
+        let functions = (job.launches.iter())
+            .map(|l| self.function(l.entry))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut slot = self.take_slot()?;
-        let result = self.run_in(&mut slot, &function, job, read);
+        let result = self.run_in(&mut slot, &functions, job, read);
         if result.is_ok() {
             self.slots.lock().unwrap_or_else(|e| e.into_inner()).push(slot);
         }
@@ -278,7 +281,7 @@ impl CudaDevice {
     fn run_in(
         &self,
         slot: &mut Slot,
-        function: &CudaFunction,
+        functions: &[CudaFunction],
         job: &Job<'_>,
         read: &mut dyn FnMut(&[u8]),
     ) -> Result<(), DeviceError> {
@@ -326,34 +329,37 @@ impl CudaDevice {
             unsafe { result::memcpy_htod_async(base, &*staged, stream.cu_stream()) }.map_err(memory)?;
         }
         self.end_phase(stream, 0, &mut clock, memory)?;
-        let launch = &job.launch;
-        let launch_error = |e: DriverError| DeviceError::Launch(format!("{}: {e}", launch.entry.symbol()));
-        if launch.blocks > 0 {
-            let (mut pointers, mut scalars) = (Vec::new(), Vec::new());
-            for arg in &launch.args {
-                match *arg {
-                    KernelArg::Ptr(offset) => pointers.push(base + offset as u64),
-                    KernelArg::U32(x) => scalars.push(x),
+        // In stream order: each launch sees what the ones before it wrote.
+        for (launch, function) in job.launches.iter().zip(functions) {
+            let launch_error = |e: DriverError| DeviceError::Launch(format!("{}: {e}", launch.entry.symbol()));
+            if launch.blocks > 0 {
+                let (mut pointers, mut scalars) = (Vec::new(), Vec::new());
+                for arg in &launch.args {
+                    match *arg {
+                        KernelArg::Ptr(offset) => pointers.push(base + offset as u64),
+                        KernelArg::U32(x) => scalars.push(x),
+                    }
                 }
-            }
-            let mut builder = stream.launch_builder(function);
-            let (mut p, mut s) = (pointers.iter(), scalars.iter());
-            for arg in &launch.args {
-                match arg {
-                    KernelArg::Ptr(_) => builder.arg(p.next().expect("one pointer per Ptr argument")),
-                    KernelArg::U32(_) => builder.arg(s.next().expect("one scalar per U32 argument")),
+                let mut builder = stream.launch_builder(function);
+                let (mut p, mut s) = (pointers.iter(), scalars.iter());
+                for arg in &launch.args {
+                    match arg {
+                        KernelArg::Ptr(_) => builder.arg(p.next().expect("one pointer per Ptr argument")),
+                        KernelArg::U32(_) => builder.arg(s.next().expect("one scalar per U32 argument")),
+                    };
+                }
+                let config = LaunchConfig {
+                    grid_dim: (launch.blocks, 1, 1),
+                    block_dim: (launch.threads, 1, 1),
+                    shared_mem_bytes: launch.shared_bytes,
                 };
+                // SAFETY: the arguments are of the kinds the entry point takes (`Job::check`):
+                // device pointers into the job's buffer, which is `device_bytes` long, and u32
+                // scalars; the buffer outlives the launch (synchronised below).
+                unsafe { builder.launch(config) }.map_err(launch_error)?;
             }
-            let config = LaunchConfig {
-                grid_dim: (launch.blocks, 1, 1),
-                block_dim: (launch.threads, 1, 1),
-                shared_mem_bytes: launch.shared_bytes,
-            };
-            // SAFETY: the arguments are of the kinds the entry point takes (`check_args`):
-            // device pointers into the job's buffer, which is `device_bytes` long, and u32
-            // scalars; the buffer outlives the launch (synchronised below).
-            unsafe { builder.launch(config) }.map_err(launch_error)?;
         }
+        let launch_error = |e: DriverError| DeviceError::Launch(format!("a launch of {:?}: {e}", job.entries()));
         self.end_phase(stream, 1, &mut clock, launch_error)?;
         let fetched = &mut download.as_mut_slice().map_err(memory)?[..m];
         if m > 0 {

@@ -6,14 +6,14 @@
 //! as uninitialised memory would, so a kernel that reads what it never wrote is caught.
 //!
 //! For tests of what consumes kernel results, an emulated device can corrupt the output of
-//! one kernel (every output byte zeroed: flags, counts and grids that decode fine but are
+//! one kernel (every output byte of a job that launches it zeroed: flags, counts and grids that decode fine but are
 //! wrong; the objects kernel's words then do not decode, and its lanes fall back to the CPU):
 //! [`EmuDevice::with_fault`], or the environment variable
 //! `ARCBATCH_EMU_FAULT=<kernel>` (a kernel's short name, [`Entry::name`]: `objects`, `fill`, ...),
 //! which only the emulated backend reads
 //! ([`DeviceBackend::emu`](super::DeviceBackend::emu)).
 
-use super::{Device, DeviceError, Entry, Job, KernelArg, SetupError};
+use super::{Device, DeviceError, Entry, Job, KernelArg, Launch, SetupError};
 use crate::rng::Rng;
 
 /// The environment variable naming a kernel whose output the emulated devices corrupt.
@@ -119,36 +119,39 @@ impl Device for EmuDevice {
     }
 
     fn run(&self, job: &Job<'_>, read: &mut dyn FnMut(&[u8])) -> Result<(), DeviceError> {
-        let launch = &job.launch;
-        let threads = self.threads.unwrap_or(launch.threads);
-        if !(1..=MAX_THREADS).contains(&threads) {
-            return Err(DeviceError::Launch(format!("{threads} threads per block")));
-        }
-        launch.check_args()?;
-        let kernel = HOST_KERNELS[launch.entry.index()];
-        let in_bounds = |offset: usize| offset <= job.device_bytes;
-        let args_fit = launch.args.iter().all(|a| match *a {
-            KernelArg::Ptr(offset) => in_bounds(offset),
-            KernelArg::U32(_) => true,
-        });
-        if !args_fit || !in_bounds(job.input.len()) || !in_bounds(job.output.end) || job.output.start > job.output.end {
-            return Err(DeviceError::Launch(format!(
-                "{}: an argument or the output lies outside the buffer",
-                launch.entry.symbol()
-            )));
-        }
+        job.check()?;
         // Device memory: 8-byte aligned, like a device allocation, and filled with garbage.
         let mut memory = vec![0xA5A5_A5A5_A5A5_A5A5_u64; job.device_bytes.div_ceil(8)];
         // SAFETY: the u64 buffer is valid for `len * 8` bytes, and any byte is a valid u8.
         let bytes = unsafe { std::slice::from_raw_parts_mut(memory.as_mut_ptr().cast::<u8>(), memory.len() * 8) };
         bytes[..job.input.len()].copy_from_slice(job.input);
-        let base = bytes.as_mut_ptr();
+        for launch in &job.launches {
+            self.launch(launch, bytes)?;
+        }
+        let output = &mut bytes[job.output.clone()];
+        if job.launches.iter().any(|l| self.fault == Some(l.entry)) {
+            output.fill(0);
+        }
+        read(output);
+        Ok(())
+    }
+}
+
+impl EmuDevice {
+    /// Runs one launch of a checked job ([`Job::check`]) on its device memory.
+    fn launch(&self, launch: &Launch, memory: &mut [u8]) -> Result<(), DeviceError> {
+        let threads = self.threads.unwrap_or(launch.threads);
+        if !(1..=MAX_THREADS).contains(&threads) {
+            return Err(DeviceError::Launch(format!("{threads} threads per block")));
+        }
+        let kernel = HOST_KERNELS[launch.entry.index()];
+        let base = memory.as_mut_ptr();
         let slots: Vec<u64> = launch
             .args
             .iter()
             .map(|a| match *a {
-                // SAFETY: `offset` is within the buffer (checked above), so the pointer stays in
-                // (or one past) the same allocation.
+                // SAFETY: `offset` is within the buffer (the job was checked), so the pointer
+                // stays in (or one past) the same allocation.
                 KernelArg::Ptr(offset) => (unsafe { base.add(offset) }) as u64,
                 KernelArg::U32(v) => u64::from(v),
             })
@@ -159,17 +162,13 @@ impl Device for EmuDevice {
             threads,
             order: order.as_ptr(),
         };
-        // SAFETY: `slots` holds the arguments of the kinds the kernel takes (checked above), pointers
-        // into `memory`, which outlives the call. The kernel reads and writes only the sections
-        // its packer laid out in that buffer for `launch.blocks` blocks (the packers in
-        // `backend.rs` size every section for the blocks they launch), and `order` is a
-        // permutation of `0..threads` with `threads <= EMU_MAX_THREADS`.
+        // SAFETY: `slots` holds the arguments of the kinds the kernel takes (checked with the
+        // job), pointers into `memory`, which outlives the call. The kernel reads and writes
+        // only the sections its packer laid out in that buffer for `launch.blocks` blocks (the
+        // packers in `src/batch/op.rs` and `src/batch/chain.rs` size every section for the
+        // blocks they launch), and `order` is a permutation of `0..threads` with
+        // `threads <= EMU_MAX_THREADS`.
         unsafe { kernel(&ctx, slots.as_ptr()) };
-        let output = &mut bytes[job.output.clone()];
-        if self.fault == Some(launch.entry) {
-            output.fill(0);
-        }
-        read(output);
         Ok(())
     }
 }

@@ -7,10 +7,12 @@
 //!
 //! # The kernel ABI
 //!
-//! A batched op is one [`Job`]: the staged input bytes go to the device in ONE transfer into
-//! one device buffer of [`Job::device_bytes`] bytes (inputs first, then the outputs and any
-//! scratch, which are not uploaded and start uninitialised); ONE launch of
-//! [`Launch::entry`] with [`Launch::blocks`] blocks (one per grid or lane) of
+//! A batched op, or a chain of grid steps ([`crate::batch::chain`]), is one [`Job`]: the
+//! staged input bytes go to the device in ONE transfer into one device buffer of
+//! [`Job::device_bytes`] bytes (inputs first, then the outputs and any scratch, which are not
+//! uploaded and start uninitialised); the launches of [`Job::launches`] in order on one stream
+//! (each sees what the ones before it wrote: a chain's intermediate grids never leave the
+//! device), each of [`Launch::entry`] with [`Launch::blocks`] blocks (one per grid or lane) of
 //! [`Launch::threads`] threads and [`Launch::shared_bytes`] of dynamic shared memory (the
 //! kernels use static shared memory only, so 0); then ONE transfer back of the bytes
 //! [`Job::output`] of that buffer. The kernel's parameters are [`Launch::args`] in order:
@@ -59,6 +61,39 @@ pub struct Launch {
     pub args: Vec<KernelArg>,
 }
 
+impl<'a> Job<'a> {
+    /// Whether every launch passes the arguments its entry point takes, all inside the
+    /// buffer, and the input and output lie inside it too: a launch that passes a scalar where
+    /// a pointer goes, or a pointer past the buffer, would touch any memory.
+    pub fn check(&self) -> Result<(), DeviceError> {
+        let in_bounds = |offset: usize| offset <= self.device_bytes;
+        for launch in &self.launches {
+            launch.check_args()?;
+            let args_fit = launch.args.iter().all(|a| match *a {
+                KernelArg::Ptr(offset) => in_bounds(offset),
+                KernelArg::U32(_) => true,
+            });
+            if !args_fit {
+                return Err(DeviceError::Launch(format!(
+                    "{}: an argument lies outside the buffer",
+                    launch.entry.symbol()
+                )));
+            }
+        }
+        if !in_bounds(self.input.len()) || !in_bounds(self.output.end) || self.output.start > self.output.end {
+            return Err(DeviceError::Launch(
+                "the input or the output lies outside the buffer".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The entry points it launches, in order (how a replaying device tells jobs apart).
+    pub fn entries(&self) -> Vec<Entry> {
+        self.launches.iter().map(|l| l.entry).collect()
+    }
+}
+
 impl Launch {
     /// Whether the arguments are of the kinds, in the number, that the entry point takes: a
     /// launch that passes a scalar where a pointer goes would read any memory.
@@ -76,10 +111,11 @@ impl Launch {
     }
 }
 
-/// One batched op on a device: upload, launch, download.
+/// One batched op, or a chain of them, on a device: upload, launches, download.
 #[derive(Clone, Debug)]
 pub struct Job<'a> {
-    pub launch: Launch,
+    /// Run in order, on the same buffer.
+    pub launches: Vec<Launch>,
     /// The bytes to upload to the start of the device buffer.
     pub input: &'a [u8],
     /// The size of the device buffer (at least `input.len()`, and the end of `output`).
@@ -133,7 +169,7 @@ pub enum SetupError {
     MinLanes(#[from] auto::OverrideError),
 }
 
-/// A device that runs jobs: one upload, one launch, one download each.
+/// A device that runs jobs: one upload, the job's launches, one download each.
 pub trait Device: Send + Sync {
     /// A name for messages (`emu0`, `cuda0 (Tesla T4)`).
     fn name(&self) -> String;

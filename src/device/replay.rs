@@ -3,15 +3,15 @@
 //! (packing, staging, sharding, unpacking), on a machine without a GPU.
 //!
 //! [`ReplayDevice`] first records: each job runs on an emulated device and its output is kept,
-//! per entry point in job order. Then it replays: a job's output is the next recorded one of
-//! its entry point (cycling), after the host-side copy a GPU job makes (the input into a
+//! per sequence of entry points launched ([`Job::entries`]) in job order. Then it replays: a
+//! job's output is the next recorded one of its entry points (cycling), after the host-side copy a GPU job makes (the input into a
 //! reused upload buffer, as into a GPU's pinned staging memory), handed to the reader where it
 //! lies, as a GPU's download buffer is. A benchmark repeats the same calls, so each device sees
 //! the same jobs in the same order; a replayed output whose length does not fit the job is an
 //! error, and the backend's results are checked against the CPU's.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{staging, Device, DeviceError, EmuDevice, Entry, Job};
@@ -21,9 +21,18 @@ use super::{staging, Device, DeviceError, EmuDevice, Entry, Job};
 pub struct ReplayDevice {
     emu: EmuDevice,
     replaying: AtomicBool,
-    recorded: Mutex<HashMap<Entry, Recording>>,
+    recorded: Mutex<HashMap<Vec<Entry>, Recording>>,
     /// Reused upload buffers (one per job in flight), as a GPU's pinned staging memory.
     uploads: Mutex<Vec<Vec<u8>>>,
+    /// Transfers replayed since the last [`ReplayDevice::take_transfers`]: uploads, downloads.
+    transfers: [AtomicUsize; 2],
+}
+
+/// The transfers a device made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Transfers {
+    pub uploads: usize,
+    pub downloads: usize,
 }
 
 #[derive(Debug, Default)]
@@ -40,6 +49,15 @@ impl ReplayDevice {
             replaying: AtomicBool::new(false),
             recorded: Mutex::new(HashMap::new()),
             uploads: Mutex::new(Vec::new()),
+            transfers: Default::default(),
+        }
+    }
+
+    /// The transfers replayed since the last call (each job is one upload, one download).
+    pub fn take_transfers(&self) -> Transfers {
+        Transfers {
+            uploads: self.transfers[0].swap(0, Ordering::Relaxed),
+            downloads: self.transfers[1].swap(0, Ordering::Relaxed),
         }
     }
 
@@ -64,16 +82,16 @@ impl Device for ReplayDevice {
     }
 
     fn run(&self, job: &Job<'_>, read: &mut dyn FnMut(&[u8])) -> Result<(), DeviceError> {
-        let entry = job.launch.entry;
+        let entries = job.entries();
         if !self.replaying.load(Ordering::Relaxed) {
             return self.emu.run(job, &mut |output| {
                 let mut recorded = self.recorded.lock().unwrap_or_else(|e| e.into_inner());
-                recorded.entry(entry).or_default().outputs.push(output.into());
+                recorded.entry(entries.clone()).or_default().outputs.push(output.into());
                 drop(recorded);
                 read(output);
             });
         }
-        job.launch.check_args()?;
+        job.check()?;
         let mut upload = self
             .uploads
             .lock()
@@ -81,13 +99,14 @@ impl Device for ReplayDevice {
             .pop()
             .unwrap_or_default();
         staging::copy_into_vec(&mut upload, job.input);
+        self.transfers[0].fetch_add(1, Ordering::Relaxed);
         self.uploads.lock().unwrap_or_else(|e| e.into_inner()).push(upload);
         let output = {
             let mut recorded = self.recorded.lock().unwrap_or_else(|e| e.into_inner());
             let recording = recorded
-                .get_mut(&entry)
+                .get_mut(&entries)
                 .filter(|r| !r.outputs.is_empty())
-                .ok_or_else(|| DeviceError::BadOutput(format!("no recorded output of {}", entry.name())))?;
+                .ok_or_else(|| DeviceError::BadOutput(format!("no recorded output of {}", names(&entries))))?;
             let output = Arc::clone(&recording.outputs[recording.next % recording.outputs.len()]);
             recording.next += 1;
             output
@@ -95,13 +114,19 @@ impl Device for ReplayDevice {
         if output.len() != job.output.len() {
             return Err(DeviceError::BadOutput(format!(
                 "{}: a recorded output of {} bytes for a job of {} (the jobs differ from those recorded)",
-                entry.name(),
+                names(&entries),
                 output.len(),
                 job.output.len()
             )));
         }
         // Read outside the lock, as other jobs may replay meanwhile.
+        self.transfers[1].fetch_add(1, Ordering::Relaxed);
         read(&output);
         Ok(())
     }
+}
+
+/// The entry points of a job, for messages (`transform, fill`).
+fn names(entries: &[Entry]) -> String {
+    entries.iter().map(|e| e.name()).collect::<Vec<_>>().join(", ")
 }

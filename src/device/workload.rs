@@ -4,11 +4,12 @@
 //! A workload is `n` lanes cycling through the given grids (ARC tasks' inputs and outputs),
 //! each with the arguments of every op drawn from the grid itself ([`Sample`]: its most common
 //! colour, its objects, the cells of that colour as a patch, its largest object); each op runs
-//! with its entry's probe constant ([`Op::probe`]).
+//! with its entry's probe constant ([`Op::probe`]), and the chain of grid steps `bench-gpu`
+//! times is [`bench_chain`].
 
 use super::Entry;
-use crate::batch::op::Sample;
-use crate::batch::{Backend, GridBatch, LaneResult, Lanes, Op};
+use crate::batch::op::{Sample, FILL, PAINT, TRANSFORM};
+use crate::batch::{Backend, ChainStep, GridBatch, GridChain, LaneResult, Lanes, Op};
 use crate::dsl::Grid;
 
 /// The inputs of every batched op over the same lanes, each lane with every part drawn from its
@@ -51,6 +52,28 @@ impl Workload {
         let op = Op::of_kernel(entry);
         backend.run_op(op, op.probe, &self.lanes)
     }
+}
+
+impl Workload {
+    /// The chain `bench-gpu` times ([`bench_chain`]) over every lane, on `backend`.
+    pub fn run_chain(&self, backend: &dyn Backend, chain: &GridChain) -> Vec<LaneResult> {
+        backend.run_chain(chain, &self.lanes)
+    }
+}
+
+/// The chain of grid steps `bench-gpu` times: five in a row, each lane's grid rotated, filled
+/// with its most common colour at that colour's original cells (some of them off a rotated
+/// grid), mirrored, painted with its largest object, and mirrored on the diagonal.
+pub fn bench_chain() -> GridChain {
+    let step = |op, param| ChainStep { op, param };
+    GridChain::new(vec![
+        step(&TRANSFORM, 0),
+        step(&FILL, 0),
+        step(&TRANSFORM, 3),
+        step(&PAINT, 0),
+        step(&TRANSFORM, 5),
+    ])
+    .expect("grid steps")
 }
 
 /// Every input and output grid of the tasks.
