@@ -177,12 +177,6 @@ pub fn copy_in_parallel(dst: &mut [u8], src: &[u8]) {
         .for_each(|(to, from)| to.copy_from_slice(from));
 }
 
-/// Replaces what `dst` holds with a copy of `src`, as [`copy_in_parallel`].
-pub fn copy_into_vec(dst: &mut Vec<u8>, src: &[u8]) {
-    dst.clear();
-    dst.par_extend(src.par_iter().copied().with_min_len(COPY_PART));
-}
-
 /// The `u32`s of a section that came back.
 pub fn u32s(bytes: &[u8]) -> impl ExactSizeIterator<Item = u32> + '_ {
     bytes
