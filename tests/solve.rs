@@ -9,13 +9,16 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use arcbatch::batch::{Backend, CpuBackend};
+use arcbatch::device::DeviceBackend;
 use arcbatch::dsl::Grid;
 use arcbatch::embedded::demo_tasks;
 use arcbatch::program::parse_program;
 use arcbatch::run::run_on_task;
+use arcbatch::solve::enumerate::{Budget, Enumerator};
 use arcbatch::solve::prior::USES;
 use arcbatch::solve::submission::submission_json;
-use arcbatch::solve::{solve_all, Config, Solution};
+use arcbatch::solve::{solve_all, Config, Problem, Solution};
 use arcbatch::tasks::{Example, Task};
 
 /// Evaluations per task in the deterministic tests: enough for most demo tasks (at 150,000,
@@ -32,7 +35,7 @@ fn config() -> Config {
 }
 
 fn solve(tasks: &[Task]) -> Vec<Solution> {
-    solve_all(tasks, &[], &config(), &|_| {})
+    solve_all(tasks, &[], &config(), None, &|_| {})
 }
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -190,6 +193,72 @@ fn max_candidates_gives_the_same_submission_on_one_thread_and_two() {
         std::fs::read_to_string(dir.join(sub)).unwrap()
     };
     assert_eq!(run("1"), run("2"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The enumeration's nodes (how each was computed, and its values) and its candidates.
+fn enumerated(problem: &Problem, backend: Option<&dyn Backend>) -> (Vec<String>, usize) {
+    let budget = Budget {
+        until: Instant::now() + Duration::from_secs(600),
+        max_evaluations: Some(20_000),
+        max_bytes: 1 << 30,
+        max_resident: usize::MAX,
+    };
+    let mut e = Enumerator::new(&problem.train, &problem.test);
+    e.run(&budget, usize::MAX, backend);
+    let nodes = e.nodes.iter().map(|n| format!("{:?} {:?}", n.expr, n.col)).collect();
+    (nodes, e.candidates.len())
+}
+
+/// With a backend, each primitive's calls run batched (here on the emulated device, two of
+/// them, sharding from 8 lanes): the same nodes in the same order, so the same candidates.
+#[test]
+fn batched_enumeration_keeps_the_nodes_of_calls_one_at_a_time() {
+    let mut tasks = demo_tasks().tasks;
+    if let Some(dir) = shared::shared("arc/evaluation") {
+        let evaluation = arcbatch::tasks::load(&dir).expect("the evaluation tasks");
+        tasks.extend(evaluation.tasks.into_iter().step_by(20));
+    }
+    let emu = DeviceBackend::emu(2, CpuBackend::default())
+        .expect("emulated devices")
+        .with_shard_threshold(8);
+    for task in &tasks {
+        let problem = Problem::of(task).expect("a task with train pairs and test inputs");
+        let (one_at_a_time, batched) = (enumerated(&problem, None), enumerated(&problem, Some(&emu)));
+        assert_eq!(one_at_a_time.1, batched.1, "{}: candidates", task.id);
+        if let Some(k) = (0..one_at_a_time.0.len()).find(|&k| one_at_a_time.0.get(k) != batched.0.get(k)) {
+            panic!(
+                "{}: node {k}: {:?} one at a time, {:?} batched",
+                task.id,
+                one_at_a_time.0[k],
+                batched.0.get(k)
+            );
+        }
+        assert_eq!(one_at_a_time.0.len(), batched.0.len(), "{}", task.id);
+    }
+    assert_eq!(emu.fallbacks(), 0);
+}
+
+#[test]
+fn the_emulated_backend_gives_the_cpus_submission() {
+    let dir = temp_dir("backend");
+    let run = |backend: &str| {
+        let sub = format!("sub-{backend}.json");
+        let args = [
+            "solve",
+            "--max-candidates",
+            "20000",
+            "--minutes",
+            "10",
+            "--backend",
+            backend,
+        ];
+        let (ok, stdout, stderr) = cli(&[&args[..], &["--submission", &sub]].concat(), &dir);
+        assert!(ok, "{stdout}{stderr}");
+        assert!(stderr.contains(&format!("{backend} backend")), "{stderr}");
+        std::fs::read_to_string(dir.join(sub)).unwrap()
+    };
+    assert_eq!(run("cpu"), run("emu"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -64,7 +64,7 @@ pub fn solve(
         library_timeout: LIBRARY_TIMEOUT,
     };
     let pool = pool(threads).map_err(|e| pool_error(py, &e))?;
-    let solutions = on_pool(py, &pool, || solve_all(&set.tasks, &library, &config, &|_| {}))?;
+    let solutions = on_pool(py, &pool, || solve_all(&set.tasks, &library, &config, None, &|_| {}))?;
     let report = report_json(&solutions, started.elapsed().as_secs_f64());
     let (submission, _placeholders) = submission_json(&set.tasks, &solutions);
     Ok((report.to_string(), submission.to_string(), skipped(&set)))

@@ -264,6 +264,11 @@ enum Command {
         /// Write a JSON report (per task: chosen programs, counts, time) here.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Where the enumeration's calls of primitives with a batched op run: `cpu` calls
+        /// them one at a time; `gpu`, `emu` and `auto` batch each primitive's calls and run
+        /// them on the devices (the same submission on every backend).
+        #[arg(long, value_enum, default_value_t = Kind::Cpu)]
+        backend: Kind,
         /// Worker threads, one task each (default: all cores; also ARCBATCH_THREADS).
         #[arg(long)]
         threads: Option<usize>,
@@ -560,6 +565,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             max_candidates,
             memory,
             json,
+            backend,
             threads,
         } => {
             init_threads(threads)?;
@@ -572,6 +578,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
                 max_candidates,
                 memory_mb: memory,
                 json,
+                backend,
             })?;
             Ok(ExitCode::SUCCESS)
         }

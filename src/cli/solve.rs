@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use arcbatch::device::select::{self, Kind};
 use arcbatch::dsl::memory;
 use arcbatch::files;
 use arcbatch::pipeline::{read_tasks, Programs, Source};
@@ -27,6 +28,8 @@ pub struct Options {
     pub max_candidates: Option<u64>,
     pub memory_mb: u64,
     pub json: Option<PathBuf>,
+    /// Where the enumeration's batched calls run; `cpu`: one call at a time, unbatched.
+    pub backend: Kind,
 }
 
 /// The default budget, in minutes, and the embedded demo's (a newcomer's first command).
@@ -56,12 +59,17 @@ pub fn run(options: &Options) -> Result<(), Failure> {
         // A valid submission from the start (placeholders), replaced as the run goes on.
         write_submission(path, tasks, &[])?;
     }
+    let backend = match options.backend {
+        Kind::Cpu => None,
+        kind => Some(select::backend(kind, None)?),
+    };
     eprintln!(
-        "solve: {} tasks, {} library solvers, {:.1} minutes on {} threads",
+        "solve: {} tasks, {} library solvers, {:.1} minutes on {} threads, {} backend",
         tasks.len(),
         library.len(),
         minutes,
-        rayon::current_num_threads()
+        rayon::current_num_threads(),
+        backend.as_deref().map_or("cpu", |b| b.name())
     );
     let memory = memory::fitting_budget(options.memory_mb << 20);
     memory::bound_to_address_space();
@@ -75,7 +83,7 @@ pub fn run(options: &Options) -> Result<(), Failure> {
         done: Vec::new(),
         printed: Instant::now(),
     });
-    let solutions = solve_all(tasks, &library, &config, &|s: &Solution| {
+    let solutions = solve_all(tasks, &library, &config, backend.as_deref(), &|s: &Solution| {
         let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
         p.done.push(s.clone());
         if p.printed.elapsed() >= PROGRESS_EVERY {

@@ -27,6 +27,8 @@ use super::pieces::{Ink, Piece, Pieces};
 use super::prior;
 use super::recolour::ColourMap;
 use super::tiles::Tiles;
+use crate::batch::ops::has_batched_op;
+use crate::batch::{call_prim, Arg, Backend, LaneResult};
 use crate::dsl::constants::CONSTANTS;
 use crate::dsl::func::Deadline;
 use crate::dsl::{memory, registry, DslError, Func, Grid, PrimId, Ty, Value};
@@ -159,6 +161,9 @@ const MAX_FUNC_COST: u8 = 4;
 /// Columns with a grid larger than ARC's 30x30, or a container of more members than this, are
 /// not kept: ARC outputs never need them, and they are what makes a search slow.
 const MAX_MEMBERS: usize = 1024;
+
+/// Most calls one batched call of [`Enumerator::call_batched`] takes (each a lane per input).
+const BATCH_CALLS: usize = 1024;
 
 /// A primitive the enumerator calls, with its cost and the role its function parameter
 /// plays, if it has one.
@@ -485,10 +490,14 @@ impl Enumerator {
     }
 
     /// Enumerates level after level until the budget is spent or [`MAX_LEVEL`] is done;
-    /// `stop_at_candidates` ends it once that many candidates are known.
-    pub fn run(&mut self, budget: &Budget, stop_at_candidates: usize) -> Stop {
+    /// `stop_at_candidates` ends it once that many candidates are known. With a `backend`,
+    /// the calls of each primitive that has a batched op ([`has_batched_op`]) run as one
+    /// batched call per argument split, on every input at once (the `gpu` and `emu` backends
+    /// run them on a device); the values kept, and so the candidates, are those of the calls
+    /// one at a time.
+    pub fn run(&mut self, budget: &Budget, stop_at_candidates: usize, backend: Option<&dyn Backend>) -> Stop {
         for level in 1..=MAX_LEVEL {
-            let r = self.level(level, budget, stop_at_candidates);
+            let r = self.level(level, budget, stop_at_candidates, backend);
             self.try_tiles();
             if let Some(stop) = r {
                 return stop;
@@ -524,7 +533,13 @@ impl Enumerator {
     }
 
     /// One cost level: every call whose primitive and arguments cost `level` in all.
-    fn level(&mut self, level: u8, budget: &Budget, stop_at_candidates: usize) -> Option<Stop> {
+    fn level(
+        &mut self,
+        level: u8,
+        budget: &Budget,
+        stop_at_candidates: usize,
+        backend: Option<&dyn Backend>,
+    ) -> Option<Stop> {
         for k in 0..self.plans.len() {
             let (id, cost, role) = (self.plans[k].id, self.plans[k].cost, self.plans[k].role);
             let builds_function = matches!(
@@ -552,15 +567,32 @@ impl Enumerator {
                     })
                     .collect();
                 let Some(lists) = lists else { continue };
+                let batched = backend.filter(|_| has_batched_op(id));
+                // With a backend, the calls waiting for one batched call.
+                let mut waiting: Vec<(SmallVec<[u32; 3]>, Option<Sig>)> = Vec::new();
                 let mut pick: SmallVec<[usize; 4]> = SmallVec::from_elem(0, lists.len());
                 'tuples: loop {
                     let args: SmallVec<[u32; 3]> = pick.iter().zip(&lists).map(|(&p, l)| l[p]).collect();
                     if let Some(sig) = self.check(&self.plans[k], &args) {
                         if let Some(stop) = self.exhausted(budget) {
-                            return Some(stop);
+                            // The calls before this one are evaluated, as one at a time.
+                            let enough = batched.is_some_and(|backend| {
+                                self.call_batched(backend, id, &mut waiting, level, stop_at_candidates)
+                            });
+                            return Some(if enough { Stop::Enough } else { stop });
                         }
                         self.evaluations += 1;
-                        self.call(id, args, sig, level);
+                        match batched {
+                            Some(backend) => {
+                                waiting.push((args, sig));
+                                if waiting.len() >= BATCH_CALLS
+                                    && self.call_batched(backend, id, &mut waiting, level, stop_at_candidates)
+                                {
+                                    return Some(Stop::Enough);
+                                }
+                            }
+                            None => self.call(id, args, sig, level),
+                        }
                         if self.candidates.len() >= stop_at_candidates {
                             return Some(Stop::Enough);
                         }
@@ -574,6 +606,11 @@ impl Enumerator {
                         pick[p] = 0;
                     }
                     break;
+                }
+                if let Some(backend) = batched {
+                    if self.call_batched(backend, id, &mut waiting, level, stop_at_candidates) {
+                        return Some(Stop::Enough);
+                    }
                 }
             }
         }
@@ -671,6 +708,54 @@ impl Enumerator {
                 _ => return,
             }
         }
+        self.keep_call(col, id, args, sig, cost);
+    }
+
+    /// The calls `waiting` (emptied) as one batched call on `backend`, one lane per call and
+    /// input; their columns are then kept in order as [`Enumerator::call`] keeps them, until
+    /// `stop_at_candidates` candidates are known (`true`), the columns of later calls dropped
+    /// and [`Enumerator::evaluations`] counting the calls up to there.
+    fn call_batched(
+        &mut self,
+        backend: &dyn Backend,
+        id: PrimId,
+        waiting: &mut Vec<(SmallVec<[u32; 3]>, Option<Sig>)>,
+        cost: u8,
+        stop_at_candidates: usize,
+    ) -> bool {
+        let calls = std::mem::take(waiting);
+        let inputs = self.inputs.len();
+        let lanes = calls.len() * inputs;
+        let results = {
+            let nodes = &self.nodes;
+            let arity = calls.first().map_or(0, |(args, _)| args.len());
+            let args: Vec<Arg<'_>> = (0..arity)
+                .map(|p| {
+                    let column = |(args, _): &(SmallVec<[u32; 3]>, _)| nodes[args[p] as usize].col.iter();
+                    Arg::Each(calls.iter().flat_map(column).collect())
+                })
+                .collect();
+            call_prim(backend, id, &args, lanes)
+        };
+        let mut results = results.into_iter();
+        let uncounted = calls.len() as u64;
+        for (k, (args, sig)) in calls.into_iter().enumerate() {
+            // Each call's lanes taken whole, whatever they hold, so that the next call's start.
+            let lanes: Vec<LaneResult> = results.by_ref().take(inputs).collect();
+            let col: Option<Vec<Value>> = lanes.into_iter().map(|r| r.ok().filter(|v| !too_big(v))).collect();
+            if let Some(col) = col {
+                self.keep_call(col, id, args, sig, cost);
+            }
+            if self.candidates.len() >= stop_at_candidates {
+                self.evaluations -= uncounted - (k as u64 + 1);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Keeps the column of a call if it is new and usable.
+    fn keep_call(&mut self, col: Vec<Value>, id: PrimId, args: SmallVec<[u32; 3]>, sig: Option<Sig>, cost: u8) {
         let Some(kind) = Kind::of_column(&col) else { return };
         if (kind == Kind::Func) != sig.is_some() {
             return;

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use crate::batch::Backend;
 use crate::dsl::func::guarded;
 use crate::dsl::memory;
 use crate::dsl::{Grid, Value};
@@ -142,6 +143,7 @@ pub fn solve_all(
     tasks: &[Task],
     library: &[Program],
     config: &Config,
+    backend: Option<&dyn Backend>,
     done: &(dyn Fn(&Solution) + Sync),
 ) -> Vec<Solution> {
     let started = AtomicUsize::new(0);
@@ -162,7 +164,7 @@ pub fn solve_all(
                 max_resident: config.memory_bytes,
             };
             let solution = match Problem::of(task) {
-                Ok(problem) => solve(&problem, library, &budget, config.library_timeout),
+                Ok(problem) => solve(&problem, library, &budget, config.library_timeout, backend),
                 Err(error) => Solution {
                     task: task.id.clone(),
                     error: Some(error),
@@ -175,8 +177,15 @@ pub fn solve_all(
         .collect()
 }
 
-/// Solves one task within its budget.
-pub fn solve(problem: &Problem, library: &[Program], budget: &Budget, library_timeout: Duration) -> Solution {
+/// Solves one task within its budget; the enumeration's batched calls run on `backend` where
+/// one is given ([`Enumerator::run`]).
+pub fn solve(
+    problem: &Problem,
+    library: &[Program],
+    budget: &Budget,
+    library_timeout: Duration,
+    backend: Option<&dyn Backend>,
+) -> Solution {
     let start = Instant::now();
     // What the task's programs and values allocate on this thread, counted: a call past it
     // fails, and the enumeration stops by memory.
@@ -190,7 +199,7 @@ pub fn solve(problem: &Problem, library: &[Program], budget: &Budget, library_ti
     let limit = budget.until.saturating_duration_since(Instant::now());
     let enumerated = guarded(Some(limit + Duration::from_millis(50)), || {
         let mut e = Enumerator::new(&problem.train, &problem.test);
-        let stop = e.run(budget, ENOUGH_CANDIDATES);
+        let stop = e.run(budget, ENOUGH_CANDIDATES, backend);
         (e, stop)
     });
     match enumerated {
