@@ -17,9 +17,13 @@
 #      evaluation task (`--cross --timeout-ms 500`): every value of every step compared;
 #   3. `batt --cross` of the published solvers over evaluation on the CPU backend and on the GPU
 #      backend, 4 threads each (a Kaggle notebook's vCPUs), with wall time and peak memory;
-#   4. `bench-gpu` at 100,000 lanes, 4 threads: each kernel's GPU time against the CPU's.
-# Exit status: 1 if a diff found values that differ, else 0 (a step past its time limit is
-# logged as such).
+#   4. `bench-gpu` at 100,000 lanes, 4 threads: each kernel's GPU time against the CPU's, and
+#      the chain of five grid steps run as one job;
+#   5. `solve` over evaluation at the same --max-candidates on `--backend cpu` and `--backend
+#      gpu`, 4 threads each: the submissions compared, and each run's distinct values per
+#      second (its `enumeration:` line).
+# Exit status: 1 if a diff found values that differ or the two submissions differ, else 0 (a
+# step past its time limit is logged as such).
 set -uo pipefail
 bin=$(realpath "$1")
 data=$(realpath "$2")
@@ -58,5 +62,16 @@ for backend in cpu gpu; do
 done
 step 90 "bench-gpu, 100,000 lanes, 4 threads" "$bin" bench-gpu --tasks "$data/training" --sizes 100000 \
     --threads 4 --repeat 2
+for backend in cpu gpu; do
+    step 90 "solve, evaluation, $backend, 4 threads" "$bin" solve --backend "$backend" --threads 4 \
+        --max-candidates 10000 --minutes 30 --tasks "$data/evaluation" \
+        --submission "$out/submission-$backend.json"
+done
+if cmp -s "$out/submission-cpu.json" "$out/submission-gpu.json"; then
+    echo "   solve: the two submissions are identical" | tee -a "$log"
+else
+    echo "   solve: the submissions DIFFER" | tee -a "$log"
+    status=1
+fi
 echo "== done: exit $status" | tee -a "$log"
 exit $status
