@@ -115,6 +115,7 @@ def solve(
     max_candidates: Optional[int] = None,
     memory_mb: int = 1024,
     threads: Optional[int] = None,
+    backend: str = "cpu",
 ) -> Tuple[str, str, List[str]]:
     """Programs for tasks never seen (no tasks: the demo's): (JSON report, JSON submission, tasks skipped)."""
 

@@ -161,6 +161,7 @@ def solve(
     memory_mb: int = 1024,
     threads: Optional[int] = None,
     submission: Optional[PathLike] = None,
+    backend: str = "cpu",
 ) -> Dict[str, Any]:
     """Find programs for tasks never seen: two attempts per test input, as a Kaggle submission.
 
@@ -197,6 +198,10 @@ def solve(
         Worker threads, one task each; as for :func:`run`.
     submission
         If given, the submission is written there too.
+    backend
+        Where the enumeration's calls of the primitives that have a kernel run, as the command
+        line's ``--backend``: ``"cpu"`` calls them one at a time; ``"gpu"``, ``"auto"`` and
+        ``"emu"`` batch them on the devices. The submission is the same on every backend.
 
     >>> import arcbatch
     >>> task = {
@@ -215,6 +220,7 @@ def solve(
         max_candidates=max_candidates,
         memory_mb=memory_mb,
         threads=threads,
+        backend=_backend(backend),
     )
     _warn_skipped(skipped)
     if submission is not None:

@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
 
+use arcbatch::device::select::{self, Kind as BackendKind};
+use arcbatch::device::SetupError;
 use arcbatch::pipeline::Programs;
 use arcbatch::program::Program;
 use arcbatch::solve::submission::submission_json;
@@ -23,10 +25,12 @@ const LIBRARY_TIMEOUT: Duration = Duration::from_millis(50);
 /// Finds programs for the tasks (`tasks_path`, `tasks_json` as for `run`, neither: the embedded
 /// demo tasks) within `minutes` for all of them, trying the solvers of a library first
 /// (`library_path`, a solver file or a folder of them, or `library_source`); `max_candidates`
-/// caps the programs evaluated per task, `memory_mb` the enumerators' memory. Returns the JSON
-/// report, the Kaggle submission (JSON text) and the problems met loading the tasks.
+/// caps the programs evaluated per task, `memory_mb` the enumerators' memory; `backend` is
+/// where the enumeration's batched calls run (`cpu`: one call at a time, as the CLI's
+/// `--backend`). Returns the JSON report, the Kaggle submission (JSON text) and the problems
+/// met loading the tasks.
 #[pyfunction]
-#[pyo3(signature = (tasks_path=None, tasks_json=None, minutes=1.0, library_path=None, library_source=None, max_candidates=None, memory_mb=1024, threads=None))]
+#[pyo3(signature = (tasks_path=None, tasks_json=None, minutes=1.0, library_path=None, library_source=None, max_candidates=None, memory_mb=1024, threads=None, backend="cpu"))]
 #[allow(clippy::too_many_arguments)]
 pub fn solve(
     py: Python<'_>,
@@ -38,7 +42,12 @@ pub fn solve(
     max_candidates: Option<u64>,
     memory_mb: u64,
     threads: Option<usize>,
+    backend: &str,
 ) -> PyResult<(String, String, Vec<String>)> {
+    let backend = match backend.parse().map_err(|e: SetupError| core_error(py, e))? {
+        BackendKind::Cpu => None,
+        kind => Some(select::backend(kind, None).map_err(|e| core_error(py, e))?),
+    };
     let started = Instant::now();
     let until = Duration::try_from_secs_f64(minutes * 60.0)
         .ok()
@@ -64,7 +73,9 @@ pub fn solve(
         library_timeout: LIBRARY_TIMEOUT,
     };
     let pool = pool(threads).map_err(|e| pool_error(py, &e))?;
-    let solutions = on_pool(py, &pool, || solve_all(&set.tasks, &library, &config, None, &|_| {}))?;
+    let solutions = on_pool(py, &pool, || {
+        solve_all(&set.tasks, &library, &config, backend.as_deref(), &|_| {})
+    })?;
     let report = report_json(&solutions, started.elapsed().as_secs_f64());
     let (submission, _placeholders) = submission_json(&set.tasks, &solutions);
     Ok((report.to_string(), submission.to_string(), skipped(&set)))

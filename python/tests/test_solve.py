@@ -95,6 +95,15 @@ def test_bad_input_raises_what_run_raises(tmp_path):
         arcbatch.solve(TASK, max_candidates=-1)
     with pytest.raises(arcbatch.InputError, match="threads must be at least 1"):
         arcbatch.solve(TASK, threads=0)
+    with pytest.raises(arcbatch.ArcbatchError, match="unknown backend"):
+        arcbatch.solve(TASK, backend="tpu")
+
+
+def test_the_emulated_backend_gives_the_cpus_submission(demo_solved):
+    emu = arcbatch.solve(minutes=MINUTES, max_candidates=MAX_CANDIDATES, backend="emu")
+    assert emu["submission"] == demo_solved["submission"]
+    assert without_seconds(emu["report"]["results"]) == without_seconds(demo_solved["report"]["results"])
+    assert emu["report"]["values"] == demo_solved["report"]["values"]
 
 
 def test_a_task_without_test_inputs_gets_its_reason_and_an_empty_entry():
