@@ -50,6 +50,7 @@ use super::func::{call, callable, holds_foreign, Deadline, Func};
 use super::memo::{identity, RowMemo};
 use super::prims::cheap::{Cheap, WithPrim};
 use super::prims::fused::Fused;
+use super::prims::without::Without;
 use super::registry::PrimId;
 use super::value::{as_values, borrowed, clear_values, push_value, Items, Value};
 
@@ -274,6 +275,10 @@ enum Node {
     /// A composition of primitives run as one, without the values in between (see
     /// [`Builder::fuse`]).
     Fused { op: Fused, args: Args },
+    /// `valmin`, `valmax`, `argmin` or `argmax` of `remove(m, S)` picked from the summary of
+    /// `S` that a [`Node::Nested`] computed (see [`Without`]). The arguments are that summary,
+    /// `m`, `remove(m, S)` and the function.
+    Without { op: Without, args: Args },
     /// A primitive call whose work a later [`Node::Fused`] does: it never runs.
     Moved,
     /// `matcher`: whether two earlier nodes' values are equal.
@@ -369,7 +374,11 @@ impl Kernel {
                     if self.capture_only[k]
                         && matches!(
                             node,
-                            Node::Prim { .. } | Node::Fused { .. } | Node::Equals(..) | Node::Call { .. }
+                            Node::Prim { .. }
+                                | Node::Fused { .. }
+                                | Node::Without { .. }
+                                | Node::Equals(..)
+                                | Node::Call { .. }
                         ) =>
                 {
                     Shape::Blocked(m)
@@ -408,6 +417,10 @@ impl Kernel {
                     (Column::Values(out), failure)
                 }
                 Node::Fused { op, args } => {
+                    let (out, failure) = per_element(args, &values, columns, rows, |_, a| op.run(a));
+                    (Column::Values(out), failure)
+                }
+                Node::Without { op, args } => {
                     let (out, failure) = per_element(args, &values, columns, rows, |_, a| op.run(a));
                     (Column::Values(out), failure)
                 }
@@ -770,6 +783,7 @@ struct Known {
     rbind: PrimId,
     lbind: PrimId,
     power: PrimId,
+    remove: PrimId,
 }
 
 static KNOWN: LazyLock<Known> = LazyLock::new(|| {
@@ -786,6 +800,7 @@ static KNOWN: LazyLock<Known> = LazyLock::new(|| {
         rbind: id("rbind"),
         lbind: id("lbind"),
         power: id("power"),
+        remove: id("remove"),
     }
 });
 
@@ -1106,9 +1121,12 @@ impl<'p> Builder<'p> {
             return n;
         }
         if let Some(mapping) = id.spec().mapping {
-            let function = args[mapping.function];
+            let (container, function) = (args[mapping.container], args[mapping.function]);
             if self.is_function(function) {
-                return self.nested(mapping, args[mapping.container], function);
+                if let Some(n) = self.without(id, container, function) {
+                    return n;
+                }
+                return self.nested(mapping, container, function);
             }
         }
         self.push(Node::Prim {
@@ -1153,6 +1171,36 @@ impl<'p> Builder<'p> {
             captures,
             skip_memo: AtomicU32::new(0),
         })))
+    }
+
+    /// `valmin(remove(m, S), f)` (or `valmax`, `argmin`, `argmax`) for a constant set `S`, as
+    /// the summary of `S` under `f`, which does not depend on `m`, and the result picked from it
+    /// for `m` (see [`Without`]). `remove(m, S)` itself stays where it is, and may raise there.
+    fn without(&mut self, id: PrimId, container: NodeId, function: NodeId) -> Option<NodeId> {
+        let op = Without::of(id)?;
+        let (member, set) = self.removed_from_set(container)?;
+        let summary = self.nested(op.best_two(), set, function);
+        let args = [summary, member, container, function].into_iter().collect();
+        Some(self.push(Node::Without { op, args }))
+    }
+
+    /// `(m, S)` where node `n` is `remove(m, S)` of a constant set `S` ([`Value::Set`]), made
+    /// by this builder or captured from its parent's.
+    fn removed_from_set(&mut self, n: NodeId) -> Option<(NodeId, NodeId)> {
+        let removal = |b: &Builder, n: NodeId| match &b.nodes[n as usize] {
+            Node::Prim { id, args } if *id == KNOWN.remove && matches!(b.const_value(args[1]), Some(Value::Set(_))) => {
+                Some((args[0], args[1]))
+            }
+            _ => None,
+        };
+        match self.nodes[n as usize] {
+            Node::Arg(k) if k >= self.arity => {
+                let parent = self.parent?;
+                let (member, set) = removal(parent, self.captures[k - self.arity])?;
+                Some((self.import(member), self.import(set)))
+            }
+            _ => removal(self, n),
+        }
     }
 
     /// A parent's node as a node of this (inner) builder.
@@ -1222,7 +1270,9 @@ fn cannot_raise(nodes: &[Node], syms: &[Option<Sym>], k: usize) -> bool {
 /// Calls `read` with each node `node` reads.
 fn reads(node: &Node, mut read: impl FnMut(NodeId)) {
     match node {
-        Node::Prim { args, .. } | Node::Fused { args, .. } => args.iter().copied().for_each(read),
+        Node::Prim { args, .. } | Node::Fused { args, .. } | Node::Without { args, .. } => {
+            args.iter().copied().for_each(read)
+        }
         Node::Call { function, args } => {
             read(*function);
             args.iter().copied().for_each(read);
