@@ -358,8 +358,9 @@ impl Kernel {
     /// for that container): the nodes that depend on the member only run on one period and are
     /// read cyclically, and those that depend on the captured values only run on the first row
     /// of each period and are read for all its rows. A failure there is at the earliest row it
-    /// fails on: the first period's, or the period's first row.
-    fn eval(&self, columns: &[&[Value]], n: usize, period: Option<usize>) -> Mapped {
+    /// fails on: the first period's, or the period's first row. The member-only nodes' values
+    /// over one period are kept in `period` for the next evaluation over the same container.
+    fn eval(&self, columns: &[&[Value]], n: usize, mut period: Option<&mut Period>) -> Mapped {
         let mut live = n;
         let mut error = None;
         let mut values: Vec<Column> = Vec::with_capacity(self.nodes.len());
@@ -368,7 +369,7 @@ impl Kernel {
                 values.push(Column::Values(Vec::new()));
                 continue;
             }
-            let shape = match period {
+            let shape = match period.as_deref().map(|p| p.length) {
                 Some(m) if self.member_only[k] && !matches!(node, Node::Arg(_) | Node::Const(_)) => Shape::Tiled(m),
                 Some(m)
                     if self.capture_only[k]
@@ -385,6 +386,10 @@ impl Kernel {
                 }
                 _ => Shape::Rows,
             };
+            if let (Shape::Tiled(m), Some(kept)) = (shape, period.as_deref().and_then(|p| p.tiled[k].as_ref())) {
+                values.push(Column::Tiled(kept.clone(), m));
+                continue;
+            }
             // The rows the node runs on: `count` of them, `stride` apart.
             let (count, stride) = match shape {
                 Shape::Tiled(m) => (m.min(live), 1),
@@ -438,7 +443,12 @@ impl Kernel {
                 }
             };
             let column = match (shape, column) {
-                (Shape::Tiled(m), Column::Values(v)) => Column::Tiled(v, m),
+                (Shape::Tiled(m), Column::Values(v)) => {
+                    if let Some(p) = period.as_deref_mut().filter(|_| failure.is_none() && v.len() == m) {
+                        p.tiled[k] = Some(v.clone());
+                    }
+                    Column::Tiled(v, m)
+                }
                 (Shape::Blocked(m), Column::Values(v)) => Column::Blocked(v, m),
                 (_, column) => column,
             };
@@ -471,6 +481,24 @@ impl Kernel {
             Node::Nested(nested) => !nested.inner.cacheable(),
             _ => false,
         })
+    }
+}
+
+/// The period of a kernel evaluated over the members of one container, container after
+/// container (see [`Kernel::eval`]), and the values of each node of the member only over one
+/// period, where it ran on all of it without failing: they are the same in every block of rows
+/// over that container, and run on the first block only.
+struct Period {
+    length: usize,
+    tiled: Vec<Option<Vec<Value>>>,
+}
+
+impl Period {
+    fn new(length: usize, kernel: &Kernel) -> Period {
+        Period {
+            length,
+            tiled: vec![None; kernel.nodes.len()],
+        }
     }
 }
 
@@ -671,6 +699,7 @@ impl Nested {
         let mut made: Vec<Value> = Vec::new();
         let mut bounds: Vec<usize> = Vec::new();
         let mut captured: Vec<Vec<ManuallyDrop<Value>>> = (0..self.captures.len()).map(|_| Vec::new()).collect();
+        let mut period: Option<Period> = None;
         while start < live {
             flat.clear();
             clear_values(&mut made);
@@ -707,10 +736,12 @@ impl Nested {
             }
             let mut inner_columns: Vec<&[Value]> = vec![as_values(&flat)];
             inner_columns.extend(captured.iter().map(|c| as_values(c)));
-            // One container for all: the member-only nodes run once per chunk. Otherwise rows
-            // met before (the same member with the same captured values) are not run again.
+            // One container for all: the member-only nodes run once, on the first block.
+            // Otherwise rows met before (the same member with the same captured values) are not
+            // run again.
             let inner = if matches!(container, Column::Const(_)) {
-                let period = bounds.first().copied().filter(|&m| m > 0);
+                let length = bounds.first().copied().filter(|&m| m > 0);
+                let period = length.map(|m| period.get_or_insert_with(|| Period::new(m, &self.inner)));
                 self.inner.eval(&inner_columns, flat.len(), period)
             } else if let Some(m) = memo.as_mut().filter(|_| flat.len() >= MIN_MEMO_ROWS) {
                 let inner = m.eval(&inner_columns, flat.len(), |rows, n| self.inner.eval(rows, n, None));
