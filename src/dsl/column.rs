@@ -302,8 +302,9 @@ struct Nested {
     /// argument order after the member.
     captures: Vec<NodeId>,
     /// How many more evaluations run every row without looking for repeats (see
-    /// [`Nested::memo`]).
+    /// [`Nested::memo`]), and every element (see [`Nested::eval_distinct`]).
     skip_memo: AtomicU32,
+    skip_elements: AtomicU32,
 }
 
 impl Clone for Nested {
@@ -314,6 +315,7 @@ impl Clone for Nested {
             inner: self.inner.clone(),
             captures: self.captures.clone(),
             skip_memo: AtomicU32::new(self.skip_memo.load(Ordering::Relaxed)),
+            skip_elements: AtomicU32::new(self.skip_elements.load(Ordering::Relaxed)),
         }
     }
 }
@@ -438,7 +440,7 @@ impl Kernel {
                     (Column::Values(out), failure)
                 }
                 Node::Nested(nested) => {
-                    let (out, failure) = nested.eval(&values, columns, count);
+                    let (out, failure) = nested.eval_distinct(&values, columns, count);
                     (Column::Values(out), failure)
                 }
             };
@@ -662,6 +664,16 @@ impl WithPrim for PerElement<'_> {
 /// Evaluations of a [`Nested`] node that do not look for repeated rows after one that found
 /// too few.
 const RETRY_MEMO: u32 = 16;
+
+/// Whether this evaluation does not look for repeats, counting down the evaluations left to
+/// skip.
+fn skipped(skip: &AtomicU32) -> bool {
+    let left = skip.load(Ordering::Relaxed);
+    if left > 0 {
+        skip.store(left - 1, Ordering::Relaxed);
+    }
+    left > 0
+}
 /// Fewer rows than this in a block are run as they are: what repeats among so few costs less
 /// to run again than to look up.
 const MIN_MEMO_ROWS: usize = 2048;
@@ -675,18 +687,65 @@ impl Nested {
     /// looked up, and a cheap inner kernel whose rows were found mostly distinct does not look
     /// for its next [`RETRY_MEMO`] evaluations.
     fn memo(&self) -> Option<RowMemo> {
-        let skip = self.skip_memo.load(Ordering::Relaxed);
-        if skip > 0 {
-            self.skip_memo.store(skip - 1, Ordering::Relaxed);
-            return None;
-        }
-        Some(RowMemo::default())
+        (!skipped(&self.skip_memo)).then(RowMemo::default)
     }
 
-    /// The mapping primitive for elements `0..live`: the values, and the first element that
-    /// raised (its container not iterable, a member's function call, or the combination).
-    fn eval(&self, values: &[Column], columns: &[&[Value]], live: usize) -> (Vec<Value>, Option<(usize, DslError)>) {
-        let container = &values[self.container as usize];
+    /// [`Nested::eval`] of the elements `0..live` of this kernel's `values`, where an element
+    /// that comes back (the same container with the same captured values) is not run again:
+    /// `apply(abs, subtract(l, centre))` for every location `l` and object meets a few
+    /// thousand distinct differences in hundreds of thousands of elements. Looking an element up
+    /// costs a hash of its values' identities: over a constant container (the same for all),
+    /// or fewer than [`MIN_MEMO_ROWS`] elements, they are run as they are, and elements found
+    /// mostly distinct are not looked up for the next [`RETRY_MEMO`] evaluations.
+    fn eval_distinct(
+        &self,
+        values: &[Column],
+        columns: &[&[Value]],
+        live: usize,
+    ) -> (Vec<Value>, Option<(usize, DslError)>) {
+        let inputs: SmallVec<[&Column; 4]> = std::iter::once(&self.container)
+            .chain(&self.captures)
+            .map(|&n| &values[n as usize])
+            .collect();
+        if matches!(inputs[0], Column::Const(_)) || live < MIN_MEMO_ROWS || skipped(&self.skip_elements) {
+            return self.eval(&inputs, columns, live);
+        }
+        // The inputs as slices: borrowed copies where they are not stored as one (SAFETY:
+        // `values` and `columns` keep every value alive for the whole call).
+        let copies: SmallVec<[Vec<ManuallyDrop<Value>>; 4]> = inputs
+            .iter()
+            .map(|c| match c.as_slice(columns) {
+                Some(_) => Vec::new(),
+                None => (0..live).map(|i| unsafe { borrowed(c.get(columns, i)) }).collect(),
+            })
+            .collect();
+        let slices: SmallVec<[&[Value]; 4]> = inputs
+            .iter()
+            .zip(&copies)
+            .map(|(c, copy)| c.as_slice(columns).map_or(as_values(copy), |s| &s[..live]))
+            .collect();
+        let mut memo = RowMemo::default();
+        let mapped = memo.eval(&slices, live, |rows, n| {
+            let args: SmallVec<[Column; 4]> = (0..rows.len()).map(Column::Arg).collect();
+            let inputs: SmallVec<[&Column; 4]> = args.iter().collect();
+            let (values, failure) = self.eval(&inputs, rows, n);
+            Mapped {
+                values,
+                error: failure.map(|(_, e)| e),
+            }
+        });
+        if !memo.repeats() {
+            self.skip_elements.store(RETRY_MEMO, Ordering::Relaxed);
+        }
+        let failure = mapped.error.map(|e| (mapped.values.len(), e));
+        (mapped.values, failure)
+    }
+
+    /// The mapping primitive for elements `0..live` of `inputs`, the container column and
+    /// the captured values' columns: the values, and the first element that raised (its
+    /// container not iterable, a member's function call, or the combination).
+    fn eval(&self, inputs: &[&Column], columns: &[&[Value]], live: usize) -> (Vec<Value>, Option<(usize, DslError)>) {
+        let container = inputs[0];
         let mut out = Vec::with_capacity(live);
         let mut memo = self.memo();
         let mut start = 0;
@@ -710,7 +769,7 @@ impl Nested {
             while end < live && (end == start || flat.len() < BLOCK) {
                 let before = flat.len();
                 match container.get(columns, end) {
-                    // SAFETY (of each copy): the container lives in `values` or `columns`.
+                    // SAFETY (of each copy): the container lives in `inputs` or `columns`.
                     Value::Tuple(items) | Value::Set(items) if !items.is_empty() => {
                         flat.extend(items.iter().map(|v| unsafe { borrowed(v) }))
                     }
@@ -726,9 +785,9 @@ impl Nested {
                         flat.extend(made[from..].iter().map(|v| unsafe { borrowed(v) }));
                     }
                 }
-                for (column, &c) in captured.iter_mut().zip(&self.captures) {
-                    let v = values[c as usize].get(columns, end);
-                    // SAFETY: the captured value lives in `values` or `columns`.
+                for (column, input) in captured.iter_mut().zip(&inputs[1..]) {
+                    let v = input.get(columns, end);
+                    // SAFETY: the captured value lives in `inputs` or `columns`.
                     column.extend((before..flat.len()).map(|_| unsafe { borrowed(v) }));
                 }
                 bounds.push(flat.len());
@@ -1201,6 +1260,7 @@ impl<'p> Builder<'p> {
             inner,
             captures,
             skip_memo: AtomicU32::new(0),
+            skip_elements: AtomicU32::new(0),
         })))
     }
 
