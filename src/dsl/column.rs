@@ -69,8 +69,10 @@ pub struct Mapping {
     /// members, in order: [`Mapping::run`] then reads them in place.
     pub members: fn(&Value, &mut Vec<Value>) -> DslResult<()>,
     /// The result from the container, those values, and the function's results on them (up to
-    /// the first that raised). It may take the results or leave them: the column engine
-    /// refills one buffer for container after container, so that reading them costs no copy.
+    /// the first that raised, with its error, which it raises after what precedes it in the
+    /// reference's loop, unless it makes a result that does not depend on it, as [`Without`]'s
+    /// summaries do). It may take the results or leave them: the column engine refills one
+    /// buffer for container after container, so that reading them costs no copy.
     pub combine: fn(&Value, &[Value], &mut Mapped) -> DslResult<Value>,
     /// Whether the reference applies the function inside a generator expression (`apply`,
     /// `sfilter`), where a `StopIteration` it raises becomes a `RuntimeError`.
@@ -829,20 +831,15 @@ impl Nested {
                 let have = taken.len().min(members.len());
                 keys.values.clear();
                 keys.values.extend(taken.by_ref().take(have));
-                let error = if have < members.len() {
+                keys.error = if have < members.len() {
                     results.error.take()
                 } else {
                     None
                 };
-                keys.error = error.clone();
-                // `combine` raises a member's error (after what precedes it in the loop); the
-                // element fails even if it did not.
-                match (
-                    (self.mapping.combine)(container.get(columns, element), members, &mut keys),
-                    error,
-                ) {
-                    (Err(e), _) | (Ok(_), Some(e)) => return (out, Some((element, e))),
-                    (Ok(v), None) => out.push(v),
+                // `combine` raises a member's error (after what precedes it in the loop).
+                match (self.mapping.combine)(container.get(columns, element), members, &mut keys) {
+                    Err(e) => return (out, Some((element, e))),
+                    Ok(v) => out.push(v),
                 }
             }
             if stop.is_some() {
@@ -1748,6 +1745,96 @@ mod tests {
     fn both_ways(f: &Value, elements: &[Value]) -> (DslResult<Vec<Value>>, DslResult<Vec<Value>>) {
         let columns = with_kernel(f, 1, |kernel| kernel.eval(&[elements], elements.len(), None).all());
         (columns, map_scalar(f, &[elements], elements.len()).all())
+    }
+
+    /// How many nodes of a kernel and of its inner kernels pick a best member without one
+    /// ([`Node::Without`]).
+    fn picks(kernel: &Kernel) -> usize {
+        let inner = |n: &Node| match n {
+            Node::Without { .. } => 1,
+            Node::Nested(nested) => picks(&nested.inner),
+            _ => 0,
+        };
+        kernel.nodes.iter().map(inner).sum()
+    }
+
+    /// `best(remove(m, S), f)` for the four primitives, with `remove` made in the same kernel
+    /// (`m -> best(remove(m, S), f)`) or captured from the parent kernel (`m -> apply(l ->
+    /// best(remove(m, S), y -> f(l + y)), L)`), is picked from `S`'s summary where `S` is a
+    /// constant set, and gives the scalar path's values and first error: ties, the only best
+    /// member removed, the only member removed, a value not in `S`, keys that are not integers,
+    /// and a key that raises on the member removed or on another.
+    #[test]
+    fn best_of_a_set_without_one_member_is_the_scalar_paths() {
+        let call = |name: &str, args: Vec<Value>| {
+            Value::func(match (name, &args[..]) {
+                ("compose", [a, b]) => Func::Compose(a.clone(), b.clone()),
+                ("fork", [a, b, c]) => Func::Fork(a.clone(), b.clone(), c.clone()),
+                ("rbind", [a, b]) => Func::Rbind(a.clone(), b.clone()),
+                ("lbind", [a, b]) => Func::Lbind(a.clone(), b.clone()),
+                _ => unreachable!("the closures the test builds"),
+            })
+        };
+        let same_kernel = |best: &str, set: &Value, f: &Value| {
+            let removed = call("rbind", vec![prim("remove"), set.clone()]);
+            call("compose", vec![call("rbind", vec![prim(best), f.clone()]), removed])
+        };
+        let captured = |best: &str, set: &Value, f: &Value| {
+            let removed = call("rbind", vec![prim("remove"), set.clone()]);
+            let key = call(
+                "compose",
+                vec![
+                    call("lbind", vec![prim("compose"), f.clone()]),
+                    call("lbind", vec![prim("lbind"), prim("add")]),
+                ],
+            );
+            let bound = call("compose", vec![call("lbind", vec![prim("lbind"), prim(best)]), removed]);
+            let per_location = call("compose", vec![call("rbind", vec![prim("compose"), key]), bound]);
+            let locations = Value::tuple((0..3).map(Value::Int).collect());
+            call(
+                "compose",
+                vec![call("rbind", vec![prim("apply"), locations]), per_location],
+            )
+        };
+        let ints = |ns: &[i64]| ns.iter().map(|&n| Value::Int(n)).collect::<Vec<_>>();
+        let absolute = call("fork", vec![prim("multiply"), prim("sign"), prim("identity")]);
+        let six_over = call("lbind", vec![prim("divide"), Value::Int(6)]);
+        let halved = call("rbind", vec![prim("divide"), Value::Int(2)]);
+        let mixed = {
+            let mut members = ints(&[-2, 3]);
+            members.push(Value::Pair(1, 1));
+            Value::set(members)
+        };
+        let cases = [
+            // Keys 2, 1, 1, 3 (and from l + y): ties, a unique best and a unique worst.
+            (
+                Value::set(ints(&[-2, -1, 1, 3])),
+                absolute.clone(),
+                ints(&[-1, 1, 3, -2, 5, 0]),
+            ),
+            // One member: nothing left when it is removed (`valmin` applies the key to 0,
+            // `argmin` raises).
+            (Value::set(ints(&[4])), absolute.clone(), ints(&[3, 4, 4])),
+            // 6 // 0 raises where 0 is left in the set, and not where it is removed.
+            (Value::set(ints(&[0, 2, 3])), six_over.clone(), ints(&[0, 3, 0, 2])),
+            (Value::set(ints(&[0, 2, 3])), six_over, ints(&[0, 0, 3])),
+            // A pair's key is a pair: the primitive decides.
+            (mixed, halved.clone(), ints(&[3, -2, 7])),
+            // A tuple keeps every equal member: not rewritten.
+            (Value::tuple(ints(&[2, -1, 2, 1])), absolute, ints(&[2, 1, -1, 4])),
+        ];
+        for (set, f, elements) in &cases {
+            for best in ["valmin", "valmax", "argmin", "argmax"] {
+                let builds: [&dyn Fn(&str, &Value, &Value) -> Value; 2] = [&same_kernel, &captured];
+                for build in builds {
+                    let g = build(best, set, f);
+                    let expected = usize::from(matches!(set, Value::Set(_)));
+                    assert_eq!(picks(&Kernel::compile(&g, 1)), expected, "{g}");
+                    let (columns, scalar) = both_ways(&g, elements);
+                    assert_eq!(columns, scalar, "{g} over {elements:?}");
+                }
+            }
+        }
     }
 
     /// Checks that `second`, `first` with other containers of the same kinds, runs on
