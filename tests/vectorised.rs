@@ -38,6 +38,17 @@ fn both<T: PartialEq + std::fmt::Debug>(f: impl Fn() -> T) -> (T, T) {
     (scalar, columns)
 }
 
+/// A function's values over a column of elements, and the first error.
+type Results = (Vec<Value>, Option<DslError>);
+
+/// `f` over `xs` with the scalar path, then always column-wise (see [`both`]).
+fn mapped(f: &Value, xs: &[Value]) -> (Results, Results) {
+    both(|| {
+        let m = map(f, &[xs]);
+        (m.values, m.error)
+    })
+}
+
 /// A run's outcome; `None` for a time-out (which depends on speed).
 fn outcome(program: &Program, task: &Task, input: usize) -> Option<Result<Value, RunError>> {
     let example = task.examples().nth(input)?;
@@ -239,10 +250,7 @@ proptest! {
     /// Values, and the error of the first failing element, are the scalar path's.
     #[test]
     fn random_closures_agree(f in function(), xs in proptest::collection::vec(element(), 0..12)) {
-        let (scalar, vectorised) = both(|| {
-            let m = map(&f, &[&xs]);
-            (m.values, m.error)
-        });
+        let (scalar, vectorised) = mapped(&f, &xs);
         prop_assert_eq!(scalar, vectorised, "{}", f);
     }
 }
@@ -281,10 +289,7 @@ proptest! {
     ) {
         let g = over_own_members(f, best);
         let xs: Vec<Value> = picks.iter().map(|&k| pool[k % pool.len()].clone()).collect();
-        let (scalar, vectorised) = both(|| {
-            let m = map(&g, &[&xs]);
-            (m.values, m.error)
-        });
+        let (scalar, vectorised) = mapped(&g, &xs);
         prop_assert_eq!(scalar, vectorised, "{}", g);
     }
 }
@@ -304,10 +309,7 @@ proptest! {
     ) {
         let g = over_own_members(f, best);
         let xs: Vec<Value> = picks.iter().map(|&k| pool[k % pool.len()].clone()).collect();
-        let (scalar, vectorised) = both(|| {
-            let m = map(&g, &[&xs]);
-            (m.values, m.error)
-        });
+        let (scalar, vectorised) = mapped(&g, &xs);
         prop_assert_eq!(scalar, vectorised, "{}", g);
     }
 }
@@ -349,10 +351,7 @@ fn constant_containers_over_several_blocks_agree() {
         };
         let g = built("compose", vec![over, per_element.clone()]);
         let xs: Vec<Value> = (0..40).map(|x| Value::Int(if raising { x } else { x + 40 })).collect();
-        let (scalar, vectorised) = both(|| {
-            let m = map(&g, &[&xs]);
-            (m.values, m.error)
-        });
+        let (scalar, vectorised) = mapped(&g, &xs);
         assert_eq!(scalar.1.is_some(), raising, "{best}: 100 // 0 raises only at x = 30");
         assert_eq!(scalar, vectorised, "{best}");
     }
@@ -373,10 +372,7 @@ fn repeated_rows_over_several_blocks_agree() {
     xs.push(Value::tuple((-20..-8).map(Value::Int).collect()));
     for best in ["valmin", "apply", "sfilter"] {
         let g = over_own_members(compose(p("invert"), bind("lbind", "divide", 100)), best);
-        let (scalar, vectorised) = both(|| {
-            let m = map(&g, &[&xs]);
-            (m.values, m.error)
-        });
+        let (scalar, vectorised) = mapped(&g, &xs);
         assert_eq!(
             scalar.0.len(),
             3_000,
@@ -448,10 +444,7 @@ proptest! {
         } else {
             built("compose", vec![built("rbind", vec![p(best), f]), removed])
         };
-        let (scalar, vectorised) = both(|| {
-            let m = map(&g, &[&ms]);
-            (m.values, m.error)
-        });
+        let (scalar, vectorised) = mapped(&g, &ms);
         prop_assert_eq!(scalar, vectorised, "{}", g);
     }
 }
@@ -525,10 +518,7 @@ fn deep_powers_are_bounded_and_exact() {
     assert_eq!(m.error, Some(arcbatch::dsl::DslError::Timeout));
     assert!(start.elapsed() < Duration::from_secs(5), "took {:?}", start.elapsed());
     let deep = power(power(p("rot90"), 90), 70);
-    let (scalar, vectorised) = both(|| {
-        let m = map(&deep, &[&[grid.clone(), grid.clone()]]);
-        (m.values, m.error)
-    });
+    let (scalar, vectorised) = mapped(&deep, &[grid.clone(), grid.clone()]);
     assert_eq!(scalar, vectorised);
 }
 
@@ -541,18 +531,12 @@ fn containers_of_several_blocks_agree() {
     let xs: Vec<Value> = (-20_000..20_000).map(Value::Int).collect();
     // 100 // x for x = -20000..: the element 0, in the second block, raises.
     let raising = compose(p("increment"), bind("lbind", "divide", 100));
-    let (scalar, vectorised) = both(|| {
-        let m = map(&raising, &[&xs]);
-        (m.values, m.error)
-    });
+    let (scalar, vectorised) = mapped(&raising, &xs);
     assert_eq!(scalar.0.len(), 20_000, "the elements before 0 have values");
     assert!(scalar.1.is_some(), "divide(100, 0) raises");
     assert_eq!(scalar, vectorised);
     let total = call(&p("fork"), &[p("add"), p("identity"), bind("rbind", "multiply", 3)]).unwrap();
-    let (scalar, vectorised) = both(|| {
-        let m = map(&total, &[&xs]);
-        (m.values, m.error)
-    });
+    let (scalar, vectorised) = mapped(&total, &xs);
     assert_eq!(scalar.0.len(), xs.len());
     assert_eq!(scalar, vectorised);
 }
