@@ -316,73 +316,91 @@ proptest! {
 
 /// `x -> best(C, y -> f(y) + 100 // (x - 30))` over 40 elements and a constant container of
 /// 1,000 members: 40,000 rows in three blocks, `f(y)` computed on the first block and read on
-/// the others, and `100 // 0` raising in a later block. Values and the first error are the
-/// scalar path's.
+/// the others, and `100 // 0` raising in a later block; and `x -> best(C, y -> maximum(apply(100
+/// // ·, (x - 30, f(y) + 1))))`, whose inner mapping over pairs meets 480 distinct pairs,
+/// remembered from block to block. Values and the first error are the scalar path's.
 #[test]
 fn constant_containers_over_several_blocks_agree() {
     let built = |name: &str, args: Vec<Value>| call(&p(name), &args).unwrap();
     let container = Value::tuple((0..1000).map(|k| Value::Int(k * 7 % 23 - 11)).collect());
     let f = built("fork", vec![p("multiply"), p("sign"), p("identity")]);
-    let hundred_over = built(
+    let hundred_over = built("lbind", vec![p("divide"), Value::Int(100)]);
+    let shifted = built(
         "compose",
-        vec![
-            built("lbind", vec![p("divide"), Value::Int(100)]),
-            built(
-                "compose",
-                vec![built("rbind", vec![p("subtract"), Value::Int(30)]), p("last")],
-            ),
-        ],
+        vec![built("rbind", vec![p("subtract"), Value::Int(30)]), p("last")],
     );
-    let key = built(
+    let of_member = built("compose", vec![f, p("first")]);
+    let summed = built(
         "fork",
-        vec![p("add"), built("compose", vec![f, p("first")]), hundred_over],
-    );
-    let per_element = built(
-        "compose",
         vec![
-            built("lbind", vec![p("compose"), key]),
-            built("lbind", vec![p("rbind"), p("astuple")]),
+            p("add"),
+            of_member.clone(),
+            built("compose", vec![hundred_over.clone(), shifted.clone()]),
         ],
     );
-    for (best, raising) in [("valmin", true), ("argmax", true), ("apply", false), ("valmax", false)] {
-        let over = match best {
-            "apply" => built("rbind", vec![p("apply"), container.clone()]),
-            _ => built("lbind", vec![p(best), container.clone()]),
-        };
-        let g = built("compose", vec![over, per_element.clone()]);
-        let xs: Vec<Value> = (0..40).map(|x| Value::Int(if raising { x } else { x + 40 })).collect();
-        let (scalar, vectorised) = mapped(&g, &xs);
-        assert_eq!(scalar.1.is_some(), raising, "{best}: 100 // 0 raises only at x = 30");
-        assert_eq!(scalar, vectorised, "{best}");
+    let pair = built(
+        "fork",
+        vec![p("astuple"), shifted, built("compose", vec![p("increment"), of_member])],
+    );
+    let nested = built(
+        "chain",
+        vec![p("maximum"), built("lbind", vec![p("apply"), hundred_over]), pair],
+    );
+    for key in [summed, nested] {
+        let per_element = built(
+            "compose",
+            vec![
+                built("lbind", vec![p("compose"), key]),
+                built("lbind", vec![p("rbind"), p("astuple")]),
+            ],
+        );
+        for (best, raising) in [("valmin", true), ("argmax", true), ("apply", false), ("valmax", false)] {
+            let over = match best {
+                "apply" => built("rbind", vec![p("apply"), container.clone()]),
+                _ => built("lbind", vec![p(best), container.clone()]),
+            };
+            let g = built("compose", vec![over, per_element.clone()]);
+            let xs: Vec<Value> = (0..40).map(|x| Value::Int(if raising { x } else { x + 40 })).collect();
+            let (scalar, vectorised) = mapped(&g, &xs);
+            assert_eq!(scalar.1.is_some(), raising, "{g}: 100 // 0 raises only at x = 30");
+            assert_eq!(scalar, vectorised, "{g}");
+        }
     }
 }
 
 /// Repeated rows in more rows than one block of the column engine: what was met in an earlier
-/// block is remembered, and an error met in a later block is still the scalar path's.
+/// block is remembered, and an error met in a later block is still the scalar path's. The
+/// containers are each their own allocation (holding the members of one of seven), so that
+/// their rows repeat, or the seven shared, so that the elements themselves repeat, over two
+/// blocks of elements.
 #[test]
 fn repeated_rows_over_several_blocks_agree() {
     let bind = |b: &str, f: &str, x: i64| call(&p(b), &[p(f), Value::Int(x)]).unwrap();
     let compose = |outer: Value, inner: Value| call(&p("compose"), &[outer, inner]).unwrap();
-    let pool: Vec<Value> = (0..7)
-        .map(|k| Value::tuple((k..k + 12).map(|x| Value::Int(x - 60)).collect()))
+    let pool: Vec<Vec<Value>> = (0..7)
+        .map(|k| (k..k + 12).map(|x| Value::Int(x - 60)).collect())
         .collect();
-    // 3,000 containers of 12 members from a pool of 7: 36,000 rows over three blocks, 84
-    // distinct. `100 // (member + 12)` raises only on the member -12, in the last container.
-    let mut xs: Vec<Value> = (0..3_000).map(|k| pool[k * 5 % 7].clone()).collect();
-    xs.push(Value::tuple((-20..-8).map(Value::Int).collect()));
-    for best in ["valmin", "apply", "sfilter"] {
-        let g = over_own_members(compose(p("invert"), bind("lbind", "divide", 100)), best);
-        let (scalar, vectorised) = mapped(&g, &xs);
-        assert_eq!(
-            scalar.0.len(),
-            3_000,
-            "{best}: the containers before the last have values"
-        );
-        assert!(
-            scalar.1.is_some(),
-            "{best}: divide(100, 0) raises in the last container"
-        );
-        assert_eq!(scalar, vectorised, "{best}");
+    let shared: Vec<Value> = pool.iter().cloned().map(Value::tuple).collect();
+    // Containers of 12 members from a pool of 7: 84 distinct rows, over several blocks.
+    // `100 // (member + 12)` raises only on the member -12, in the last container.
+    for (n, distinct) in [(3_000, true), (20_000, false)] {
+        let mut xs: Vec<Value> = (0..n)
+            .map(|k| match distinct {
+                true => Value::tuple(pool[k * 5 % 7].clone()),
+                false => shared[k * 5 % 7].clone(),
+            })
+            .collect();
+        xs.push(Value::tuple((-20..-8).map(Value::Int).collect()));
+        for best in ["valmin", "apply", "sfilter"] {
+            let g = over_own_members(compose(p("invert"), bind("lbind", "divide", 100)), best);
+            let (scalar, vectorised) = mapped(&g, &xs);
+            assert_eq!(scalar.0.len(), n, "{best}: the containers before the last have values");
+            assert!(
+                scalar.1.is_some(),
+                "{best}: divide(100, 0) raises in the last container"
+            );
+            assert_eq!(scalar, vectorised, "{best}");
+        }
     }
 }
 

@@ -232,11 +232,12 @@ pub fn map(f: &Value, columns: &[&[Value]]) -> Mapped {
         }
         // Block by block, so that the kernel's columns stay small over a large container; the
         // first block that raises holds the first failing element.
+        let mut kept = Kept::new(kernel);
         let mut values = Vec::with_capacity(n);
         for start in (0..n).step_by(BLOCK) {
             let end = (start + BLOCK).min(n);
             let block: SmallVec<[&[Value]; 4]> = columns.iter().map(|c| &c[start..end]).collect();
-            let mapped = kernel.eval(&block, end - start, None);
+            let mapped = kernel.eval(&block, end - start, Some(&mut kept));
             values.extend(mapped.values);
             if mapped.error.is_some() {
                 return Mapped {
@@ -362,9 +363,9 @@ impl Kernel {
     /// for that container): the nodes that depend on the member only run on one period and are
     /// read cyclically, and those that depend on the captured values only run on the first row
     /// of each period and are read for all its rows. A failure there is at the earliest row it
-    /// fails on: the first period's, or the period's first row. The member-only nodes' values
-    /// over one period are kept in `period` for the next evaluation over the same container.
-    fn eval(&self, columns: &[&[Value]], n: usize, mut period: Option<&mut Period>) -> Mapped {
+    /// fails on: the first period's, or the period's first row. `kept`, where the rows are
+    /// one block of many, holds the period and what the next block reads again (see [`Kept`]).
+    fn eval(&self, columns: &[&[Value]], n: usize, mut kept: Option<&mut Kept>) -> Mapped {
         let mut live = n;
         let mut error = None;
         let mut values: Vec<Column> = Vec::with_capacity(self.nodes.len());
@@ -373,7 +374,7 @@ impl Kernel {
                 values.push(Column::Values(Vec::new()));
                 continue;
             }
-            let shape = match period.as_deref().map(|p| p.length) {
+            let shape = match kept.as_deref().and_then(|s| s.period) {
                 Some(m) if self.member_only[k] && !matches!(node, Node::Arg(_) | Node::Const(_)) => Shape::Tiled(m),
                 Some(m)
                     if self.capture_only[k]
@@ -390,8 +391,8 @@ impl Kernel {
                 }
                 _ => Shape::Rows,
             };
-            if let (Shape::Tiled(m), Some(kept)) = (shape, period.as_deref().and_then(|p| p.tiled[k].as_ref())) {
-                values.push(Column::Tiled(kept.clone(), m));
+            if let (Shape::Tiled(m), Some(tiled)) = (shape, kept.as_deref().and_then(|s| s.tiled[k].as_ref())) {
+                values.push(Column::Tiled(tiled.clone(), m));
                 continue;
             }
             // The rows the node runs on: `count` of them, `stride` apart.
@@ -442,14 +443,15 @@ impl Kernel {
                     (Column::Values(out), failure)
                 }
                 Node::Nested(nested) => {
-                    let (out, failure) = nested.eval_distinct(&values, columns, count);
+                    let met = kept.as_deref_mut().map(|s| &mut s.elements[k]);
+                    let (out, failure) = nested.eval_distinct(&values, columns, count, met);
                     (Column::Values(out), failure)
                 }
             };
             let column = match (shape, column) {
                 (Shape::Tiled(m), Column::Values(v)) => {
-                    if let Some(p) = period.as_deref_mut().filter(|_| failure.is_none() && v.len() == m) {
-                        p.tiled[k] = Some(v.clone());
+                    if let Some(s) = kept.as_deref_mut().filter(|_| failure.is_none() && v.len() == m) {
+                        s.tiled[k] = Some(v.clone());
                     }
                     Column::Tiled(v, m)
                 }
@@ -488,20 +490,24 @@ impl Kernel {
     }
 }
 
-/// The period of a kernel evaluated over the members of one container, container after
-/// container (see [`Kernel::eval`]), and the values of each node of the member only over one
-/// period, where it ran on all of it without failing: they are the same in every block of rows
-/// over that container, and run on the first block only.
-struct Period {
-    length: usize,
+/// What a kernel evaluated block after block keeps from one block for the next (see
+/// [`Kernel::eval`]).
+struct Kept {
+    /// Over the members of one container, container after container: the period, and the
+    /// values of each node of the member only over one period, where it ran on all of it
+    /// without failing. They are the same in every block, and run on the first only.
+    period: Option<usize>,
     tiled: Vec<Option<Vec<Value>>>,
+    /// The elements each nested node has met (see [`Nested::eval_distinct`]).
+    elements: Vec<Option<RowMemo>>,
 }
 
-impl Period {
-    fn new(length: usize, kernel: &Kernel) -> Period {
-        Period {
-            length,
+impl Kept {
+    fn new(kernel: &Kernel) -> Kept {
+        Kept {
+            period: None,
             tiled: vec![None; kernel.nodes.len()],
+            elements: kernel.nodes.iter().map(|_| None).collect(),
         }
     }
 }
@@ -698,18 +704,24 @@ impl Nested {
     /// thousand distinct differences in hundreds of thousands of elements. Looking an element up
     /// costs a hash of its values' identities: over a constant container (the same for all),
     /// or fewer than [`MIN_MEMO_ROWS`] elements, they are run as they are, and elements found
-    /// mostly distinct are not looked up for the next [`RETRY_MEMO`] evaluations.
+    /// mostly distinct are not looked up for the next [`RETRY_MEMO`] evaluations. `met` keeps
+    /// the elements met for the next block of the evaluation this one is part of.
     fn eval_distinct(
         &self,
         values: &[Column],
         columns: &[&[Value]],
         live: usize,
+        met: Option<&mut Option<RowMemo>>,
     ) -> (Vec<Value>, Option<(usize, DslError)>) {
         let inputs: SmallVec<[&Column; 4]> = std::iter::once(&self.container)
             .chain(&self.captures)
             .map(|&n| &values[n as usize])
             .collect();
-        if matches!(inputs[0], Column::Const(_)) || live < MIN_MEMO_ROWS || skipped(&self.skip_elements) {
+        let mut own = None;
+        let met = met.unwrap_or(&mut own);
+        if matches!(inputs[0], Column::Const(_))
+            || met.is_none() && (live < MIN_MEMO_ROWS || skipped(&self.skip_elements))
+        {
             return self.eval(&inputs, columns, live);
         }
         // The inputs as slices: borrowed copies where they are not stored as one (SAFETY:
@@ -726,7 +738,7 @@ impl Nested {
             .zip(&copies)
             .map(|(c, copy)| c.as_slice(columns).map_or(as_values(copy), |s| &s[..live]))
             .collect();
-        let mut memo = RowMemo::default();
+        let memo = met.get_or_insert_with(RowMemo::default);
         let mapped = memo.eval(&slices, live, |rows, n| {
             let args: SmallVec<[Column; 4]> = (0..rows.len()).map(Column::Arg).collect();
             let inputs: SmallVec<[&Column; 4]> = args.iter().collect();
@@ -738,6 +750,7 @@ impl Nested {
         });
         if !memo.repeats() {
             self.skip_elements.store(RETRY_MEMO, Ordering::Relaxed);
+            *met = None;
         }
         let failure = mapped.error.map(|e| (mapped.values.len(), e));
         (mapped.values, failure)
@@ -760,7 +773,7 @@ impl Nested {
         let mut made: Vec<Value> = Vec::new();
         let mut bounds: Vec<usize> = Vec::new();
         let mut captured: Vec<Vec<ManuallyDrop<Value>>> = (0..self.captures.len()).map(|_| Vec::new()).collect();
-        let mut period: Option<Period> = None;
+        let mut kept = Kept::new(&self.inner);
         while start < live {
             flat.clear();
             clear_values(&mut made);
@@ -801,11 +814,12 @@ impl Nested {
             // Otherwise rows met before (the same member with the same captured values) are not
             // run again.
             let inner = if matches!(container, Column::Const(_)) {
-                let length = bounds.first().copied().filter(|&m| m > 0);
-                let period = length.map(|m| period.get_or_insert_with(|| Period::new(m, &self.inner)));
-                self.inner.eval(&inner_columns, flat.len(), period)
+                kept.period = bounds.first().copied().filter(|&m| m > 0);
+                self.inner.eval(&inner_columns, flat.len(), Some(&mut kept))
             } else if let Some(m) = memo.as_mut().filter(|_| flat.len() >= MIN_MEMO_ROWS) {
-                let inner = m.eval(&inner_columns, flat.len(), |rows, n| self.inner.eval(rows, n, None));
+                let inner = m.eval(&inner_columns, flat.len(), |rows, n| {
+                    self.inner.eval(rows, n, Some(&mut kept))
+                });
                 if !self.inner.costly && !m.repeats() {
                     // Too few repeats to pay for looking them up.
                     self.skip_memo.store(RETRY_MEMO, Ordering::Relaxed);
@@ -813,7 +827,7 @@ impl Nested {
                 }
                 inner
             } else {
-                self.inner.eval(&inner_columns, flat.len(), None)
+                self.inner.eval(&inner_columns, flat.len(), Some(&mut kept))
             };
             let mut results = self.mapping.raised(inner);
             // Hand each container its members' results, up to the first that raised, in one
