@@ -232,7 +232,7 @@ pub fn map(f: &Value, columns: &[&[Value]]) -> Mapped {
         }
         // Block by block, so that the kernel's columns stay small over a large container; the
         // first block that raises holds the first failing element.
-        let mut kept = Kept::new(kernel);
+        let mut kept = Kept::default();
         let mut values = Vec::with_capacity(n);
         for start in (0..n).step_by(BLOCK) {
             let end = (start + BLOCK).min(n);
@@ -391,7 +391,7 @@ impl Kernel {
                 }
                 _ => Shape::Rows,
             };
-            if let (Shape::Tiled(m), Some(tiled)) = (shape, kept.as_deref().and_then(|s| s.tiled[k].as_ref())) {
+            if let (Shape::Tiled(m), Some(tiled)) = (shape, kept.as_deref().and_then(|s| s.tiled(k))) {
                 values.push(Column::Tiled(tiled.clone(), m));
                 continue;
             }
@@ -443,7 +443,7 @@ impl Kernel {
                     (Column::Values(out), failure)
                 }
                 Node::Nested(nested) => {
-                    let met = kept.as_deref_mut().map(|s| &mut s.elements[k]);
+                    let met = kept.as_deref_mut().map(|s| s.elements(k));
                     let (out, failure) = nested.eval_distinct(&values, columns, count, met);
                     (Column::Values(out), failure)
                 }
@@ -451,7 +451,7 @@ impl Kernel {
             let column = match (shape, column) {
                 (Shape::Tiled(m), Column::Values(v)) => {
                     if let Some(s) = kept.as_deref_mut().filter(|_| failure.is_none() && v.len() == m) {
-                        s.tiled[k] = Some(v.clone());
+                        s.keep_tiled(k, v.clone());
                     }
                     Column::Tiled(v, m)
                 }
@@ -491,7 +491,8 @@ impl Kernel {
 }
 
 /// What a kernel evaluated block after block keeps from one block for the next (see
-/// [`Kernel::eval`]).
+/// [`Kernel::eval`]), by node; empty until a node keeps something.
+#[derive(Default)]
 struct Kept {
     /// Over the members of one container, container after container: the period, and the
     /// values of each node of the member only over one period, where it ran on all of it
@@ -503,12 +504,22 @@ struct Kept {
 }
 
 impl Kept {
-    fn new(kernel: &Kernel) -> Kept {
-        Kept {
-            period: None,
-            tiled: vec![None; kernel.nodes.len()],
-            elements: kernel.nodes.iter().map(|_| None).collect(),
+    fn tiled(&self, node: usize) -> Option<&Vec<Value>> {
+        self.tiled.get(node)?.as_ref()
+    }
+
+    fn keep_tiled(&mut self, node: usize, values: Vec<Value>) {
+        if self.tiled.len() <= node {
+            self.tiled.resize(node + 1, None);
         }
+        self.tiled[node] = Some(values);
+    }
+
+    fn elements(&mut self, node: usize) -> &mut Option<RowMemo> {
+        if self.elements.len() <= node {
+            self.elements.resize_with(node + 1, || None);
+        }
+        &mut self.elements[node]
     }
 }
 
@@ -773,7 +784,7 @@ impl Nested {
         let mut made: Vec<Value> = Vec::new();
         let mut bounds: Vec<usize> = Vec::new();
         let mut captured: Vec<Vec<ManuallyDrop<Value>>> = (0..self.captures.len()).map(|_| Vec::new()).collect();
-        let mut kept = Kept::new(&self.inner);
+        let mut kept = Kept::default();
         while start < live {
             flat.clear();
             clear_values(&mut made);
