@@ -38,6 +38,17 @@ fn both<T: PartialEq + std::fmt::Debug>(f: impl Fn() -> T) -> (T, T) {
     (scalar, columns)
 }
 
+/// A function's values over a column of elements, and the first error.
+type Results = (Vec<Value>, Option<DslError>);
+
+/// `f` over `xs` with the scalar path, then always column-wise (see [`both`]).
+fn mapped(f: &Value, xs: &[Value]) -> (Results, Results) {
+    both(|| {
+        let m = map(f, &[xs]);
+        (m.values, m.error)
+    })
+}
+
 /// A run's outcome; `None` for a time-out (which depends on speed).
 fn outcome(program: &Program, task: &Task, input: usize) -> Option<Result<Value, RunError>> {
     let example = task.examples().nth(input)?;
@@ -239,10 +250,7 @@ proptest! {
     /// Values, and the error of the first failing element, are the scalar path's.
     #[test]
     fn random_closures_agree(f in function(), xs in proptest::collection::vec(element(), 0..12)) {
-        let (scalar, vectorised) = both(|| {
-            let m = map(&f, &[&xs]);
-            (m.values, m.error)
-        });
+        let (scalar, vectorised) = mapped(&f, &xs);
         prop_assert_eq!(scalar, vectorised, "{}", f);
     }
 }
@@ -281,43 +289,181 @@ proptest! {
     ) {
         let g = over_own_members(f, best);
         let xs: Vec<Value> = picks.iter().map(|&k| pool[k % pool.len()].clone()).collect();
-        let (scalar, vectorised) = both(|| {
-            let m = map(&g, &[&xs]);
-            (m.values, m.error)
-        });
+        let (scalar, vectorised) = mapped(&g, &xs);
         prop_assert_eq!(scalar, vectorised, "{}", g);
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    /// The same, over more elements than the column engine runs as they are (2,048): each
+    /// distinct element (its container with its captured value) runs once, and the others
+    /// read its result; values and the first error are still the scalar path's.
+    #[test]
+    fn repeated_elements_agree(
+        f in function(),
+        best in prop::sample::select(vec!["valmin", "argmax", "sfilter", "apply", "mapply"]),
+        pool in proptest::collection::vec(element(), 1..6),
+        picks in proptest::collection::vec(0usize..8, 2048..2300),
+    ) {
+        let g = over_own_members(f, best);
+        let xs: Vec<Value> = picks.iter().map(|&k| pool[k % pool.len()].clone()).collect();
+        let (scalar, vectorised) = mapped(&g, &xs);
+        prop_assert_eq!(scalar, vectorised, "{}", g);
+    }
+}
+
+/// `x -> best(C, y -> f(y) + 100 // (x - 30))` over 40 elements and a constant container of
+/// 1,000 members: 40,000 rows in three blocks, `f(y)` computed on the first block and read on
+/// the others, and `100 // 0` raising in a later block; and `x -> best(C, y -> maximum(apply(100
+/// // ·, (x - 30, f(y) + 1))))`, whose inner mapping over pairs meets 480 distinct pairs,
+/// remembered from block to block. Values and the first error are the scalar path's.
+#[test]
+fn constant_containers_over_several_blocks_agree() {
+    let built = |name: &str, args: Vec<Value>| call(&p(name), &args).unwrap();
+    let container = Value::tuple((0..1000).map(|k| Value::Int(k * 7 % 23 - 11)).collect());
+    let f = built("fork", vec![p("multiply"), p("sign"), p("identity")]);
+    let hundred_over = built("lbind", vec![p("divide"), Value::Int(100)]);
+    let shifted = built(
+        "compose",
+        vec![built("rbind", vec![p("subtract"), Value::Int(30)]), p("last")],
+    );
+    let of_member = built("compose", vec![f, p("first")]);
+    let summed = built(
+        "fork",
+        vec![
+            p("add"),
+            of_member.clone(),
+            built("compose", vec![hundred_over.clone(), shifted.clone()]),
+        ],
+    );
+    let pair = built(
+        "fork",
+        vec![p("astuple"), shifted, built("compose", vec![p("increment"), of_member])],
+    );
+    let nested = built(
+        "chain",
+        vec![p("maximum"), built("lbind", vec![p("apply"), hundred_over]), pair],
+    );
+    for key in [summed, nested] {
+        let per_element = built(
+            "compose",
+            vec![
+                built("lbind", vec![p("compose"), key]),
+                built("lbind", vec![p("rbind"), p("astuple")]),
+            ],
+        );
+        for (best, raising) in [("valmin", true), ("argmax", true), ("apply", false), ("valmax", false)] {
+            let over = match best {
+                "apply" => built("rbind", vec![p("apply"), container.clone()]),
+                _ => built("lbind", vec![p(best), container.clone()]),
+            };
+            let g = built("compose", vec![over, per_element.clone()]);
+            let xs: Vec<Value> = (0..40).map(|x| Value::Int(if raising { x } else { x + 40 })).collect();
+            let (scalar, vectorised) = mapped(&g, &xs);
+            assert_eq!(scalar.1.is_some(), raising, "{g}: 100 // 0 raises only at x = 30");
+            assert_eq!(scalar, vectorised, "{g}");
+        }
+    }
+}
+
 /// Repeated rows in more rows than one block of the column engine: what was met in an earlier
-/// block is remembered, and an error met in a later block is still the scalar path's.
+/// block is remembered, and an error met in a later block is still the scalar path's. The
+/// containers are each their own allocation (holding the members of one of seven), so that
+/// their rows repeat, or the seven shared, so that the elements themselves repeat, over two
+/// blocks of elements.
 #[test]
 fn repeated_rows_over_several_blocks_agree() {
     let bind = |b: &str, f: &str, x: i64| call(&p(b), &[p(f), Value::Int(x)]).unwrap();
     let compose = |outer: Value, inner: Value| call(&p("compose"), &[outer, inner]).unwrap();
-    let pool: Vec<Value> = (0..7)
-        .map(|k| Value::tuple((k..k + 12).map(|x| Value::Int(x - 60)).collect()))
+    let pool: Vec<Vec<Value>> = (0..7)
+        .map(|k| (k..k + 12).map(|x| Value::Int(x - 60)).collect())
         .collect();
-    // 3,000 containers of 12 members from a pool of 7: 36,000 rows over three blocks, 84
-    // distinct. `100 // (member + 12)` raises only on the member -12, in the last container.
-    let mut xs: Vec<Value> = (0..3_000).map(|k| pool[k * 5 % 7].clone()).collect();
-    xs.push(Value::tuple((-20..-8).map(Value::Int).collect()));
-    for best in ["valmin", "apply", "sfilter"] {
-        let g = over_own_members(compose(p("invert"), bind("lbind", "divide", 100)), best);
-        let (scalar, vectorised) = both(|| {
-            let m = map(&g, &[&xs]);
-            (m.values, m.error)
-        });
-        assert_eq!(
-            scalar.0.len(),
-            3_000,
-            "{best}: the containers before the last have values"
-        );
-        assert!(
-            scalar.1.is_some(),
-            "{best}: divide(100, 0) raises in the last container"
-        );
-        assert_eq!(scalar, vectorised, "{best}");
+    let shared: Vec<Value> = pool.iter().cloned().map(Value::tuple).collect();
+    // Containers of 12 members from a pool of 7: 84 distinct rows, over several blocks.
+    // `100 // (member + 12)` raises only on the member -12, in the last container.
+    for (n, distinct) in [(3_000, true), (20_000, false)] {
+        let mut xs: Vec<Value> = (0..n)
+            .map(|k| match distinct {
+                true => Value::tuple(pool[k * 5 % 7].clone()),
+                false => shared[k * 5 % 7].clone(),
+            })
+            .collect();
+        xs.push(Value::tuple((-20..-8).map(Value::Int).collect()));
+        for best in ["valmin", "apply", "sfilter"] {
+            let g = over_own_members(compose(p("invert"), bind("lbind", "divide", 100)), best);
+            let (scalar, vectorised) = mapped(&g, &xs);
+            assert_eq!(scalar.0.len(), n, "{best}: the containers before the last have values");
+            assert!(
+                scalar.1.is_some(),
+                "{best}: divide(100, 0) raises in the last container"
+            );
+            assert_eq!(scalar, vectorised, "{best}");
+        }
+    }
+}
+
+/// Members of the sets a best member is removed from: small integers (whose keys tie), a
+/// boolean (equal to 1), pairs (whose keys are pairs) and a set (on which most keys raise).
+fn set_member() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        4 => (-3i64..4).prop_map(Value::Int),
+        1 => Just(Value::Bool(true)),
+        1 => (-2i64..3, -2i64..3).prop_map(|(a, b)| Value::Pair(a, b)),
+        1 => Just(Value::set(vec![Value::Int(2)])),
+    ]
+}
+
+/// Key functions of a set's members: integer keys with ties, keys that raise on some members
+/// (`6 // 0`, `size` of a number), boolean keys, and pairs where the member is a pair.
+fn member_key() -> impl Strategy<Value = Value> {
+    let built = |name: &str, args: Vec<Value>| call(&p(name), &args).unwrap();
+    prop::sample::select(vec![
+        built("fork", vec![p("multiply"), p("sign"), p("identity")]),
+        built("lbind", vec![p("divide"), Value::Int(6)]),
+        built("rbind", vec![p("divide"), Value::Int(2)]),
+        built("compose", vec![p("invert"), p("double")]),
+        p("identity"),
+        p("size"),
+        p("even"),
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// `m -> best(remove(m, S), f)`, and `m -> apply(l -> best(remove(m, S), y -> f(l + y)),
+    /// (0, 1, 2))` where `remove` is captured from the outer kernel, for the four primitives
+    /// that the column engine picks from `S`'s best two members when `S` is a set: values and
+    /// the first error are the scalar path's, for members of `S` and values not in it, empty
+    /// remainders, ties, keys that raise or are not integers, and tuples (not rewritten).
+    #[test]
+    fn best_of_a_set_without_one_member_agrees(
+        best in prop::sample::select(vec!["valmin", "valmax", "argmin", "argmax"]),
+        members in proptest::collection::vec(set_member(), 0..6),
+        as_tuple in any::<bool>(),
+        f in member_key(),
+        captured in any::<bool>(),
+        ms in proptest::collection::vec(set_member(), 0..12),
+    ) {
+        let built = |name: &str, args: Vec<Value>| call(&p(name), &args).unwrap();
+        let container = if as_tuple { Value::tuple(members) } else { Value::set(members) };
+        let removed = built("rbind", vec![p("remove"), container]);
+        let g = if captured {
+            let key = built(
+                "compose",
+                vec![built("lbind", vec![p("compose"), f]), built("lbind", vec![p("lbind"), p("add")])],
+            );
+            let bound = built("compose", vec![built("lbind", vec![p("lbind"), p(best)]), removed]);
+            let per_location = built("compose", vec![built("rbind", vec![p("compose"), key]), bound]);
+            let locations = Value::tuple((0..3).map(Value::Int).collect());
+            built("compose", vec![built("rbind", vec![p("apply"), locations]), per_location])
+        } else {
+            built("compose", vec![built("rbind", vec![p(best), f]), removed])
+        };
+        let (scalar, vectorised) = mapped(&g, &ms);
+        prop_assert_eq!(scalar, vectorised, "{}", g);
     }
 }
 
@@ -390,10 +536,7 @@ fn deep_powers_are_bounded_and_exact() {
     assert_eq!(m.error, Some(arcbatch::dsl::DslError::Timeout));
     assert!(start.elapsed() < Duration::from_secs(5), "took {:?}", start.elapsed());
     let deep = power(power(p("rot90"), 90), 70);
-    let (scalar, vectorised) = both(|| {
-        let m = map(&deep, &[&[grid.clone(), grid.clone()]]);
-        (m.values, m.error)
-    });
+    let (scalar, vectorised) = mapped(&deep, &[grid.clone(), grid.clone()]);
     assert_eq!(scalar, vectorised);
 }
 
@@ -406,18 +549,12 @@ fn containers_of_several_blocks_agree() {
     let xs: Vec<Value> = (-20_000..20_000).map(Value::Int).collect();
     // 100 // x for x = -20000..: the element 0, in the second block, raises.
     let raising = compose(p("increment"), bind("lbind", "divide", 100));
-    let (scalar, vectorised) = both(|| {
-        let m = map(&raising, &[&xs]);
-        (m.values, m.error)
-    });
+    let (scalar, vectorised) = mapped(&raising, &xs);
     assert_eq!(scalar.0.len(), 20_000, "the elements before 0 have values");
     assert!(scalar.1.is_some(), "divide(100, 0) raises");
     assert_eq!(scalar, vectorised);
     let total = call(&p("fork"), &[p("add"), p("identity"), bind("rbind", "multiply", 3)]).unwrap();
-    let (scalar, vectorised) = both(|| {
-        let m = map(&total, &[&xs]);
-        (m.values, m.error)
-    });
+    let (scalar, vectorised) = mapped(&total, &xs);
     assert_eq!(scalar.0.len(), xs.len());
     assert_eq!(scalar, vectorised);
 }

@@ -50,6 +50,7 @@ use super::func::{call, callable, holds_foreign, Deadline, Func};
 use super::memo::{identity, RowMemo};
 use super::prims::cheap::{Cheap, WithPrim};
 use super::prims::fused::Fused;
+use super::prims::without::Without;
 use super::registry::PrimId;
 use super::value::{as_values, borrowed, clear_values, push_value, Items, Value};
 
@@ -68,8 +69,10 @@ pub struct Mapping {
     /// members, in order: [`Mapping::run`] then reads them in place.
     pub members: fn(&Value, &mut Vec<Value>) -> DslResult<()>,
     /// The result from the container, those values, and the function's results on them (up to
-    /// the first that raised). It may take the results or leave them: the column engine
-    /// refills one buffer for container after container, so that reading them costs no copy.
+    /// the first that raised, with its error, which it raises after what precedes it in the
+    /// reference's loop, unless it makes a result that does not depend on it, as [`Without`]'s
+    /// summaries do). It may take the results or leave them: the column engine refills one
+    /// buffer for container after container, so that reading them costs no copy.
     pub combine: fn(&Value, &[Value], &mut Mapped) -> DslResult<Value>,
     /// Whether the reference applies the function inside a generator expression (`apply`,
     /// `sfilter`), where a `StopIteration` it raises becomes a `RuntimeError`.
@@ -229,11 +232,12 @@ pub fn map(f: &Value, columns: &[&[Value]]) -> Mapped {
         }
         // Block by block, so that the kernel's columns stay small over a large container; the
         // first block that raises holds the first failing element.
+        let mut kept = Kept::default();
         let mut values = Vec::with_capacity(n);
         for start in (0..n).step_by(BLOCK) {
             let end = (start + BLOCK).min(n);
             let block: SmallVec<[&[Value]; 4]> = columns.iter().map(|c| &c[start..end]).collect();
-            let mapped = kernel.eval(&block, end - start, None);
+            let mapped = kernel.eval(&block, end - start, Some(&mut kept));
             values.extend(mapped.values);
             if mapped.error.is_some() {
                 return Mapped {
@@ -274,6 +278,10 @@ enum Node {
     /// A composition of primitives run as one, without the values in between (see
     /// [`Builder::fuse`]).
     Fused { op: Fused, args: Args },
+    /// `valmin`, `valmax`, `argmin` or `argmax` of `remove(m, S)` picked from the summary of
+    /// `S` that a [`Node::Nested`] computed (see [`Without`]). The arguments are that summary,
+    /// `m`, `remove(m, S)` and the function.
+    Without { op: Without, args: Args },
     /// A primitive call whose work a later [`Node::Fused`] does: it never runs.
     Moved,
     /// `matcher`: whether two earlier nodes' values are equal.
@@ -297,8 +305,9 @@ struct Nested {
     /// argument order after the member.
     captures: Vec<NodeId>,
     /// How many more evaluations run every row without looking for repeats (see
-    /// [`Nested::memo`]).
+    /// [`Nested::memo`]), and every element (see [`Nested::eval_distinct`]).
     skip_memo: AtomicU32,
+    skip_elements: AtomicU32,
 }
 
 impl Clone for Nested {
@@ -309,6 +318,7 @@ impl Clone for Nested {
             inner: self.inner.clone(),
             captures: self.captures.clone(),
             skip_memo: AtomicU32::new(self.skip_memo.load(Ordering::Relaxed)),
+            skip_elements: AtomicU32::new(self.skip_elements.load(Ordering::Relaxed)),
         }
     }
 }
@@ -353,8 +363,9 @@ impl Kernel {
     /// for that container): the nodes that depend on the member only run on one period and are
     /// read cyclically, and those that depend on the captured values only run on the first row
     /// of each period and are read for all its rows. A failure there is at the earliest row it
-    /// fails on: the first period's, or the period's first row.
-    fn eval(&self, columns: &[&[Value]], n: usize, period: Option<usize>) -> Mapped {
+    /// fails on: the first period's, or the period's first row. `kept`, where the rows are
+    /// one block of many, holds the period and what the next block reads again (see [`Kept`]).
+    fn eval(&self, columns: &[&[Value]], n: usize, mut kept: Option<&mut Kept>) -> Mapped {
         let mut live = n;
         let mut error = None;
         let mut values: Vec<Column> = Vec::with_capacity(self.nodes.len());
@@ -363,19 +374,27 @@ impl Kernel {
                 values.push(Column::Values(Vec::new()));
                 continue;
             }
-            let shape = match period {
+            let shape = match kept.as_deref().and_then(|s| s.period) {
                 Some(m) if self.member_only[k] && !matches!(node, Node::Arg(_) | Node::Const(_)) => Shape::Tiled(m),
                 Some(m)
                     if self.capture_only[k]
                         && matches!(
                             node,
-                            Node::Prim { .. } | Node::Fused { .. } | Node::Equals(..) | Node::Call { .. }
+                            Node::Prim { .. }
+                                | Node::Fused { .. }
+                                | Node::Without { .. }
+                                | Node::Equals(..)
+                                | Node::Call { .. }
                         ) =>
                 {
                     Shape::Blocked(m)
                 }
                 _ => Shape::Rows,
             };
+            if let (Shape::Tiled(m), Some(tiled)) = (shape, kept.as_deref().and_then(|s| s.tiled(k))) {
+                values.push(Column::Tiled(tiled.clone(), m));
+                continue;
+            }
             // The rows the node runs on: `count` of them, `stride` apart.
             let (count, stride) = match shape {
                 Shape::Tiled(m) => (m.min(live), 1),
@@ -411,6 +430,10 @@ impl Kernel {
                     let (out, failure) = per_element(args, &values, columns, rows, |_, a| op.run(a));
                     (Column::Values(out), failure)
                 }
+                Node::Without { op, args } => {
+                    let (out, failure) = per_element(args, &values, columns, rows, |_, a| op.run(a));
+                    (Column::Values(out), failure)
+                }
                 // Never reached: nothing reads a moved node and it cannot raise, so it does
                 // not run.
                 Node::Moved => (Column::Values(Vec::new()), None),
@@ -420,12 +443,18 @@ impl Kernel {
                     (Column::Values(out), failure)
                 }
                 Node::Nested(nested) => {
-                    let (out, failure) = nested.eval(&values, columns, count);
+                    let met = kept.as_deref_mut().map(|s| s.elements(k));
+                    let (out, failure) = nested.eval_distinct(&values, columns, count, met);
                     (Column::Values(out), failure)
                 }
             };
             let column = match (shape, column) {
-                (Shape::Tiled(m), Column::Values(v)) => Column::Tiled(v, m),
+                (Shape::Tiled(m), Column::Values(v)) => {
+                    if let Some(s) = kept.as_deref_mut().filter(|_| failure.is_none() && v.len() == m) {
+                        s.keep_tiled(k, v.clone());
+                    }
+                    Column::Tiled(v, m)
+                }
                 (Shape::Blocked(m), Column::Values(v)) => Column::Blocked(v, m),
                 (_, column) => column,
             };
@@ -458,6 +487,39 @@ impl Kernel {
             Node::Nested(nested) => !nested.inner.cacheable(),
             _ => false,
         })
+    }
+}
+
+/// What a kernel evaluated block after block keeps from one block for the next (see
+/// [`Kernel::eval`]), by node; empty until a node keeps something.
+#[derive(Default)]
+struct Kept {
+    /// Over the members of one container, container after container: the period, and the
+    /// values of each node of the member only over one period, where it ran on all of it
+    /// without failing. They are the same in every block, and run on the first only.
+    period: Option<usize>,
+    tiled: Vec<Option<Vec<Value>>>,
+    /// The elements each nested node has met (see [`Nested::eval_distinct`]).
+    elements: Vec<Option<RowMemo>>,
+}
+
+impl Kept {
+    fn tiled(&self, node: usize) -> Option<&Vec<Value>> {
+        self.tiled.get(node)?.as_ref()
+    }
+
+    fn keep_tiled(&mut self, node: usize, values: Vec<Value>) {
+        if self.tiled.len() <= node {
+            self.tiled.resize(node + 1, None);
+        }
+        self.tiled[node] = Some(values);
+    }
+
+    fn elements(&mut self, node: usize) -> &mut Option<RowMemo> {
+        if self.elements.len() <= node {
+            self.elements.resize_with(node + 1, || None);
+        }
+        &mut self.elements[node]
     }
 }
 
@@ -621,6 +683,16 @@ impl WithPrim for PerElement<'_> {
 /// Evaluations of a [`Nested`] node that do not look for repeated rows after one that found
 /// too few.
 const RETRY_MEMO: u32 = 16;
+
+/// Whether this evaluation does not look for repeats, counting down the evaluations left to
+/// skip.
+fn skipped(skip: &AtomicU32) -> bool {
+    let left = skip.load(Ordering::Relaxed);
+    if left > 0 {
+        skip.store(left - 1, Ordering::Relaxed);
+    }
+    left > 0
+}
 /// Fewer rows than this in a block are run as they are: what repeats among so few costs less
 /// to run again than to look up.
 const MIN_MEMO_ROWS: usize = 2048;
@@ -634,18 +706,72 @@ impl Nested {
     /// looked up, and a cheap inner kernel whose rows were found mostly distinct does not look
     /// for its next [`RETRY_MEMO`] evaluations.
     fn memo(&self) -> Option<RowMemo> {
-        let skip = self.skip_memo.load(Ordering::Relaxed);
-        if skip > 0 {
-            self.skip_memo.store(skip - 1, Ordering::Relaxed);
-            return None;
-        }
-        Some(RowMemo::default())
+        (!skipped(&self.skip_memo)).then(RowMemo::default)
     }
 
-    /// The mapping primitive for elements `0..live`: the values, and the first element that
-    /// raised (its container not iterable, a member's function call, or the combination).
-    fn eval(&self, values: &[Column], columns: &[&[Value]], live: usize) -> (Vec<Value>, Option<(usize, DslError)>) {
-        let container = &values[self.container as usize];
+    /// [`Nested::eval`] of the elements `0..live` of this kernel's `values`, where an element
+    /// that comes back (the same container with the same captured values) is not run again:
+    /// `apply(abs, subtract(l, centre))` for every location `l` and object meets a few
+    /// thousand distinct differences in hundreds of thousands of elements. Looking an element up
+    /// costs a hash of its values' identities: over a constant container (the same for all),
+    /// or fewer than [`MIN_MEMO_ROWS`] elements, they are run as they are, and elements found
+    /// mostly distinct are not looked up for the next [`RETRY_MEMO`] evaluations. `met` keeps
+    /// the elements met for the next block of the evaluation this one is part of.
+    fn eval_distinct(
+        &self,
+        values: &[Column],
+        columns: &[&[Value]],
+        live: usize,
+        met: Option<&mut Option<RowMemo>>,
+    ) -> (Vec<Value>, Option<(usize, DslError)>) {
+        let inputs: SmallVec<[&Column; 4]> = std::iter::once(&self.container)
+            .chain(&self.captures)
+            .map(|&n| &values[n as usize])
+            .collect();
+        let mut own = None;
+        let met = met.unwrap_or(&mut own);
+        if matches!(inputs[0], Column::Const(_))
+            || met.is_none() && (live < MIN_MEMO_ROWS || skipped(&self.skip_elements))
+        {
+            return self.eval(&inputs, columns, live);
+        }
+        // The inputs as slices: borrowed copies where they are not stored as one (SAFETY:
+        // `values` and `columns` keep every value alive for the whole call).
+        let copies: SmallVec<[Vec<ManuallyDrop<Value>>; 4]> = inputs
+            .iter()
+            .map(|c| match c.as_slice(columns) {
+                Some(_) => Vec::new(),
+                None => (0..live).map(|i| unsafe { borrowed(c.get(columns, i)) }).collect(),
+            })
+            .collect();
+        let slices: SmallVec<[&[Value]; 4]> = inputs
+            .iter()
+            .zip(&copies)
+            .map(|(c, copy)| c.as_slice(columns).map_or(as_values(copy), |s| &s[..live]))
+            .collect();
+        let memo = met.get_or_insert_with(RowMemo::default);
+        let mapped = memo.eval(&slices, live, |rows, n| {
+            let args: SmallVec<[Column; 4]> = (0..rows.len()).map(Column::Arg).collect();
+            let inputs: SmallVec<[&Column; 4]> = args.iter().collect();
+            let (values, failure) = self.eval(&inputs, rows, n);
+            Mapped {
+                values,
+                error: failure.map(|(_, e)| e),
+            }
+        });
+        if !memo.repeats() {
+            self.skip_elements.store(RETRY_MEMO, Ordering::Relaxed);
+            *met = None;
+        }
+        let failure = mapped.error.map(|e| (mapped.values.len(), e));
+        (mapped.values, failure)
+    }
+
+    /// The mapping primitive for elements `0..live` of `inputs`, the container column and
+    /// the captured values' columns: the values, and the first element that raised (its
+    /// container not iterable, a member's function call, or the combination).
+    fn eval(&self, inputs: &[&Column], columns: &[&[Value]], live: usize) -> (Vec<Value>, Option<(usize, DslError)>) {
+        let container = inputs[0];
         let mut out = Vec::with_capacity(live);
         let mut memo = self.memo();
         let mut start = 0;
@@ -658,6 +784,7 @@ impl Nested {
         let mut made: Vec<Value> = Vec::new();
         let mut bounds: Vec<usize> = Vec::new();
         let mut captured: Vec<Vec<ManuallyDrop<Value>>> = (0..self.captures.len()).map(|_| Vec::new()).collect();
+        let mut kept = Kept::default();
         while start < live {
             flat.clear();
             clear_values(&mut made);
@@ -668,7 +795,7 @@ impl Nested {
             while end < live && (end == start || flat.len() < BLOCK) {
                 let before = flat.len();
                 match container.get(columns, end) {
-                    // SAFETY (of each copy): the container lives in `values` or `columns`.
+                    // SAFETY (of each copy): the container lives in `inputs` or `columns`.
                     Value::Tuple(items) | Value::Set(items) if !items.is_empty() => {
                         flat.extend(items.iter().map(|v| unsafe { borrowed(v) }))
                     }
@@ -684,9 +811,9 @@ impl Nested {
                         flat.extend(made[from..].iter().map(|v| unsafe { borrowed(v) }));
                     }
                 }
-                for (column, &c) in captured.iter_mut().zip(&self.captures) {
-                    let v = values[c as usize].get(columns, end);
-                    // SAFETY: the captured value lives in `values` or `columns`.
+                for (column, input) in captured.iter_mut().zip(&inputs[1..]) {
+                    let v = input.get(columns, end);
+                    // SAFETY: the captured value lives in `inputs` or `columns`.
                     column.extend((before..flat.len()).map(|_| unsafe { borrowed(v) }));
                 }
                 bounds.push(flat.len());
@@ -694,13 +821,16 @@ impl Nested {
             }
             let mut inner_columns: Vec<&[Value]> = vec![as_values(&flat)];
             inner_columns.extend(captured.iter().map(|c| as_values(c)));
-            // One container for all: the member-only nodes run once per chunk. Otherwise rows
-            // met before (the same member with the same captured values) are not run again.
+            // One container for all: the member-only nodes run once, on the first block.
+            // Otherwise rows met before (the same member with the same captured values) are not
+            // run again.
             let inner = if matches!(container, Column::Const(_)) {
-                let period = bounds.first().copied().filter(|&m| m > 0);
-                self.inner.eval(&inner_columns, flat.len(), period)
+                kept.period = bounds.first().copied().filter(|&m| m > 0);
+                self.inner.eval(&inner_columns, flat.len(), Some(&mut kept))
             } else if let Some(m) = memo.as_mut().filter(|_| flat.len() >= MIN_MEMO_ROWS) {
-                let inner = m.eval(&inner_columns, flat.len(), |rows, n| self.inner.eval(rows, n, None));
+                let inner = m.eval(&inner_columns, flat.len(), |rows, n| {
+                    self.inner.eval(rows, n, Some(&mut kept))
+                });
                 if !self.inner.costly && !m.repeats() {
                     // Too few repeats to pay for looking them up.
                     self.skip_memo.store(RETRY_MEMO, Ordering::Relaxed);
@@ -708,7 +838,7 @@ impl Nested {
                 }
                 inner
             } else {
-                self.inner.eval(&inner_columns, flat.len(), None)
+                self.inner.eval(&inner_columns, flat.len(), Some(&mut kept))
             };
             let mut results = self.mapping.raised(inner);
             // Hand each container its members' results, up to the first that raised, in one
@@ -726,20 +856,15 @@ impl Nested {
                 let have = taken.len().min(members.len());
                 keys.values.clear();
                 keys.values.extend(taken.by_ref().take(have));
-                let error = if have < members.len() {
+                keys.error = if have < members.len() {
                     results.error.take()
                 } else {
                     None
                 };
-                keys.error = error.clone();
-                // `combine` raises a member's error (after what precedes it in the loop); the
-                // element fails even if it did not.
-                match (
-                    (self.mapping.combine)(container.get(columns, element), members, &mut keys),
-                    error,
-                ) {
-                    (Err(e), _) | (Ok(_), Some(e)) => return (out, Some((element, e))),
-                    (Ok(v), None) => out.push(v),
+                // `combine` raises a member's error (after what precedes it in the loop).
+                match (self.mapping.combine)(container.get(columns, element), members, &mut keys) {
+                    Err(e) => return (out, Some((element, e))),
+                    Ok(v) => out.push(v),
                 }
             }
             if stop.is_some() {
@@ -770,6 +895,7 @@ struct Known {
     rbind: PrimId,
     lbind: PrimId,
     power: PrimId,
+    remove: PrimId,
 }
 
 static KNOWN: LazyLock<Known> = LazyLock::new(|| {
@@ -786,6 +912,7 @@ static KNOWN: LazyLock<Known> = LazyLock::new(|| {
         rbind: id("rbind"),
         lbind: id("lbind"),
         power: id("power"),
+        remove: id("remove"),
     }
 });
 
@@ -1106,9 +1233,12 @@ impl<'p> Builder<'p> {
             return n;
         }
         if let Some(mapping) = id.spec().mapping {
-            let function = args[mapping.function];
+            let (container, function) = (args[mapping.container], args[mapping.function]);
             if self.is_function(function) {
-                return self.nested(mapping, args[mapping.container], function);
+                if let Some(n) = self.without(id, container, function) {
+                    return n;
+                }
+                return self.nested(mapping, container, function);
             }
         }
         self.push(Node::Prim {
@@ -1152,7 +1282,38 @@ impl<'p> Builder<'p> {
             inner,
             captures,
             skip_memo: AtomicU32::new(0),
+            skip_elements: AtomicU32::new(0),
         })))
+    }
+
+    /// `valmin(remove(m, S), f)` (or `valmax`, `argmin`, `argmax`) for a constant set `S`, as
+    /// the summary of `S` under `f`, which does not depend on `m`, and the result picked from it
+    /// for `m` (see [`Without`]). `remove(m, S)` itself stays where it is, and may raise there.
+    fn without(&mut self, id: PrimId, container: NodeId, function: NodeId) -> Option<NodeId> {
+        let op = Without::of(id)?;
+        let (member, set) = self.removed_from_set(container)?;
+        let summary = self.nested(op.best_two(), set, function);
+        let args = [summary, member, container, function].into_iter().collect();
+        Some(self.push(Node::Without { op, args }))
+    }
+
+    /// `(m, S)` where node `n` is `remove(m, S)` of a constant set `S` ([`Value::Set`]), made
+    /// by this builder or captured from its parent's.
+    fn removed_from_set(&mut self, n: NodeId) -> Option<(NodeId, NodeId)> {
+        let removal = |b: &Builder, n: NodeId| match &b.nodes[n as usize] {
+            Node::Prim { id, args } if *id == KNOWN.remove && matches!(b.const_value(args[1]), Some(Value::Set(_))) => {
+                Some((args[0], args[1]))
+            }
+            _ => None,
+        };
+        match self.nodes[n as usize] {
+            Node::Arg(k) if k >= self.arity => {
+                let parent = self.parent?;
+                let (member, set) = removal(parent, self.captures[k - self.arity])?;
+                Some((self.import(member), self.import(set)))
+            }
+            _ => removal(self, n),
+        }
     }
 
     /// A parent's node as a node of this (inner) builder.
@@ -1222,7 +1383,9 @@ fn cannot_raise(nodes: &[Node], syms: &[Option<Sym>], k: usize) -> bool {
 /// Calls `read` with each node `node` reads.
 fn reads(node: &Node, mut read: impl FnMut(NodeId)) {
     match node {
-        Node::Prim { args, .. } | Node::Fused { args, .. } => args.iter().copied().for_each(read),
+        Node::Prim { args, .. } | Node::Fused { args, .. } | Node::Without { args, .. } => {
+            args.iter().copied().for_each(read)
+        }
         Node::Call { function, args } => {
             read(*function);
             args.iter().copied().for_each(read);
@@ -1607,6 +1770,96 @@ mod tests {
     fn both_ways(f: &Value, elements: &[Value]) -> (DslResult<Vec<Value>>, DslResult<Vec<Value>>) {
         let columns = with_kernel(f, 1, |kernel| kernel.eval(&[elements], elements.len(), None).all());
         (columns, map_scalar(f, &[elements], elements.len()).all())
+    }
+
+    /// How many nodes of a kernel and of its inner kernels pick a best member without one
+    /// ([`Node::Without`]).
+    fn picks(kernel: &Kernel) -> usize {
+        let inner = |n: &Node| match n {
+            Node::Without { .. } => 1,
+            Node::Nested(nested) => picks(&nested.inner),
+            _ => 0,
+        };
+        kernel.nodes.iter().map(inner).sum()
+    }
+
+    /// `best(remove(m, S), f)` for the four primitives, with `remove` made in the same kernel
+    /// (`m -> best(remove(m, S), f)`) or captured from the parent kernel (`m -> apply(l ->
+    /// best(remove(m, S), y -> f(l + y)), L)`), is picked from `S`'s summary where `S` is a
+    /// constant set, and gives the scalar path's values and first error: ties, the only best
+    /// member removed, the only member removed, a value not in `S`, keys that are not integers,
+    /// and a key that raises on the member removed or on another.
+    #[test]
+    fn best_of_a_set_without_one_member_is_the_scalar_paths() {
+        let call = |name: &str, args: Vec<Value>| {
+            Value::func(match (name, &args[..]) {
+                ("compose", [a, b]) => Func::Compose(a.clone(), b.clone()),
+                ("fork", [a, b, c]) => Func::Fork(a.clone(), b.clone(), c.clone()),
+                ("rbind", [a, b]) => Func::Rbind(a.clone(), b.clone()),
+                ("lbind", [a, b]) => Func::Lbind(a.clone(), b.clone()),
+                _ => unreachable!("the closures the test builds"),
+            })
+        };
+        let same_kernel = |best: &str, set: &Value, f: &Value| {
+            let removed = call("rbind", vec![prim("remove"), set.clone()]);
+            call("compose", vec![call("rbind", vec![prim(best), f.clone()]), removed])
+        };
+        let captured = |best: &str, set: &Value, f: &Value| {
+            let removed = call("rbind", vec![prim("remove"), set.clone()]);
+            let key = call(
+                "compose",
+                vec![
+                    call("lbind", vec![prim("compose"), f.clone()]),
+                    call("lbind", vec![prim("lbind"), prim("add")]),
+                ],
+            );
+            let bound = call("compose", vec![call("lbind", vec![prim("lbind"), prim(best)]), removed]);
+            let per_location = call("compose", vec![call("rbind", vec![prim("compose"), key]), bound]);
+            let locations = Value::tuple((0..3).map(Value::Int).collect());
+            call(
+                "compose",
+                vec![call("rbind", vec![prim("apply"), locations]), per_location],
+            )
+        };
+        let ints = |ns: &[i64]| ns.iter().map(|&n| Value::Int(n)).collect::<Vec<_>>();
+        let absolute = call("fork", vec![prim("multiply"), prim("sign"), prim("identity")]);
+        let six_over = call("lbind", vec![prim("divide"), Value::Int(6)]);
+        let halved = call("rbind", vec![prim("divide"), Value::Int(2)]);
+        let mixed = {
+            let mut members = ints(&[-2, 3]);
+            members.push(Value::Pair(1, 1));
+            Value::set(members)
+        };
+        let cases = [
+            // Keys 2, 1, 1, 3 (and from l + y): ties, a unique best and a unique worst.
+            (
+                Value::set(ints(&[-2, -1, 1, 3])),
+                absolute.clone(),
+                ints(&[-1, 1, 3, -2, 5, 0]),
+            ),
+            // One member: nothing left when it is removed (`valmin` applies the key to 0,
+            // `argmin` raises).
+            (Value::set(ints(&[4])), absolute.clone(), ints(&[3, 4, 4])),
+            // 6 // 0 raises where 0 is left in the set, and not where it is removed.
+            (Value::set(ints(&[0, 2, 3])), six_over.clone(), ints(&[0, 3, 0, 2])),
+            (Value::set(ints(&[0, 2, 3])), six_over, ints(&[0, 0, 3])),
+            // A pair's key is a pair: the primitive decides.
+            (mixed, halved.clone(), ints(&[3, -2, 7])),
+            // A tuple keeps every equal member: not rewritten.
+            (Value::tuple(ints(&[2, -1, 2, 1])), absolute, ints(&[2, 1, -1, 4])),
+        ];
+        for (set, f, elements) in &cases {
+            for best in ["valmin", "valmax", "argmin", "argmax"] {
+                let builds: [&dyn Fn(&str, &Value, &Value) -> Value; 2] = [&same_kernel, &captured];
+                for build in builds {
+                    let g = build(best, set, f);
+                    let expected = usize::from(matches!(set, Value::Set(_)));
+                    assert_eq!(picks(&Kernel::compile(&g, 1)), expected, "{g}");
+                    let (columns, scalar) = both_ways(&g, elements);
+                    assert_eq!(columns, scalar, "{g} over {elements:?}");
+                }
+            }
+        }
     }
 
     /// Checks that `second`, `first` with other containers of the same kinds, runs on

@@ -20,6 +20,7 @@ pub(crate) mod objects;
 pub(crate) mod patches;
 mod py;
 mod rows;
+pub mod without;
 
 use super::registry::PrimSpec;
 
