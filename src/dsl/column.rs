@@ -1789,6 +1789,9 @@ mod tests {
     /// constant set, and gives the scalar path's values and first error: ties, the only best
     /// member removed, the only member removed, a value not in `S`, keys that are not integers,
     /// and a key that raises on the member removed or on another.
+    /// How a test builds `best(remove(m, set), f)` as a function of `m`.
+    type Build<'a> = dyn Fn(&str, &Value, &Value) -> Value + 'a;
+
     #[test]
     fn best_of_a_set_without_one_member_is_the_scalar_paths() {
         let call = |name: &str, args: Vec<Value>| {
@@ -1850,8 +1853,7 @@ mod tests {
         ];
         for (set, f, elements) in &cases {
             for best in ["valmin", "valmax", "argmin", "argmax"] {
-                let builds: [&dyn Fn(&str, &Value, &Value) -> Value; 2] = [&same_kernel, &captured];
-                for build in builds {
+                for build in [&same_kernel as &Build<'_>, &captured] {
                     let g = build(best, set, f);
                     let expected = usize::from(matches!(set, Value::Set(_)));
                     assert_eq!(picks(&Kernel::compile(&g, 1)), expected, "{g}");
