@@ -98,11 +98,6 @@ impl GridChain {
         Ok(GridChain { steps })
     }
 
-    /// The chain of one step.
-    pub fn of(op: &'static Op, param: u32) -> Result<GridChain, ChainError> {
-        GridChain::new(vec![ChainStep { op, param }])
-    }
-
     pub fn steps(&self) -> &[ChainStep] {
         &self.steps
     }

@@ -1,10 +1,11 @@
 //! [`DeviceBackend`]: the [`Backend`] that runs batched ops on a set of [`Device`]s.
 //!
 //! Each batched op with a kernel, and each chain of grid steps ([`GridChain`]: one job, its
-//! grids staying on the device from step to step), runs as its entry in the op table says ([`Op::kernel`]): which
-//! lanes the kernel takes (grids with cells, and what else the kernel is written for; the
-//! other, odd lanes go to the CPU backend), how to pack the taken lanes into one [`Job`], and
-//! how to unpack the bytes that come back into the very [`LaneResult`]s the CPU backend gives. A batch of more than
+//! grids staying on the device from step to step), runs as its entry in the op table says
+//! ([`Op::kernel`]): which lanes the kernel takes (grids with cells, and what else the kernel
+//! is written for; the other, odd lanes go to the CPU backend), how to pack the taken lanes
+//! into one [`Job`], and how to unpack the bytes that come back into the very [`LaneResult`]s
+//! the CPU backend gives. A batch of more than
 //! [`DeviceBackend::with_shard_threshold`] lanes (default [`DEFAULT_SHARD_ABOVE`]) is cut into
 //! one contiguous shard per device, each run on a thread of its own and merged back in lane
 //! order. Packing and unpacking spread the lanes over the thread pool.
