@@ -26,7 +26,7 @@
 //! What does not change from block to block of such an evaluation runs once: over a constant
 //! container, the inner kernel's nodes of the member only; and a nested mapping's element that
 //! comes back (the same container with the same captured values) is looked up, not run again
-//! ([`Nested::eval_distinct`]). `valmin(remove(m, S), f)` and its kin, for a constant set `S`,
+//! (`Nested::eval_distinct`). `valmin(remove(m, S), f)` and its kin, for a constant set `S`,
 //! run as a summary of `S` under `f`, the same for every `m`, and a pick from it
 //! ([`Without`]).
 //!
