@@ -23,6 +23,13 @@
 //! not 900 compilations and 900 small loops. A closure that is called some other way, or
 //! returned, is built for real, per element.
 //!
+//! What does not change from block to block of such an evaluation runs once: over a constant
+//! container, the inner kernel's nodes of the member only; and a nested mapping's element that
+//! comes back (the same container with the same captured values) is looked up, not run again
+//! (`Nested::eval_distinct`). `valmin(remove(m, S), f)` and its kin, for a constant set `S`,
+//! run as a summary of `S` under `f`, the same for every `m`, and a pick from it
+//! ([`Without`]).
+//!
 //! # Errors stay exact
 //!
 //! The reference applies the function to one element after another and raises the first error
@@ -683,6 +690,9 @@ impl WithPrim for PerElement<'_> {
 /// Evaluations of a [`Nested`] node that do not look for repeated rows after one that found
 /// too few.
 const RETRY_MEMO: u32 = 16;
+/// Fewer rows than this in a block are run as they are: what repeats among so few costs less
+/// to run again than to look up.
+const MIN_MEMO_ROWS: usize = 2048;
 
 /// Whether this evaluation does not look for repeats, counting down the evaluations left to
 /// skip.
@@ -693,9 +703,6 @@ fn skipped(skip: &AtomicU32) -> bool {
     }
     left > 0
 }
-/// Fewer rows than this in a block are run as they are: what repeats among so few costs less
-/// to run again than to look up.
-const MIN_MEMO_ROWS: usize = 2048;
 
 impl Nested {
     /// Where the inner kernel's rows are remembered during one evaluation, so that a row that

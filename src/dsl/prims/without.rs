@@ -1,8 +1,8 @@
 //! `valmin`, `valmax`, `argmin` and `argmax` of a set with one member removed,
 //! `valmin(remove(m, S), f)`, for many `m` and one `S` and `f`, without applying `f` to `S`'s
 //! members again for each `m`. solve_d22278a0 computes `valmin(remove(o, objects), distance to
-//! l)` for every object `o` and location `l`: |objects|² x |locations| keys, where these
-//! are |objects| x |locations|.
+//! l)` for every object `o` and location `l`: |objects|² x |locations| keys, where the
+//! summaries below need |objects| x |locations|.
 //!
 //! Where every key `f` gives on `S`'s members is an integer, the result for any `m` follows from
 //! the first member with the best key, `B`: `remove(m, S)` still holds `B` unless `m == B` (a set
@@ -78,35 +78,48 @@ fn best_two(set: &Value, members: &[Value], keys: &mut Mapped, max: bool) -> Dsl
     if let Some(e) = keys.error.take() {
         return if e.is_transient() { Err(e) } else { Ok(Value::None) };
     }
-    let int = |k: usize| match keys.values[k] {
-        Value::Int(x) => Some(x),
-        _ => None,
-    };
-    // Keys short of the members: a member of an earlier set raised, and this set's keys were
-    // never computed.
-    if !matches!(set, Value::Set(_))
-        || keys.values.len() != members.len()
-        || (0..members.len()).any(|k| int(k).is_none())
-    {
-        return Ok(Value::None);
-    }
-    let key = |k: usize| int(k).unwrap_or_default();
-    let better = |a: i64, b: i64| if max { a > b } else { a < b };
-    // The first of the best, the next with its key, and the first of the best of the others.
-    let Some(first) = (0..members.len()).reduce(|b, k| if better(key(k), key(b)) { k } else { b }) else {
+    let ints: Option<Vec<i64>> = keys
+        .values
+        .iter()
+        .map(|k| match k {
+            Value::Int(x) => Some(*x),
+            _ => None,
+        })
+        .collect();
+    // Not a set, a key that is not an integer, or keys short of the members (a member of an
+    // earlier set raised, and this set's keys were never computed).
+    let (Value::Set(_), Some(keys)) = (set, ints.filter(|k| k.len() == members.len())) else {
         return Ok(Value::None);
     };
-    let tie = (first + 1..members.len()).find(|&k| key(k) == key(first));
-    let next = || {
-        (0..members.len())
-            .filter(|&k| key(k) != key(first))
-            .reduce(|b, k| if better(key(k), key(b)) { k } else { b })
+    let Some(first) = first_best(&keys, 0..keys.len(), max) else {
+        return Ok(Value::None);
     };
-    let mut summary = vec![members[first].clone(), Value::Int(key(first))];
-    if let Some(k) = tie.or_else(next) {
-        summary.extend([members[k].clone(), Value::Int(key(k))]);
+    // Without it: the next member with its key, or else the first of the best of the others.
+    let next = (first + 1..keys.len())
+        .find(|&k| keys[k] == keys[first])
+        .or_else(|| first_best(&keys, (0..keys.len()).filter(|&k| keys[k] != keys[first]), max));
+    let mut summary = vec![members[first].clone(), Value::Int(keys[first])];
+    if let Some(k) = next {
+        summary.extend([members[k].clone(), Value::Int(keys[k])]);
     }
     Ok(Value::Tuple(Items::new(summary)))
+}
+
+/// The first of `candidates` whose key no later one beats (larger for `max`, smaller
+/// otherwise), as Python's `max` and `min` keep it.
+fn first_best(keys: &[i64], candidates: impl Iterator<Item = usize>, max: bool) -> Option<usize> {
+    candidates.reduce(|best, k| {
+        let beats = if max {
+            keys[k] > keys[best]
+        } else {
+            keys[k] < keys[best]
+        };
+        if beats {
+            k
+        } else {
+            best
+        }
+    })
 }
 
 impl Without {
