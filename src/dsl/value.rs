@@ -1013,14 +1013,17 @@ impl PartialOrd for Value {
 }
 
 impl PartialEq for Value {
-    /// Numbers and pairs compared in place (`matcher`'s test per element), anything else by
-    /// [`Ord`], where `True == 1` as in Python.
+    /// Numbers, pairs and grids compared in place (`matcher`'s test per element), anything
+    /// else by [`Ord`], where `True == 1` as in Python.
     #[inline]
     fn eq(&self, other: &Value) -> bool {
         match (self, other) {
             (Value::Int(a), Value::Int(b)) => a == b,
             (Value::Bool(a), Value::Bool(b)) => a == b,
             (Value::Pair(a, b), Value::Pair(c, d)) => a == c && b == d,
+            // Grids compared as slices (`solve` compares every duplicate grid column in full):
+            // equal where the rows are, and grids without rows are all the empty tuple.
+            (Value::Grid(a), Value::Grid(b)) => a.h == b.h && (a.h == 0 || (a.w == b.w && a.cells == b.cells)),
             _ => self.cmp(other) == Ordering::Equal,
         }
     }
@@ -1120,6 +1123,15 @@ mod tests {
             Value::Tuple(Items::new(vec![Value::Int(1), Value::Int(2)])),
             Value::ints(&[1, 2, 3]),
             Value::None,
+            // Grids: the empty ones of any width are one value, the empty tuple.
+            Value::grid(Grid::new(0, 3, vec![])),
+            Value::grid(Grid::new(0, 2, vec![])),
+            Value::empty_tuple(),
+            Value::grid(Grid::new(1, 2, vec![1, 2])),
+            Value::grid(Grid::new(2, 1, vec![1, 2])),
+            Value::grid(Grid::new(1, 2, vec![1, 3])),
+            Value::grid(Grid::new(2, 2, vec![1, 2, 1, 2])),
+            Value::Tuple(Items::new(vec![Value::Pair(1, 2)])),
         ];
         for a in &values {
             for b in &values {
