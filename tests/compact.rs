@@ -139,8 +139,8 @@ proptest! {
     /// members are.
     #[test]
     fn sets_of_index_sets_or_objects_and_large_sets_sort_as_boxed(
-        lines in proptest::collection::vec(proptest::collection::vec(loc(), 0..3), 0..60),
-        objects in proptest::collection::vec(proptest::collection::vec(cell(), 0..3), 0..60),
+        lines in proptest::collection::vec(proptest::collection::vec(loc(), 0..5), 0..60),
+        objects in proptest::collection::vec(proptest::collection::vec(cell(), 0..5), 0..60),
         many_locs in proptest::collection::vec(loc(), 0..200),
         many_cells in proptest::collection::vec(cell(), 0..200),
         many_ints in proptest::collection::vec(int(), 0..200),
