@@ -54,8 +54,11 @@ impl Plain for GridMeta {
 /// The sections of one job, reused from job to job.
 #[derive(Clone, Debug, Default)]
 pub struct Staging {
-    /// The input sections, the bytes to upload.
+    /// The input sections, the bytes to upload, in `bytes[..len]`. The rest is what earlier
+    /// jobs wrote: kept, so that a job as large as one before it writes its bytes once, not
+    /// zeros first (a job's input is megabytes).
     bytes: Vec<u8>,
+    len: usize,
     /// The end of the reserved (not uploaded) sections; 0 while there are none.
     end: usize,
 }
@@ -63,30 +66,43 @@ pub struct Staging {
 impl Staging {
     /// Empties the buffer, keeping its memory.
     pub fn clear(&mut self) {
-        self.bytes.clear();
+        self.len = 0;
         self.end = 0;
+    }
+
+    /// Starts a section of `len` bytes at the next aligned offset (the padding zeroed): its
+    /// offset, with the section's bytes to write.
+    fn section(&mut self, len: usize) -> (usize, &mut [u8]) {
+        debug_assert_eq!(self.end, 0, "input sections come before reserved ones");
+        let offset = self.len.next_multiple_of(ALIGN);
+        if self.bytes.len() < offset + len {
+            self.bytes.resize(offset + len, 0);
+        }
+        self.bytes[self.len..offset].fill(0);
+        self.len = offset + len;
+        (offset, &mut self.bytes[offset..offset + len])
     }
 
     /// Appends an input section; returns its offset.
     pub fn put<T: Plain>(&mut self, items: impl IntoIterator<Item = T>) -> usize {
-        debug_assert_eq!(self.end, 0, "input sections come before reserved ones");
-        self.bytes.resize(self.bytes.len().next_multiple_of(ALIGN), 0);
-        let offset = self.bytes.len();
         let mut items = items.into_iter();
         // As many items as the iterator says it has, written in place; then any it did not
         // announce, one at a time.
         let (announced, _) = items.size_hint();
-        self.bytes.resize(offset + announced * T::SIZE, 0);
+        let (offset, section) = self.section(announced * T::SIZE);
         let mut written = 0;
-        for (slot, item) in self.bytes[offset..].chunks_exact_mut(T::SIZE).zip(items.by_ref()) {
+        for (slot, item) in section.chunks_exact_mut(T::SIZE).zip(items.by_ref()) {
             item.write(slot);
             written += 1;
         }
-        self.bytes.truncate(offset + written * T::SIZE);
+        self.len = offset + written * T::SIZE;
         for item in items {
-            let at = self.bytes.len();
-            self.bytes.resize(at + T::SIZE, 0);
-            item.write(&mut self.bytes[at..]);
+            let at = self.len;
+            if self.bytes.len() < at + T::SIZE {
+                self.bytes.resize(at + T::SIZE, 0);
+            }
+            item.write(&mut self.bytes[at..at + T::SIZE]);
+            self.len = at + T::SIZE;
         }
         offset
     }
@@ -140,28 +156,26 @@ impl Staging {
 
     /// Appends a section of `len` bytes that `fill` writes (all of them); returns its offset.
     pub fn put_bytes(&mut self, len: usize, fill: impl FnOnce(&mut [u8])) -> usize {
-        debug_assert_eq!(self.end, 0, "input sections come before reserved ones");
-        let offset = self.bytes.len().next_multiple_of(ALIGN);
-        self.bytes.resize(offset + len, 0);
-        fill(&mut self.bytes[offset..]);
+        let (offset, section) = self.section(len);
+        fill(section);
         offset
     }
 
     /// Reserves an output or scratch section of `bytes` bytes on the device; returns its offset.
     pub fn reserve(&mut self, bytes: usize) -> usize {
-        let offset = self.end.max(self.bytes.len()).next_multiple_of(ALIGN);
+        let offset = self.end.max(self.len).next_multiple_of(ALIGN);
         self.end = offset + bytes;
         offset
     }
 
     /// The bytes to upload.
     pub fn input(&self) -> &[u8] {
-        &self.bytes
+        &self.bytes[..self.len]
     }
 
     /// The size of the device buffer: the inputs and every reserved section.
     pub fn device_bytes(&self) -> usize {
-        self.end.max(self.bytes.len())
+        self.end.max(self.len)
     }
 }
 
@@ -209,5 +223,21 @@ mod tests {
         let mut serial = Staging::default();
         serial.put(lanes.iter().flat_map(|&k| parts[k].iter().copied()));
         assert_eq!(&s.input()[at..], serial.input());
+    }
+
+    #[test]
+    fn a_job_after_a_larger_one_uploads_its_own_bytes_with_zeroed_padding() {
+        let mut s = Staging::default();
+        s.put_bytes(64, |b| b.fill(0xAB));
+        s.reserve(100);
+        s.clear();
+        assert_eq!(s.put_bytes(3, |b| b.copy_from_slice(&[1, 2, 3])), 0);
+        assert_eq!(s.put([9u8, 8]), 8);
+        assert_eq!(s.input(), &[1, 2, 3, 0, 0, 0, 0, 0, 9, 8]);
+        assert_eq!(s.device_bytes(), 10);
+        // Unannounced items (a filter's) go on past the announced length.
+        let at = s.put((1..=3u32).filter(|x| x % 2 == 1));
+        assert_eq!(at, 16);
+        assert_eq!(&s.input()[16..], &[1, 0, 0, 0, 3, 0, 0, 0]);
     }
 }
