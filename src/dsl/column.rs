@@ -626,20 +626,24 @@ fn per_element(
     let slices: Option<SmallVec<[&[Value]; 4]>> = (rows.stride == 1)
         .then(|| varying.iter().map(|&j| cols[j].as_slice(columns)).collect())
         .flatten();
+    // The loops below index plain slices: a `SmallVec` checks where it stores its items on
+    // every access, which was a tenth of the work of a row.
+    let (buffer, varying, cols) = (&mut buffer[..], &varying[..], &cols[..]);
     if let Some(slices) = slices {
+        let slices = &slices[..];
         return each_row(rows.count, |k| {
-            for (&j, slice) in varying.iter().zip(&slices) {
+            for (&j, slice) in varying.iter().zip(slices) {
                 buffer[j] = unsafe { borrowed(&slice[k]) };
             }
-            (k, op(k, as_values(&buffer)))
+            (k, op(k, as_values(buffer)))
         });
     }
     each_row(rows.count, |k| {
         let i = k * rows.stride;
-        for &j in &varying {
+        for &j in varying {
             buffer[j] = unsafe { borrowed(cols[j].get(columns, i)) };
         }
-        (i, op(i, as_values(&buffer)))
+        (i, op(i, as_values(buffer)))
     })
 }
 
@@ -702,6 +706,53 @@ fn skipped(skip: &AtomicU32) -> bool {
         skip.store(left - 1, Ordering::Relaxed);
     }
     left > 0
+}
+
+/// The buffers [`Nested::eval`] lays members out in, kept per thread from one evaluation to
+/// the next: evaluations are many and small (a kernel per lane and call), and each grew its
+/// buffers from nothing. A nested evaluation inside another takes buffers of its own.
+#[derive(Default)]
+struct Scratch {
+    /// The members of a block's containers, end to end (copies borrowed for one evaluation;
+    /// empty between evaluations).
+    flat: Vec<ManuallyDrop<Value>>,
+    /// The members built from a container's data (a grid's rows, a patch's cells).
+    made: Vec<Value>,
+    /// Where each container's members end in `flat`.
+    bounds: Vec<usize>,
+    /// Each captured value, repeated alongside its container's members (borrowed copies).
+    captured: Vec<Vec<ManuallyDrop<Value>>>,
+}
+
+/// Buffers kept per thread: at most this many sets (one per level of nesting in use).
+const SCRATCH_KEPT: usize = 8;
+
+thread_local! {
+    static SCRATCH: RefCell<Vec<Scratch>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Scratch {
+    /// A set of empty buffers, with one column per captured value.
+    fn take(captures: usize) -> Scratch {
+        let mut scratch = SCRATCH.with(|s| s.borrow_mut().pop()).unwrap_or_default();
+        scratch.captured.resize_with(captures, Vec::new);
+        scratch
+    }
+
+    /// Empties the buffers (dropping the members built, none of the borrowed copies) and
+    /// keeps them for this thread's next evaluation.
+    fn give_back(mut self) {
+        self.flat.clear();
+        clear_values(&mut self.made);
+        self.bounds.clear();
+        self.captured.iter_mut().for_each(Vec::clear);
+        SCRATCH.with(|s| {
+            let mut kept = s.borrow_mut();
+            if kept.len() < SCRATCH_KEPT {
+                kept.push(self);
+            }
+        });
+    }
 }
 
 impl Nested {
@@ -787,14 +838,17 @@ impl Nested {
         // borrowed (see `borrowed`) from the containers and captured values, which outlive
         // this call, or from `made`, which holds the members built from a container's data
         // (a grid's rows, a patch's cells): no reference count changes per member.
-        let mut flat: Vec<ManuallyDrop<Value>> = Vec::new();
-        let mut made: Vec<Value> = Vec::new();
-        let mut bounds: Vec<usize> = Vec::new();
-        let mut captured: Vec<Vec<ManuallyDrop<Value>>> = (0..self.captures.len()).map(|_| Vec::new()).collect();
+        let mut scratch = Scratch::take(self.captures.len());
+        let Scratch {
+            flat,
+            made,
+            bounds,
+            captured,
+        } = &mut scratch;
         let mut kept = Kept::default();
         while start < live {
             flat.clear();
-            clear_values(&mut made);
+            clear_values(made);
             bounds.clear();
             captured.iter_mut().for_each(Vec::clear);
             let mut stop: Option<(usize, DslError)> = None;
@@ -808,7 +862,7 @@ impl Nested {
                     }
                     c => {
                         let from = made.len();
-                        if let Err(e) = (self.mapping.members)(c, &mut made) {
+                        if let Err(e) = (self.mapping.members)(c, made) {
                             made.truncate(from);
                             stop = Some((end, e));
                             break;
@@ -826,7 +880,7 @@ impl Nested {
                 bounds.push(flat.len());
                 end += 1;
             }
-            let mut inner_columns: Vec<&[Value]> = vec![as_values(&flat)];
+            let mut inner_columns: Vec<&[Value]> = vec![as_values(flat)];
             inner_columns.extend(captured.iter().map(|c| as_values(c)));
             // One container for all: the member-only nodes run once, on the first block.
             // Otherwise rows met before (the same member with the same captured values) are not
@@ -870,15 +924,20 @@ impl Nested {
                 };
                 // `combine` raises a member's error (after what precedes it in the loop).
                 match (self.mapping.combine)(container.get(columns, element), members, &mut keys) {
-                    Err(e) => return (out, Some((element, e))),
+                    Err(e) => {
+                        scratch.give_back();
+                        return (out, Some((element, e)));
+                    }
                     Ok(v) => out.push(v),
                 }
             }
             if stop.is_some() {
+                scratch.give_back();
                 return (out, stop);
             }
             start = end;
         }
+        scratch.give_back();
         (out, None)
     }
 }
