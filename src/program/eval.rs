@@ -3,13 +3,14 @@
 //! Isolation lives here too: [`run_guarded`] gives a program a deadline and turns a panic into
 //! an error, so a caller running thousands of programs never dies because of one.
 
+use std::mem::ManuallyDrop;
 use std::time::Duration;
 
 use smallvec::SmallVec;
 
 use super::ir::{Callee, Operand, Program};
 use crate::dsl::func::{call, guarded, Deadline, Panicked};
-use crate::dsl::value::push_value;
+use crate::dsl::value::{as_values, borrowed, push_value};
 use crate::dsl::{DslError, Value};
 
 /// A primitive's error, with the step that raised it.
@@ -66,11 +67,37 @@ pub fn eval(program: &Program, params: &[Value]) -> Result<Value, EvalError> {
             error,
         };
         Deadline::check().map_err(fail)?;
-        let args: SmallVec<[Value; 4]> = step.args.iter().map(|a| operand(a, params, &values)).collect();
+        // A step's constants, built for the call; its other arguments (the parameters and
+        // earlier results, grids and containers mostly) are handed over as bitwise copies
+        // that are never dropped (see `borrowed`): a call takes no reference and releases none.
+        let constants: SmallVec<[Value; 4]> = step
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                Operand::Const(c) => Some(c.value()),
+                _ => None,
+            })
+            .collect();
+        let mut constant = constants.iter();
+        // SAFETY (of each copy): `params`, `values` and `constants` outlive the call and are
+        // not changed before it returns.
+        let args: SmallVec<[ManuallyDrop<Value>; 4]> = step
+            .args
+            .iter()
+            .map(|a| unsafe {
+                borrowed(match a {
+                    Operand::Param(k) => &params[*k as usize],
+                    Operand::Step(s) => &values[*s as usize],
+                    Operand::Const(_) => constant.next().expect("one constant built per constant operand"),
+                })
+            })
+            .collect();
         let result = match &step.callee {
-            Callee::Prim(id) => (id.spec().imp)(&args),
-            Callee::Value(f) => call(&operand(f, params, &values), &args),
+            Callee::Prim(id) => (id.spec().imp)(as_values(&args)),
+            Callee::Value(f) => call(&operand(f, params, &values), as_values(&args)),
         };
+        drop(args);
+        drop(constants);
         push_value(&mut values, result.map_err(fail)?);
     }
     Ok(operand(&program.output, params, &values))
