@@ -701,6 +701,19 @@ impl Value {
         Value::Set(EMPTY.with(Items::clone))
     }
 
+    /// The locations of an empty index set, shared: no allocation per empty patch
+    /// (`recolor(c, connect(a, b))` of points on no common line makes one per pair).
+    pub fn no_locs() -> Arc<Vec<Loc>> {
+        thread_local!(static EMPTY: Arc<Vec<Loc>> = Arc::new(Vec::new()));
+        EMPTY.with(Arc::clone)
+    }
+
+    /// The cells of an empty object, shared as [`Value::no_locs`].
+    pub fn no_cells() -> Arc<Vec<Cell>> {
+        thread_local!(static EMPTY: Arc<Vec<Cell>> = Arc::new(Vec::new()));
+        EMPTY.with(Arc::clone)
+    }
+
     pub fn empty_tuple() -> Value {
         thread_local!(static EMPTY: Items = Items::new(Vec::new()));
         Value::Tuple(EMPTY.with(Items::clone))

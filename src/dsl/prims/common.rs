@@ -88,6 +88,7 @@ pub fn any_cells_in_order(obj: &Value) -> DslResult<Vec<(Value, Loc)>> {
 pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
     match patch {
         Value::Indices(l) => Ok(l.clone()),
+        Value::Object(cells) if cells.is_empty() => Ok(Value::no_locs()),
         Value::Object(cells) => {
             let mut l: Vec<Loc> = cells.iter().map(|c| c.loc()).collect();
             points::sort_dedup(&mut l);
@@ -97,7 +98,7 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
         _ if patch.is_tuple() || patch.is_set() => {
             let members = patch.members().unwrap_or_default();
             let Some(of_cells) = holds_cells(members.first())? else {
-                return Ok(Arc::new(Vec::new()));
+                return Ok(Value::no_locs());
             };
             let mut l = members
                 .iter()
@@ -113,7 +114,7 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
             Ok(Arc::new(l))
         }
         // Python treats any empty container, `()` included, as an empty patch.
-        other if other.is_empty() => Ok(Arc::new(Vec::new())),
+        other if other.is_empty() => Ok(Value::no_locs()),
         _ => Err(DslError::type_error("a patch", patch)),
     }
 }
@@ -145,10 +146,13 @@ pub fn cells(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
         _ if obj.is_tuple() || obj.is_set() => {
             let members = obj.members().unwrap_or_default();
             let mut c = member_cells(&members)?;
+            if c.is_empty() {
+                return Ok(Value::no_cells());
+            }
             points::sort_dedup(&mut c);
             Ok(Arc::new(c))
         }
-        other if other.is_empty() => Ok(Arc::new(Vec::new())),
+        other if other.is_empty() => Ok(Value::no_cells()),
         _ => Err(DslError::type_error("an object", obj)),
     }
 }

@@ -669,6 +669,9 @@ fn recolor_fast(a: &[Value]) -> DslResult<Value> {
             locs.iter().map(|&l| Value::duo(a[0].clone(), Value::loc(l))).collect(),
         ));
     };
+    if locs.is_empty() {
+        return Ok(Value::Object(Value::no_cells()));
+    }
     let cells = locs.iter().map(|l| Cell { color, i: l.i, j: l.j }).collect();
     Ok(Value::Object(Arc::new(cells)))
 }
