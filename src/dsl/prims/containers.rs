@@ -1064,17 +1064,14 @@ mod tests {
         Value::tuple(items.iter().map(|&n| Value::Int(n)).collect())
     }
 
-    /// The product of two index sets is the sorted set of their pairs of locations, as the
-    /// product of the same locations listed as pairs.
-    #[test]
-    fn product_of_index_sets_pairs_their_locations() {
-        let locs = |l: &[(i64, i64)]| l.iter().map(|&(i, j)| Value::Pair(i, j)).collect::<Vec<_>>();
-        let (a, b) = (locs(&[(2, 3), (0, 1)]), locs(&[(1, 1), (0, 5)]));
-        let (xs, ys) = (Value::set(a.clone()), Value::set(b.clone()));
-        assert!(matches!((&xs, &ys), (Value::Indices(_), Value::Indices(_))));
-        let listed = |v: Vec<Value>| Value::Tuple(crate::dsl::value::Items::new(v));
+    /// `product` of the sets of `a` and `b` (held as `kind` says) is the product of the same
+    /// members listed as tuples, and the sorted pairs of their members.
+    fn assert_product_pairs_members(a: &[Value], b: &[Value], kind: impl Fn(&Value) -> bool) {
+        let (xs, ys) = (Value::set(a.to_vec()), Value::set(b.to_vec()));
+        assert!(kind(&xs) && kind(&ys), "{xs:?} {ys:?}");
+        let listed = |v: &[Value]| Value::Tuple(crate::dsl::value::Items::new(v.to_vec()));
         let got = product(&[xs, ys]).unwrap();
-        assert_eq!(got, product(&[listed(a.clone()), listed(b.clone())]).unwrap());
+        assert_eq!(got, product(&[listed(a), listed(b)]).unwrap());
         let mut pairs: Vec<Value> = a
             .iter()
             .flat_map(|x| b.iter().map(|y| Value::duo(x.clone(), y.clone())))
@@ -1083,8 +1080,16 @@ mod tests {
         assert_eq!(got.members().unwrap(), pairs);
     }
 
-    /// The product of two objects is the sorted set of their pairs of cells, as the product of
-    /// the same cells listed as a tuple; with a cell too large to pack, pairs of boxed cells.
+    /// The product of two index sets is the sorted set of their pairs of locations.
+    #[test]
+    fn product_of_index_sets_pairs_their_locations() {
+        let locs = |l: &[(i64, i64)]| l.iter().map(|&(i, j)| Value::Pair(i, j)).collect::<Vec<_>>();
+        let (a, b) = (locs(&[(2, 3), (0, 1)]), locs(&[(1, 1), (0, 5)]));
+        assert_product_pairs_members(&a, &b, |v| matches!(v, Value::Indices(_)));
+    }
+
+    /// The product of two objects is the sorted set of their pairs of cells, packed or (with a
+    /// cell too large to pack) boxed.
     #[test]
     fn product_of_objects_pairs_their_cells() {
         let cells = |c: &[(i32, i32, i32)]| {
@@ -1092,24 +1097,9 @@ mod tests {
                 .map(|&(color, i, j)| Value::Cell(Cell { color, i, j }))
                 .collect::<Vec<_>>()
         };
-        for (a, b) in [
-            (
-                cells(&[(3, 2, 3), (1, 0, 1), (3, 0, 0)]),
-                cells(&[(1, 1, 1), (2, 0, 5)]),
-            ),
-            (cells(&[(3, 2, 3), (1, 0, 1)]), cells(&[(1, 1, 1), (2, 0, 70_000)])),
-        ] {
-            let (xs, ys) = (Value::set(a.clone()), Value::set(b.clone()));
-            assert!(matches!((&xs, &ys), (Value::Object(_), Value::Object(_))));
-            let listed = |v: Vec<Value>| Value::Tuple(crate::dsl::value::Items::new(v));
-            let got = product(&[xs, ys]).unwrap();
-            assert_eq!(got, product(&[listed(a.clone()), listed(b.clone())]).unwrap());
-            let mut pairs: Vec<Value> = a
-                .iter()
-                .flat_map(|x| b.iter().map(|y| Value::duo(x.clone(), y.clone())))
-                .collect();
-            pairs.sort();
-            assert_eq!(got.members().unwrap(), pairs);
+        let small = cells(&[(3, 2, 3), (1, 0, 1), (3, 0, 0)]);
+        for b in [cells(&[(1, 1, 1), (2, 0, 5)]), cells(&[(1, 1, 1), (2, 0, 70_000)])] {
+            assert_product_pairs_members(&small, &b, |v| matches!(v, Value::Object(_)));
         }
     }
 
