@@ -829,6 +829,20 @@ impl Nested {
     /// the captured values' columns: the values, and the first element that raised (its
     /// container not iterable, a member's function call, or the combination).
     fn eval(&self, inputs: &[&Column], columns: &[&[Value]], live: usize) -> (Vec<Value>, Option<(usize, DslError)>) {
+        let mut scratch = Scratch::take(self.captures.len());
+        let result = self.eval_with(&mut scratch, inputs, columns, live);
+        scratch.give_back();
+        result
+    }
+
+    /// [`Nested::eval`] with its member buffers.
+    fn eval_with(
+        &self,
+        scratch: &mut Scratch,
+        inputs: &[&Column],
+        columns: &[&[Value]],
+        live: usize,
+    ) -> (Vec<Value>, Option<(usize, DslError)>) {
         let container = inputs[0];
         let mut out = Vec::with_capacity(live);
         let mut memo = self.memo();
@@ -838,13 +852,12 @@ impl Nested {
         // borrowed (see `borrowed`) from the containers and captured values, which outlive
         // this call, or from `made`, which holds the members built from a container's data
         // (a grid's rows, a patch's cells): no reference count changes per member.
-        let mut scratch = Scratch::take(self.captures.len());
         let Scratch {
             flat,
             made,
             bounds,
             captured,
-        } = &mut scratch;
+        } = scratch;
         let mut kept = Kept::default();
         while start < live {
             flat.clear();
@@ -924,20 +937,15 @@ impl Nested {
                 };
                 // `combine` raises a member's error (after what precedes it in the loop).
                 match (self.mapping.combine)(container.get(columns, element), members, &mut keys) {
-                    Err(e) => {
-                        scratch.give_back();
-                        return (out, Some((element, e)));
-                    }
+                    Err(e) => return (out, Some((element, e))),
                     Ok(v) => out.push(v),
                 }
             }
             if stop.is_some() {
-                scratch.give_back();
                 return (out, stop);
             }
             start = end;
         }
-        scratch.give_back();
         (out, None)
     }
 }
