@@ -75,6 +75,9 @@ impl std::fmt::Debug for ChainStep {
 #[derive(Clone, Debug)]
 pub struct GridChain {
     steps: Vec<ChainStep>,
+    /// The steps whose op no step before has: whether a lane is taken depends on the op
+    /// alone, so a transform that comes three times is asked once.
+    first_of_op: Vec<usize>,
 }
 
 /// Why a chain cannot be built.
@@ -95,7 +98,10 @@ impl GridChain {
         if let Some(bad) = steps.iter().find(|s| grid_step(s.op).is_none()) {
             return Err(ChainError::NotAGridStep(bad.op.name));
         }
-        Ok(GridChain { steps })
+        let first_of_op = (0..steps.len())
+            .filter(|&i| !steps[..i].iter().any(|s| std::ptr::eq(s.op, steps[i].op)))
+            .collect();
+        Ok(GridChain { steps, first_of_op })
     }
 
     pub fn steps(&self) -> &[ChainStep] {
@@ -127,9 +133,10 @@ impl GridChain {
 
     /// Whether every step's kernel takes lane `k` (see [`GridStep`]).
     pub fn takes(&self, lanes: &Lanes, k: usize) -> bool {
-        self.steps
-            .iter()
-            .all(|s| s.op.kernel.as_ref().is_some_and(|kernel| (kernel.takes)(lanes, k)))
+        self.first_of_op.iter().all(|&i| {
+            let kernel = self.steps[i].op.kernel.as_ref();
+            kernel.is_some_and(|kernel| (kernel.takes)(lanes, k))
+        })
     }
 
     /// Stages the given lanes (all taken) for one job ([`pack_steps`]).

@@ -2,7 +2,12 @@
 //! does "these lanes go to the fast path (a batched op, a device, a call that can run), the
 //! others elsewhere, results in lane order".
 
+use rayon::prelude::*;
+
 use super::Arg;
+
+/// Fewest lanes a thread tests at a time in [`Selection::par_new`].
+const PARALLEL_LANES: usize = 256;
 
 /// The lanes of `0..total` a predicate took, ascending.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,6 +22,19 @@ impl Selection {
         Selection {
             total,
             taken: (0..total).filter(take).collect(),
+        }
+    }
+
+    /// [`Selection::new`] with `take` called on the thread pool, for a predicate that reads
+    /// each lane's data (a kernel's test of every cell's colour).
+    pub fn par_new(total: usize, take: impl Fn(usize) -> bool + Sync) -> Selection {
+        Selection {
+            total,
+            taken: (0..total)
+                .into_par_iter()
+                .with_min_len(PARALLEL_LANES)
+                .filter(|&k| take(k))
+                .collect(),
         }
     }
 
@@ -91,6 +109,13 @@ mod tests {
                 prop_assert_eq!(lane, k);
                 prop_assert_eq!(side, if picks[k] { "taken" } else { "rest" });
             }
+        }
+
+        /// On the thread pool, the same lanes in the same order as one lane at a time (past
+        /// the lanes a thread tests at once, so that the work is split).
+        #[test]
+        fn par_new_takes_what_new_takes(picks in proptest::collection::vec(any::<bool>(), 0..3 * PARALLEL_LANES)) {
+            prop_assert_eq!(Selection::par_new(picks.len(), |k| picks[k]), Selection::new(picks.len(), |&k| picks[k]));
         }
     }
 

@@ -112,7 +112,7 @@ impl Staging {
     pub fn put_parts<T, I>(
         &mut self,
         lanes: &[usize],
-        len: impl Fn(usize) -> usize,
+        len: impl Fn(usize) -> usize + Sync,
         items: impl Fn(usize) -> I + Sync,
     ) -> usize
     where
@@ -131,26 +131,33 @@ impl Staging {
     }
 
     /// Appends a section made of one part per lane, `len(k)` bytes for lane `k`, which
-    /// `fill(k, part)` writes (all of them); the parts are written in parallel. Returns its
-    /// offset.
+    /// `fill(k, part)` writes (all of them); the parts are written in parallel, a run of
+    /// [`PARALLEL_LANES`] lanes per task, so that no lane is visited on one thread alone.
+    /// Returns its offset.
     pub fn put_part_bytes(
         &mut self,
         lanes: &[usize],
-        len: impl Fn(usize) -> usize,
+        len: impl Fn(usize) -> usize + Sync,
         fill: impl Fn(usize, &mut [u8]) + Sync,
     ) -> usize {
-        let total: usize = lanes.iter().map(|&k| len(k)).sum();
-        self.put_bytes(total, |mut bytes| {
-            let mut parts = Vec::with_capacity(lanes.len());
-            for &k in lanes {
-                let (part, rest) = bytes.split_at_mut(len(k));
-                parts.push((k, part));
+        let run_bytes: Vec<usize> = lanes
+            .par_chunks(PARALLEL_LANES)
+            .map(|run| run.iter().map(|&k| len(k)).sum())
+            .collect();
+        self.put_bytes(run_bytes.iter().sum(), |mut bytes| {
+            let mut runs = Vec::with_capacity(run_bytes.len());
+            for (run, &n) in lanes.chunks(PARALLEL_LANES).zip(&run_bytes) {
+                let (part, rest) = bytes.split_at_mut(n);
+                runs.push((run, part));
                 bytes = rest;
             }
-            parts
-                .into_par_iter()
-                .with_min_len(PARALLEL_LANES)
-                .for_each(|(k, part)| fill(k, part));
+            runs.into_par_iter().for_each(|(run, mut bytes)| {
+                for &k in run {
+                    let (part, rest) = bytes.split_at_mut(len(k));
+                    fill(k, part);
+                    bytes = rest;
+                }
+            });
         })
     }
 

@@ -139,7 +139,7 @@ impl<D: Device> DeviceBackend<D> {
     /// lanes and any failed shard on the CPU; results in lane order.
     fn offload(&self, op: &dyn Work) -> Vec<LaneResult> {
         let n = op.lanes().len();
-        let mut taken = Selection::new(n, |&k| op.takes(k));
+        let mut taken = Selection::par_new(n, |k| op.takes(k));
         let fewest = op
             .entries()
             .iter()
