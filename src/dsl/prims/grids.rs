@@ -116,9 +116,23 @@ fn build(h: usize, w: usize, src: impl Fn(usize, usize) -> Color) -> Value {
     grid_value(h, w, cells)
 }
 
+/// The grid of `h` rows of `w` cells whose row `r` is what `row(r, cells)` appends to the
+/// cells before it: whole rows copied at a time, where [`build`] takes a cell at a time.
+fn build_rows(h: usize, w: usize, mut row: impl FnMut(usize, &mut Vec<Color>)) -> Value {
+    let mut cells = Vec::with_capacity(h * w);
+    for r in 0..h {
+        row(r, &mut cells);
+    }
+    debug_assert_eq!(cells.len(), h * w);
+    grid_value(h, w, cells)
+}
+
 /// `tuple(r[cols] for r in grid[rows])` for ranges inside the grid.
 fn crop(g: &Grid, rows: Range<usize>, cols: Range<usize>) -> Value {
-    build(rows.len(), cols.len(), |r, c| g.get(rows.start + r, cols.start + c))
+    let g = g.view();
+    build_rows(rows.len(), cols.len(), |r, cells| {
+        cells.extend_from_slice(&g.row(rows.start + r)[cols.clone()]);
+    })
 }
 
 /// The shape of `zip(*grid)`: columns become rows, and a grid without rows or columns gives
@@ -341,7 +355,7 @@ pub fn rot90_of(g: GridView<'_>) -> Value {
 
 /// `rot180` of a grid.
 pub fn rot180_of(g: GridView<'_>) -> Value {
-    build(g.h, g.w, |r, c| g.get(g.h - 1 - r, g.w - 1 - c))
+    grid_value(g.h, g.w, g.cells.iter().rev().copied().collect())
 }
 
 /// `rot270` of a grid.
@@ -352,12 +366,12 @@ pub fn rot270_of(g: GridView<'_>) -> Value {
 
 /// `hmirror` of a grid.
 pub fn hmirror_of(g: GridView<'_>) -> Value {
-    build(g.h, g.w, |r, c| g.get(g.h - 1 - r, c))
+    build_rows(g.h, g.w, |r, cells| cells.extend_from_slice(g.row(g.h - 1 - r)))
 }
 
 /// `vmirror` of a grid.
 pub fn vmirror_of(g: GridView<'_>) -> Value {
-    build(g.h, g.w, |r, c| g.get(r, g.w - 1 - c))
+    build_rows(g.h, g.w, |r, cells| cells.extend(g.row(r).iter().rev()))
 }
 
 /// `dmirror` of a grid.
@@ -653,7 +667,17 @@ fn scaled(g: &Grid, fy: usize, fx: usize) -> DslResult<Value> {
     let h = capped(g.h as i128 * fy as i128)?;
     let w = capped(g.w as i128 * fx as i128)?;
     capped_cells(h as i128 * w as i128)?;
-    Ok(build(h, w, |r, c| g.get(r / fy, c / fx)))
+    let g = g.view();
+    Ok(build_rows(h, w, |r, cells| {
+        if r % fy == 0 {
+            for &c in g.row(r / fy) {
+                cells.extend(std::iter::repeat(c).take(fx));
+            }
+        } else {
+            // The row above, again.
+            cells.extend_from_within(cells.len() - w..);
+        }
+    }))
 }
 
 /// [`scaled`] of a grid, or of the rows of any tuple of integer tuples.
@@ -762,12 +786,10 @@ fn hconcat(a: &[Value]) -> DslResult<Value> {
         let members = |v: &Value| v.members().ok_or_else(|| DslError::type_error("an iterable", v));
         return rows::hconcat(&members(&a[0])?, &members(&a[1])?);
     };
-    Ok(build(x.h.min(y.h), x.w + y.w, |r, c| {
-        if c < x.w {
-            x.get(r, c)
-        } else {
-            y.get(r, c - x.w)
-        }
+    let (x, y) = (x.view(), y.view());
+    Ok(build_rows(x.h.min(y.h), x.w + y.w, |r, cells| {
+        cells.extend_from_slice(x.row(r));
+        cells.extend_from_slice(y.row(r));
     }))
 }
 
@@ -1626,6 +1648,45 @@ mod tests {
                 Some(locs) => proptest::prop_assert_eq!(got, Ok(Value::indices(locs))),
                 None => proptest::prop_assert!(matches!(got, Err(DslError::TooLarge(_))), "{:?}", got),
             }
+        }
+    }
+
+    proptest::prop_compose! {
+        /// A grid of up to 6x6 cells (some without rows or columns) of colours 0-9.
+        fn small_grid()(h in 0..7usize, w in 0..7usize)
+            (cells in proptest::collection::vec(0..10 as Color, h * w), h in proptest::strategy::Just(h), w in proptest::strategy::Just(w))
+            -> Grid {
+            Grid::new(h, w, cells)
+        }
+    }
+
+    proptest::proptest! {
+        /// The copies made a row at a time give the grids the per-cell definitions give.
+        #[test]
+        fn row_copies_are_the_cell_by_cell_grids(
+            g in small_grid(),
+            other in small_grid(),
+            (fy, fx) in (0..4usize, 0..4usize),
+            corner in (0..7usize, 0..7usize),
+        ) {
+            let v = g.view();
+            proptest::prop_assert_eq!(rot180_of(v), build(g.h, g.w, |r, c| g.get(g.h - 1 - r, g.w - 1 - c)));
+            proptest::prop_assert_eq!(hmirror_of(v), build(g.h, g.w, |r, c| g.get(g.h - 1 - r, c)));
+            proptest::prop_assert_eq!(vmirror_of(v), build(g.h, g.w, |r, c| g.get(r, g.w - 1 - c)));
+            proptest::prop_assert_eq!(
+                scaled(&g, fy, fx),
+                Ok(build(g.h * fy, g.w * fx, |r, c| g.get(r / fy, c / fx)))
+            );
+            let (top, left) = (corner.0.min(g.h), corner.1.min(g.w));
+            proptest::prop_assert_eq!(
+                crop(&g, top..g.h, left..g.w),
+                build(g.h - top, g.w - left, |r, c| g.get(top + r, left + c))
+            );
+            let cat = hconcat(&[Value::grid(g.clone()), Value::grid(other.clone())]);
+            let expected = build(g.h.min(other.h), g.w + other.w, |r, c| {
+                if c < g.w { g.get(r, c) } else { other.get(r, c - g.w) }
+            });
+            proptest::prop_assert_eq!(cat, Ok(expected));
         }
     }
 
