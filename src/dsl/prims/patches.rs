@@ -679,35 +679,47 @@ fn recolor_fast(a: &[Value]) -> DslResult<Value> {
 /// `shift(patch, (di, dj))` of a non-empty patch. A translation keeps the canonical order.
 fn shifted(p: &Value, di: i64, dj: i64) -> DslResult<Value> {
     let patch = Patch::of(p)?;
-    // The bounding box, checked once: every moved coordinate then fits, and the members move
-    // without a check each.
-    let fits = |lo: i64, hi: i64, d: i64| coord(lo.saturating_add(d)).is_ok() && coord(hi.saturating_add(d)).is_ok();
-    let in_range = patch
-        .bounds()
-        .is_some_and(|b| fits(b.top, b.bottom, di) && fits(b.left, b.right, dj));
-    // In range, `d` fits an i32 once added to a coordinate, and so does each sum.
-    let moved_by = |i: i32, j: i32| (i.wrapping_add(di as i32), j.wrapping_add(dj as i32));
-    Ok(match &patch {
-        Patch::Locs(l) if in_range => Value::Indices(Arc::new(
+    let moved = match (i32::try_from(di), i32::try_from(dj)) {
+        (Ok(di), Ok(dj)) => translated(&patch, di, dj),
+        _ => None,
+    };
+    match moved {
+        Some(value) => Ok(value),
+        // Cells of any colours (the simple path), an empty patch, or a member that leaves the
+        // coordinates: member by member, raising the first failing member's error.
+        None => patch.map(|i, j| (i.saturating_add(di), j.saturating_add(dj))),
+    }
+}
+
+/// The locations or cells of a non-empty patch moved by `(di, dj)` in one pass, each sum
+/// checked as it is made; `None` for any other patch, or when a sum leaves the coordinates.
+fn translated(patch: &Patch, di: i32, dj: i32) -> Option<Value> {
+    let mut overflow = false;
+    let mut moved = |i: i32, j: i32| {
+        let ((i, over_i), (j, over_j)) = (i.overflowing_add(di), j.overflowing_add(dj));
+        overflow |= over_i | over_j;
+        (i, j)
+    };
+    let value = match patch {
+        Patch::Locs(l) if !l.is_empty() => Value::Indices(Arc::new(
             l.iter()
                 .map(|l| {
-                    let (i, j) = moved_by(l.i, l.j);
+                    let (i, j) = moved(l.i, l.j);
                     Loc { i, j }
                 })
                 .collect(),
         )),
-        Patch::Cells(c) if in_range => Value::Object(Arc::new(
+        Patch::Cells(c) if !c.is_empty() => Value::Object(Arc::new(
             c.iter()
                 .map(|c| {
-                    let (i, j) = moved_by(c.i, c.j);
+                    let (i, j) = moved(c.i, c.j);
                     Cell { color: c.color, i, j }
                 })
                 .collect(),
         )),
-        // Cells of any colours (the simple path), or a member that leaves the coordinates:
-        // member by member, raising the first failing member's error.
-        _ => patch.map(|i, j| (i.saturating_add(di), j.saturating_add(dj)))?,
-    })
+        _ => return None,
+    };
+    (!overflow).then_some(value)
 }
 
 /// Whether a patch is empty (`len(patch) == 0`); an error for values without a length.
@@ -943,10 +955,19 @@ mod tests {
             let (di, dj) = (di + far, dj - far);
             let expected = shifted_member_by_member(&locs, di, dj);
             let got = shifted(&Value::indices(locs.clone()), di, dj);
-            match (got, expected) {
-                (Ok(v), Ok(e)) => prop_assert_eq!(v, Value::indices(e)),
-                (Err(g), Err(e)) => prop_assert_eq!(g.to_string(), e.to_string()),
-                (g, e) => prop_assert!(false, "shifted gave {:?}, member by member {:?}", g, e),
+            // The same locations as an object's cells, of one colour.
+            let cells = |locs: &[Loc]| locs.iter().map(|l| Cell { color: 3, i: l.i, j: l.j }).collect::<Vec<_>>();
+            let got_object = shifted(&Value::object(cells(&locs)), di, dj);
+            match (got, got_object, expected) {
+                (Ok(v), Ok(o), Ok(e)) => {
+                    prop_assert_eq!(o, Value::object(cells(&e)));
+                    prop_assert_eq!(v, Value::indices(e));
+                }
+                (Err(g), Err(o), Err(e)) => {
+                    prop_assert_eq!(o.to_string(), e.to_string());
+                    prop_assert_eq!(g.to_string(), e.to_string());
+                }
+                (g, o, e) => prop_assert!(false, "shifted gave {:?} and {:?}, member by member {:?}", g, o, e),
             }
         }
     }
