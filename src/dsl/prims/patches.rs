@@ -832,11 +832,15 @@ fn vmatching(a: &[Value]) -> DslResult<Value> {
 fn min_distance(a: &Value, b: &Value) -> DslResult<i64> {
     // Index sets and objects as they are: the minimum needs neither `toindices`' order nor
     // its deduplication, only the same locations.
-    let found = match (unboxed_locs(a), unboxed_locs(b)) {
-        (Some(x), Some(y)) => nearest(x, y),
+    let itself = |l: &Loc| *l;
+    let found = match (a, b) {
+        (Value::Indices(x), Value::Indices(y)) => nearest(x, y, itself, itself),
+        (Value::Indices(x), Value::Object(y)) => nearest(x, y, itself, |c| c.loc()),
+        (Value::Object(x), Value::Indices(y)) => nearest(x, y, |c| c.loc(), itself),
+        (Value::Object(x), Value::Object(y)) => nearest(x, y, |c| c.loc(), |c| c.loc()),
         _ => {
             let (x, y) = (common::locs(a)?, common::locs(b)?);
-            nearest(x.iter().copied(), y.iter().copied())
+            nearest(&x, &y, itself, itself)
         }
     };
     match found {
@@ -845,10 +849,27 @@ fn min_distance(a: &Value, b: &Value) -> DslResult<i64> {
     }
 }
 
-/// The least Manhattan distance between a location of `x` and one of `y`.
-fn nearest(x: impl Iterator<Item = Loc>, y: impl Iterator<Item = Loc> + Clone) -> Option<i64> {
-    let distance = |p: Loc, q: Loc| (p.i as i64 - q.i as i64).abs() + (p.j as i64 - q.j as i64).abs();
-    x.flat_map(|p| y.clone().map(move |q| distance(p, q))).min()
+/// The least Manhattan distance between a location of `x` and one of `y` (`loc` of each),
+/// over the two slices as they are; no distance is below 0, so one of 0 ends the search.
+fn nearest<P, Q>(x: &[P], y: &[Q], x_loc: impl Fn(&P) -> Loc, y_loc: impl Fn(&Q) -> Loc) -> Option<i64> {
+    if y.is_empty() {
+        return None;
+    }
+    let mut best = None;
+    for p in x {
+        let p = x_loc(p);
+        let (i, j) = (i64::from(p.i), i64::from(p.j));
+        let d = y.iter().fold(i64::MAX, |least, q| {
+            let q = y_loc(q);
+            least.min((i - i64::from(q.i)).abs() + (j - i64::from(q.j)).abs())
+        });
+        let least = best.map_or(d, |b: i64| b.min(d));
+        if least == 0 {
+            return Some(0);
+        }
+        best = Some(least);
+    }
+    best
 }
 
 /// The locations of an index set or an object, in place (an object's may repeat); `None` for
