@@ -26,8 +26,12 @@ impl Selection {
     }
 
     /// [`Selection::new`] with `take` called on the thread pool, for a predicate that reads
-    /// each lane's data (a kernel's test of every cell's colour).
+    /// each lane's data (a kernel's test of every cell's colour). A batch one thread would
+    /// test at once is tested here, without a trip to the pool.
     pub fn par_new(total: usize, take: impl Fn(usize) -> bool + Sync) -> Selection {
+        if total <= PARALLEL_LANES {
+            return Selection::new(total, |&k| take(k));
+        }
         Selection {
             total,
             taken: (0..total)

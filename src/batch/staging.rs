@@ -131,9 +131,9 @@ impl Staging {
     }
 
     /// Appends a section made of one part per lane, `len(k)` bytes for lane `k`, which
-    /// `fill(k, part)` writes (all of them); the parts are written in parallel, a run of
-    /// [`PARALLEL_LANES`] lanes per task, so that no lane is visited on one thread alone.
-    /// Returns its offset.
+    /// `fill(k, part)` writes (all of them); the parts are measured and written in parallel,
+    /// a run of [`PARALLEL_LANES`] lanes per task, so that no pass over every lane runs on one
+    /// thread. Returns its offset.
     pub fn put_part_bytes(
         &mut self,
         lanes: &[usize],

@@ -1651,13 +1651,12 @@ mod tests {
         }
     }
 
-    proptest::prop_compose! {
-        /// A grid of up to 6x6 cells (some without rows or columns) of colours 0-9.
-        fn small_grid()(h in 0..7usize, w in 0..7usize)
-            (cells in proptest::collection::vec(0..10 as Color, h * w), h in proptest::strategy::Just(h), w in proptest::strategy::Just(w))
-            -> Grid {
-            Grid::new(h, w, cells)
-        }
+    /// A grid of up to 6x6 cells (some without rows or columns) of colours 0-9.
+    fn small_grid() -> impl proptest::strategy::Strategy<Value = Grid> {
+        use proptest::strategy::Strategy;
+        (0..7usize, 0..7usize).prop_flat_map(|(h, w)| {
+            proptest::collection::vec(0..10 as Color, h * w).prop_map(move |cells| Grid::new(h, w, cells))
+        })
     }
 
     proptest::proptest! {
