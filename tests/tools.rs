@@ -155,6 +155,17 @@ fn the_dynamic_profile_covers_every_primitive_the_run_calls() {
         assert!(row.calls > 0 && row.lanes >= row.calls, "{row:?}");
     }
     assert!(report.profile.iter().any(|r| r.name == "objects" && r.batched));
+    // Every solver has its share, and the shares add up to the steps' time (each step here is
+    // read by some solver).
+    let names: BTreeSet<&str> = report.solvers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, programs.iter().map(|p| p.name.as_str()).collect());
+    let steps: f64 = report.profile.iter().map(|r| r.seconds).sum();
+    let solvers: f64 = report.solvers.iter().map(|s| s.seconds).sum();
+    assert!(
+        (steps - solvers).abs() <= 1e-9 * steps.max(1.0),
+        "{steps} s of steps, {solvers} s of solvers"
+    );
+    assert!(report.solvers.iter().all(|s| s.steps >= s.own_steps && s.steps > 0));
 }
 
 /// The CPU backend with one planted change to every `fill` result: a bug (`paint_7`, cell

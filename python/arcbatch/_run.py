@@ -132,8 +132,10 @@ def profile(
     ``{"counts": {primitive: steps calling it}, "refs": {primitive: times passed as an
     argument}}``. With ``tasks``, the dynamic profile of a batt run (``cross`` and
     ``backend`` as for :func:`batt`): ``{"backend", "lanes", "seconds", "profile":
-    [{"primitive", "calls", "lanes", "seconds", "mean_seconds", "share", "backend"}, ...]}``,
-    most expensive first.
+    [{"primitive", "calls", "lanes", "seconds", "mean_seconds", "share", "backend"}, ...],
+    "solvers": [{"solver", "seconds", "share", "steps", "own_steps"}, ...]}``, each list most
+    expensive first (a solver's seconds: the time of the steps it reads, a step read by several
+    solvers shared equally among them).
 
     >>> import arcbatch
     >>> arcbatch.profile("def solve_a(I):\\n    x1 = objects(I, T, F, T)\\n    O = apply(size, x1)\\n    return O\\n")

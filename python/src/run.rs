@@ -15,7 +15,7 @@ use arcbatch::pipeline::{read_tasks, Engine, Loaded, Programs, Source};
 use arcbatch::program::Program;
 use arcbatch::run::{run_solvers, submission_json};
 use arcbatch::tasks::{self, TaskSet};
-use arcbatch::tools::profile::dynamic_json;
+use arcbatch::tools::profile::{dynamic_json, solver_json};
 use arcbatch::Chain;
 
 use crate::exceptions::{core_error, detached, error, pool_error, Kind};
@@ -201,6 +201,7 @@ pub fn profile(
         "lanes": report.lanes,
         "seconds": report.seconds,
         "profile": dynamic_json(&report.profile, backend),
+        "solvers": solver_json(&report.solvers),
     });
     Ok((value.to_string(), skipped(set)))
 }

@@ -125,6 +125,9 @@ def test_batt_runs_on_every_backend_with_the_same_report():
     assert matches["emu"] == matches["cpu"] and matches["auto"] == matches["cpu"]
     profile = arcbatch.profile(solvers, tasks, backend="emu")
     assert profile["backend"] == "emu" and profile["profile"]
+    solver_names = {row["solver"] for row in profile["solvers"]}
+    assert solver_names == {f"solve_{t}" for t in tasks}
+    assert abs(sum(row["share"] for row in profile["solvers"]) - 1) < 1e-9
     assert arcbatch.profile(solvers, tasks, backend="cpu")["backend"] == "cpu"
 
 

@@ -458,28 +458,11 @@ fn sinks(merged: &Merged) -> Vec<NodeId> {
 
 /// The domain of each node (`None` for nodes no solver needs), interned.
 fn domains(merged: &Merged, lanes: &Lanes<'_>, solver_tasks: &[Vec<u32>]) -> Vec<Option<Arc<Domain>>> {
-    let n = merged.nodes.len();
-    let mut tasks: Vec<Vec<u32>> = vec![Vec::new(); n];
-    let mut seen = vec![usize::MAX; n];
-    let mut stack: Vec<NodeId> = Vec::new();
-    for (k, solver) in merged.solvers.iter().enumerate() {
-        if solver_tasks[k].is_empty() {
-            continue;
-        }
-        for o in std::iter::once(&solver.outcome).chain(&solver.differs) {
-            stack.push(o.output);
-            stack.extend_from_slice(&o.guards);
-        }
-        while let Some(node) = stack.pop() {
-            let i = node as usize;
-            if seen[i] == k {
-                continue;
-            }
-            seen[i] = k;
-            tasks[i].extend_from_slice(&solver_tasks[k]);
-            stack.extend_from_slice(&merged.nodes[i].args);
-        }
-    }
+    let mut tasks: Vec<Vec<u32>> = vec![Vec::new(); merged.nodes.len()];
+    merged.visit_reads(
+        |k| !solver_tasks[k].is_empty(),
+        |k, i| tasks[i].extend_from_slice(&solver_tasks[k]),
+    );
     let mut interned: HashMap<Vec<u32>, Arc<Domain>> = HashMap::new();
     tasks
         .into_iter()

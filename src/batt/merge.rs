@@ -105,6 +105,29 @@ impl Merged {
     pub fn steps_merged(&self) -> usize {
         self.nodes.iter().filter(|n| n.is_step()).count()
     }
+
+    /// Calls `visit(k, node)` once for each node solver `k` reads (its own and its differs'
+    /// outputs and guards, and what they read in turn), solver after solver, for the solvers
+    /// `include` accepts.
+    pub fn visit_reads(&self, mut include: impl FnMut(usize) -> bool, mut visit: impl FnMut(usize, usize)) {
+        let mut seen = vec![usize::MAX; self.nodes.len()];
+        let mut stack: Vec<NodeId> = Vec::new();
+        for (k, solver) in self.solvers.iter().enumerate().filter(|&(k, _)| include(k)) {
+            for o in std::iter::once(&solver.outcome).chain(&solver.differs) {
+                stack.push(o.output);
+                stack.extend_from_slice(&o.guards);
+            }
+            while let Some(node) = stack.pop() {
+                let i = node as usize;
+                if seen[i] == k {
+                    continue;
+                }
+                seen[i] = k;
+                visit(k, i);
+                stack.extend_from_slice(&self.nodes[i].args);
+            }
+        }
+    }
 }
 
 /// A program whose parameters batt cannot bind.

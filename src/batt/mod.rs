@@ -90,6 +90,8 @@ pub struct Report {
     pub matches: Vec<Match>,
     /// Time per primitive, most expensive first: the dynamic profile.
     pub profile: Vec<OpTime>,
+    /// Time per solver, most expensive first (see [`SolverTime`]).
+    pub solvers: Vec<SolverTime>,
 }
 
 /// The evaluated steps of one primitive (or of calls of function values), summed over shards.
@@ -106,20 +108,35 @@ pub struct OpTime {
     pub batched: bool,
 }
 
+/// The time of the steps one solver reads, its output's and its guards' (and its differs'),
+/// each step's time shared equally among the solvers that read it: what the solver costs
+/// the run. The shares of all solvers add up to the time of every step some solver reads.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SolverTime {
+    pub name: String,
+    pub seconds: f64,
+    /// Steps it reads, and how many of them no other solver reads.
+    pub steps: usize,
+    pub own_steps: usize,
+}
+
 /// Node timings summed into per-primitive rows as the shards finish, so that what a run keeps
-/// does not grow with its number of chunks.
+/// does not grow with its number of chunks; and per node, for [`SolverTime`]s.
 #[derive(Default)]
 struct Profile {
     rows: HashMap<String, OpTime>,
+    node_seconds: Vec<f64>,
 }
 
 impl Profile {
     /// Adds one shard's timings (one per node of `merged`).
     fn add(&mut self, merged: &Merged, timings: &[Option<eval::NodeTiming>]) {
-        for (node, timing) in merged.nodes.iter().zip(timings) {
+        self.node_seconds.resize(merged.nodes.len(), 0.0);
+        for (k, (node, timing)) in merged.nodes.iter().zip(timings).enumerate() {
             let (Some(t), true) = (timing, node.is_step()) else {
                 continue;
             };
+            self.node_seconds[k] += t.seconds;
             let (name, batched) = match node.op {
                 merge::NodeOp::Prim(id) => (id.spec().name.to_string(), crate::batch::ops::has_batched_op(id)),
                 merge::NodeOp::Group(ref g) => (format!("@{}", g.kind()), true),
@@ -143,6 +160,40 @@ impl Profile {
         rows.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then_with(|| a.name.cmp(&b.name)));
         rows
     }
+}
+
+/// Each solver of `merged` with the time of the steps it reads, most expensive first, from
+/// the seconds of each node (missing ones count as none).
+pub fn solver_times(merged: &Merged, node_seconds: &[f64]) -> Vec<SolverTime> {
+    let mut cones: Vec<Vec<usize>> = vec![Vec::new(); merged.solvers.len()];
+    merged.visit_reads(
+        |_| true,
+        |k, i| {
+            if merged.nodes[i].is_step() {
+                cones[k].push(i);
+            }
+        },
+    );
+    let mut readers = vec![0u32; merged.nodes.len()];
+    for &k in cones.iter().flatten() {
+        readers[k] += 1;
+    }
+    let mut times: Vec<SolverTime> = merged
+        .solvers
+        .iter()
+        .zip(&cones)
+        .map(|(solver, cone)| SolverTime {
+            name: solver.name.clone(),
+            seconds: cone
+                .iter()
+                .map(|&k| node_seconds.get(k).copied().unwrap_or(0.0) / f64::from(readers[k]))
+                .sum(),
+            steps: cone.len(),
+            own_steps: cone.iter().filter(|&&k| readers[k] == 1).count(),
+        })
+        .collect();
+    times.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then_with(|| a.name.cmp(&b.name)));
+    times
 }
 
 /// A match under its (task, solver) key, for ordering matches found chunk by chunk.
@@ -426,13 +477,17 @@ impl<'t> Plan<'t> {
             }
         }
         matches.sort_by_key(|(key, _)| *key);
-        self.report(matches.into_iter().map(|(_, m)| m).collect(), profile.rows(), start)
+        let solvers = solver_times(&self.merged, &profile.node_seconds);
+        let mut report = self.report(matches.into_iter().map(|(_, m)| m).collect(), profile.rows(), start);
+        report.solvers = solvers;
+        report
     }
 
-    /// The report of `matches`, the run having started at `start`.
+    /// The report of `matches`, the run having started at `start` (no solver times).
     fn report(&self, matches: Vec<Match>, profile: Vec<OpTime>, start: Instant) -> Report {
         Report {
             profile,
+            solvers: Vec::new(),
             matches,
             steps_total: self.merged.steps_total,
             steps_merged: self.merged.steps_merged(),
@@ -490,4 +545,45 @@ fn match_json(m: &Match) -> Json {
         "differs": differs,
         "error": m.error,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batt::merge::{merge, NodeOp};
+    use crate::dsl::PrimId;
+    use crate::program::parse_file;
+
+    #[test]
+    fn a_step_two_solvers_read_costs_each_half_and_the_shares_add_up_to_the_steps_read() {
+        let src = "def solve_a(I):\n    x1 = compose(size, first)\n    x2 = rot90(I)\n    x3 = x1(x2)\n    return x3\n\
+                   def solve_b(S, I, C):\n    y1 = rot90(I)\n    y2 = first(S)\n    y3 = compose(size, first)\n    y4 = vmirror(y1)\n    return y4\n";
+        let programs = parse_file("t.py", src).unwrap();
+        let merged = merge(&programs.iter().collect::<Vec<_>>(), &[], true).unwrap();
+        // Each node costs a different power of two, so that every sum tells its parts apart.
+        let seconds: Vec<f64> = (0..merged.nodes.len()).map(|k| f64::from(1u32 << k)).collect();
+        let node = |op: NodeOp| merged.nodes.iter().position(|n| n.op == op).unwrap();
+        let prim = |name: &str| node(NodeOp::Prim(PrimId::of(name).unwrap()));
+        let (rot90, compose, first, vmirror, call) = (
+            prim("rot90"),
+            prim("compose"),
+            prim("first"),
+            prim("vmirror"),
+            node(NodeOp::Call),
+        );
+        let times = solver_times(&merged, &seconds);
+        let a = times.iter().find(|t| t.name == "solve_a").unwrap();
+        let b = times.iter().find(|t| t.name == "solve_b").unwrap();
+        let shared = (seconds[rot90] + seconds[compose]) / 2.0;
+        assert_eq!(a.seconds, seconds[call] + shared);
+        // solve_b's guards (first(S), its unused compose) are steps it reads.
+        assert_eq!(b.seconds, seconds[first] + seconds[vmirror] + shared);
+        assert_eq!((a.steps, a.own_steps, b.steps, b.own_steps), (3, 1, 4, 2));
+        let read: f64 = [rot90, compose, first, vmirror, call].iter().map(|&k| seconds[k]).sum();
+        assert_eq!(a.seconds + b.seconds, read);
+        assert!(
+            times.windows(2).all(|w| w[0].seconds >= w[1].seconds),
+            "most expensive first"
+        );
+    }
 }

@@ -1,7 +1,7 @@
 //! `arcbatch profile FILE`: which primitives a solver file calls (static: steps per primitive
 //! and references as arguments) or, with `--tasks`, where a batt run of it spends its time
-//! (dynamic: per primitive the calls, lanes, total and mean time, share and backend), as a
-//! table, JSON, and an SVG bar chart.
+//! (dynamic: per primitive the calls, lanes, total and mean time, share and backend; and per
+//! solver, the time of the steps it reads), as a table, JSON, and an SVG bar chart.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -11,12 +11,15 @@ use serde_json::json;
 use arcbatch::batt::Config;
 use arcbatch::device::select::Kind;
 use arcbatch::pipeline::{Engine, Programs, Source};
-use arcbatch::tools::profile::{dynamic_json, dynamic_svg, dynamic_table};
+use arcbatch::tools::profile::{dynamic_json, dynamic_svg, dynamic_table, solver_json, solver_table};
 
 use super::batt::load;
 use super::progress::Progress;
 use super::run::write_json;
 use super::Failure;
+
+/// The most expensive solvers the table lists (the JSON has them all).
+const SOLVERS_SHOWN: usize = 20;
 
 pub struct Options {
     pub file: PathBuf,
@@ -59,12 +62,16 @@ pub fn run(options: &Options) -> Result<(), Failure> {
         report.lanes,
         report.seconds * 1e3
     );
+    if report.solvers.len() > 1 {
+        print!("\n{}", solver_table(&report.solvers, SOLVERS_SHOWN));
+    }
     if let Some(path) = &options.json {
         let value = json!({
             "backend": backend_name,
             "lanes": report.lanes,
             "seconds": report.seconds,
             "profile": dynamic_json(&report.profile, backend_name),
+            "solvers": solver_json(&report.solvers),
         });
         write_json(path, &value)?;
     }

@@ -12,7 +12,7 @@ use serde_json::{json, Value as Json};
 use super::svg::escape;
 use crate::batch::group::Group;
 use crate::batt::merge::{Merged, NodeOp};
-use crate::batt::OpTime;
+use crate::batt::{OpTime, SolverTime};
 use crate::program::{Callee, ConstKey, Operand, Program};
 
 /// How many steps call each primitive, and how often each is passed as an argument.
@@ -156,6 +156,49 @@ pub fn dynamic_json(rows: &[OpTime], backend: &str) -> Json {
             })
             .collect(),
     )
+}
+
+/// The solvers that cost a run most, at most `top` of them, as a table: time, share of the
+/// run's steps, steps read and steps read by no other solver (see [`SolverTime`]).
+pub fn solver_table(solvers: &[SolverTime], top: usize) -> String {
+    let total: f64 = solvers.iter().map(|s| s.seconds).sum();
+    let mut out = format!(
+        "{:<24} {:>11} {:>7} {:>7} {:>7}\n",
+        "solver", "total ms", "share", "steps", "own"
+    );
+    for s in solvers.iter().take(top) {
+        writeln!(
+            out,
+            "{:<24} {:>11.3} {:>6.1}% {:>7} {:>7}",
+            s.name,
+            s.seconds * 1e3,
+            100.0 * s.seconds / total.max(f64::MIN_POSITIVE),
+            s.steps,
+            s.own_steps
+        )
+        .expect("write to a String");
+    }
+    if solvers.len() > top {
+        writeln!(out, "... and {} more solvers", solvers.len() - top).expect("write to a String");
+    }
+    out
+}
+
+/// Every solver's time as JSON, most expensive first.
+pub fn solver_json(solvers: &[SolverTime]) -> Json {
+    let total: f64 = solvers.iter().map(|s| s.seconds).sum();
+    solvers
+        .iter()
+        .map(|s| {
+            json!({
+                "solver": s.name,
+                "seconds": s.seconds,
+                "share": s.seconds / total.max(f64::MIN_POSITIVE),
+                "steps": s.steps,
+                "own_steps": s.own_steps,
+            })
+        })
+        .collect()
 }
 
 /// A duration in the unit that reads best: µs below a millisecond, else ms.
