@@ -1442,6 +1442,80 @@ fn line(a: (i128, i128), b: (i128, i128)) -> DslResult<Value> {
     Ok(Value::indices_sorted(out))
 }
 
+/// The most aligned pairs [`lines_between`] names before it leaves the pairs to `connect`.
+const MAX_LINE_KEYS: usize = 1 << 20;
+
+/// A line as [`line`] builds it, named by its first point, its direction (0: along a row,
+/// which a single point is too; 1: down a column; 2: down and right; 3: down and left) and its
+/// number of points: two pairs name the same set of points exactly when their names are equal.
+type LineKey = (i64, i64, u8, i64);
+
+/// The name of `connect(a, b)`'s line, or `None` for the empty set.
+fn line_key(a: Loc, b: Loc) -> Option<LineKey> {
+    let (ai, aj, bi, bj) = (i64::from(a.i), i64::from(a.j), i64::from(b.i), i64::from(b.j));
+    let (di, dj) = (bi - ai, bj - aj);
+    if di == 0 {
+        Some((ai, aj.min(bj), 0, dj.abs() + 1))
+    } else if dj == 0 {
+        Some((ai.min(bi), aj, 1, di.abs() + 1))
+    } else if di == dj {
+        Some((ai.min(bi), aj.min(bj), 2, di.abs() + 1))
+    } else if di == -dj {
+        Some((ai.min(bi), aj.max(bj), 3, di.abs() + 1))
+    } else {
+        None
+    }
+}
+
+/// `prapply(connect, a, b)` of two index sets: the set of the lines between each location of
+/// `a` and each of `b`, without building one line per pair (`prapply(connect, x, x)` over a
+/// colour's cells meets each line twice and mostly pairs on no line). The pairs' lines are
+/// named ([`LineKey`]), the names sorted and deduplicated, and only the distinct lines built,
+/// by [`line`], then made a set as any other. `None` where it leaves the pairs to `connect`
+/// one by one, which raises what the reference raises, at the pair where it raises: more than
+/// [`MAX_LINE_KEYS`] aligned pairs, or a line that fails to build (too long for the budgets).
+pub(super) fn lines_between(a: &[Loc], b: &[Loc]) -> Option<DslResult<Value>> {
+    let mut keys: Vec<LineKey> = Vec::new();
+    let mut empty = false;
+    // The names are deduplicated whenever they have doubled since the last time, so that
+    // what is kept stays within twice the distinct lines (and the limit).
+    let mut distinct = 0;
+    for (row, &y) in b.iter().enumerate() {
+        if row % 64 == 63 {
+            if let Err(e) = crate::dsl::func::Deadline::check() {
+                return Some(Err(e));
+            }
+        }
+        for &x in a {
+            match line_key(x, y) {
+                Some(key) => keys.push(key),
+                None => empty = true,
+            }
+        }
+        if keys.len() > (2 * distinct).max(1 << 12) {
+            keys.sort_unstable();
+            keys.dedup();
+            distinct = keys.len();
+            if distinct > MAX_LINE_KEYS {
+                return None;
+            }
+        }
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    let mut lines = Vec::with_capacity(keys.len() + usize::from(empty));
+    if empty {
+        lines.push(Value::empty_set());
+    }
+    let step = |dir: u8| [(0, 1), (1, 0), (1, 1), (1, -1)][usize::from(dir)];
+    for (i, j, dir, n) in keys {
+        let (di, dj) = step(dir);
+        let end = (i + (n - 1) * di, j + (n - 1) * dj);
+        lines.push(line(wide((i, j)), wide(end)).ok()?);
+    }
+    Some(Ok(Value::set(lines)))
+}
+
 fn wide(pair: (i64, i64)) -> (i128, i128) {
     (pair.0.into(), pair.1.into())
 }
@@ -1686,6 +1760,38 @@ mod tests {
                 if c < g.w { g.get(r, c) } else { other.get(r, c - g.w) }
             });
             proptest::prop_assert_eq!(cat, Ok(expected));
+        }
+    }
+
+    /// An index set of up to 14 locations in a small square (so that many pairs line up),
+    /// moved near the end of the coordinates' range or not.
+    fn crowded_indices() -> impl proptest::strategy::Strategy<Value = Vec<Loc>> {
+        use proptest::strategy::Strategy;
+        let locs = proptest::collection::vec((-5i32..5, -5i32..5), 0..14);
+        (locs, proptest::bool::ANY).prop_map(|(locs, near_limit)| {
+            let shift = if near_limit { i32::MAX - 10 } else { 0 };
+            let mut locs: Vec<Loc> = locs.into_iter().map(|(i, j)| Loc { i: i + shift, j }).collect();
+            crate::dsl::points::sort_dedup(&mut locs);
+            locs
+        })
+    }
+
+    proptest::proptest! {
+        /// `prapply(connect, a, b)` of index sets, the distinct lines named first, is the set
+        /// of `connect` pair by pair; where a pair's line cannot be built (one set near the
+        /// end of the range, the other not: lines of 2^31 points), the pairs are left to
+        /// `connect`.
+        #[test]
+        fn lines_between_index_sets_are_connect_pair_by_pair(a in crowded_indices(), b in crowded_indices()) {
+            let as_value = |l: &Loc| Value::Pair(l.i.into(), l.j.into());
+            let pairwise: DslResult<Vec<Value>> = b
+                .iter()
+                .flat_map(|y| a.iter().map(move |x| connect(&[as_value(x), as_value(y)])))
+                .collect();
+            match pairwise {
+                Ok(lines) => proptest::prop_assert_eq!(lines_between(&a, &b), Some(Ok(Value::set(lines)))),
+                Err(_) => proptest::prop_assert!(lines_between(&a, &b).is_none()),
+            }
         }
     }
 

@@ -6,14 +6,17 @@
 //! `type(container)(...)` does: a tuple maps to a tuple, a frozenset to a frozenset in which
 //! equal results collapse.
 
+use std::sync::LazyLock;
+
 use crate::dsl::column::{map, Mapped, Mapping, BLOCK};
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::func::{call1, Func, MAX_POWER};
-use crate::dsl::registry::PrimSpec;
+use crate::dsl::registry::{PrimId, PrimSpec};
 use crate::dsl::value::Value;
 use crate::prim;
 
 use super::containers::{members_of, push_members_of};
+use super::grids;
 use super::merge_values;
 
 pub const PRIMS: &[PrimSpec] = &[
@@ -148,11 +151,21 @@ fn mpapply(a: &[Value]) -> DslResult<Value> {
     merge_values(&papply_values(a)?)
 }
 
+/// `connect`, whose `prapply` over two index sets has a path of its own.
+static CONNECT: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("connect"));
+
 fn prapply(a: &[Value]) -> DslResult<Value> {
     // The reference loops over `b` outside and `a` inside (never iterated when `b` is empty).
     let ys = members_of(&a[2])?;
     if ys.is_empty() {
         return Ok(Value::empty_set());
+    }
+    if let (Value::Func(f), Value::Indices(xs), Value::Indices(ys)) = (&a[0], &a[1], &a[2]) {
+        if matches!(**f, Func::Prim(id) if id == *CONNECT) {
+            if let Some(lines) = grids::lines_between(xs, ys) {
+                return lines;
+            }
+        }
     }
     let xs = members_of(&a[1])?;
     // The pairs go through the function a block of whole rows of `b` at a time, so that the
