@@ -1442,7 +1442,7 @@ fn line(a: (i128, i128), b: (i128, i128)) -> DslResult<Value> {
     Ok(Value::indices_sorted(out))
 }
 
-/// The most aligned pairs [`lines_between`] names before it leaves the pairs to `connect`.
+/// The most distinct lines [`lines_of`] names before it leaves the pairs to `connect`.
 const MAX_LINE_KEYS: usize = 1 << 20;
 
 /// A line as [`line`] builds it, named by its first point, its direction (0: along a row,
@@ -1467,38 +1467,37 @@ fn line_key(a: Loc, b: Loc) -> Option<LineKey> {
     }
 }
 
-/// `prapply(connect, a, b)` of two index sets: the set of the lines between each location of
-/// `a` and each of `b`, without building one line per pair (`prapply(connect, x, x)` over a
-/// colour's cells meets each line twice and mostly pairs on no line). The pairs' lines are
-/// named ([`LineKey`]), the names sorted and deduplicated, and only the distinct lines built,
-/// by [`line`], then made a set as any other. `None` where it leaves the pairs to `connect`
-/// one by one, which raises what the reference raises, at the pair where it raises: more than
-/// [`MAX_LINE_KEYS`] aligned pairs, or a line that fails to build (too long for the budgets).
-pub(super) fn lines_between(a: &[Loc], b: &[Loc]) -> Option<DslResult<Value>> {
+/// The set of `connect(p, q)` over `pairs` (of locations, `count` of them): what
+/// `prapply(connect, a, b)` of two index sets and `apply(fork(connect, first, last), pairs)`
+/// of a set of location pairs make, without building one line per pair (over a colour's cells,
+/// each line comes twice and most pairs are on none). The pairs' lines are named
+/// ([`LineKey`]), the names sorted and deduplicated, and only the distinct lines built, by
+/// [`line`], then made a set as any other. `None` where it leaves the pairs to `connect` one
+/// by one, which raises what the reference raises, at the pair where it raises: more than
+/// [`MAX_LINE_KEYS`] distinct lines, or a line that fails to build (too long for the budgets).
+pub(super) fn lines_of(pairs: impl Iterator<Item = (Loc, Loc)>) -> Option<DslResult<Value>> {
     let mut keys: Vec<LineKey> = Vec::new();
     let mut empty = false;
     // The names are deduplicated whenever they have doubled since the last time, so that
     // what is kept stays within twice the distinct lines (and the limit).
     let mut distinct = 0;
-    for (row, &y) in b.iter().enumerate() {
-        if row % 64 == 63 {
+    for (k, (p, q)) in pairs.enumerate() {
+        if k % 4096 == 4095 {
             if let Err(e) = crate::dsl::func::Deadline::check() {
                 return Some(Err(e));
             }
-        }
-        for &x in a {
-            match line_key(x, y) {
-                Some(key) => keys.push(key),
-                None => empty = true,
+            if keys.len() > (2 * distinct).max(1 << 12) {
+                keys.sort_unstable();
+                keys.dedup();
+                distinct = keys.len();
+                if distinct > MAX_LINE_KEYS {
+                    return None;
+                }
             }
         }
-        if keys.len() > (2 * distinct).max(1 << 12) {
-            keys.sort_unstable();
-            keys.dedup();
-            distinct = keys.len();
-            if distinct > MAX_LINE_KEYS {
-                return None;
-            }
+        match line_key(p, q) {
+            Some(key) => keys.push(key),
+            None => empty = true,
         }
     }
     keys.sort_unstable();
@@ -1514,6 +1513,11 @@ pub(super) fn lines_between(a: &[Loc], b: &[Loc]) -> Option<DslResult<Value>> {
         lines.push(line(wide((i, j)), wide(end)).ok()?);
     }
     Some(Ok(Value::set(lines)))
+}
+
+/// [`lines_of`] every location of `a` with every location of `b`: `prapply(connect, a, b)`.
+pub(super) fn lines_between(a: &[Loc], b: &[Loc]) -> Option<DslResult<Value>> {
+    lines_of(b.iter().flat_map(|&q| a.iter().map(move |&p| (p, q))))
 }
 
 fn wide(pair: (i64, i64)) -> (i128, i128) {

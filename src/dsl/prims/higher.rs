@@ -118,7 +118,31 @@ fn applied(container: &Value, _members: &[Value], results: &mut Mapped) -> DslRe
 }
 
 fn apply(a: &[Value]) -> DslResult<Value> {
-    APPLY.run(a)
+    lines_of_pairs(a).unwrap_or_else(|| APPLY.run(a))
+}
+
+/// `apply(fork(connect, first, last), pairs)` of a set of location pairs (`product` of two
+/// index sets), as [`grids::lines_of`] makes it; `None` for anything else, or where that
+/// leaves the pairs to `connect`.
+fn lines_of_pairs(a: &[Value]) -> Option<DslResult<Value>> {
+    let (Value::Func(f), Value::Set(pairs)) = (&a[0], &a[1]) else {
+        return None;
+    };
+    let Func::Fork(outer, left, right) = &**f else {
+        return None;
+    };
+    let is = |v: &Value, id: PrimId| matches!(v, Value::Func(f) if matches!(**f, Func::Prim(p) if p == id));
+    if !(is(outer, *CONNECT) && is(left, *FIRST) && is(right, *LAST)) {
+        return None;
+    }
+    let pair = |v: &Value| match v {
+        Value::LocPair(p, q) => Some((*p, *q)),
+        _ => None,
+    };
+    if !pairs.iter().all(|v| pair(v).is_some()) {
+        return None;
+    }
+    grids::lines_of(pairs.iter().filter_map(pair))
 }
 
 fn rapply(a: &[Value]) -> DslResult<Value> {
@@ -151,8 +175,11 @@ fn mpapply(a: &[Value]) -> DslResult<Value> {
     merge_values(&papply_values(a)?)
 }
 
-/// `connect`, whose `prapply` over two index sets has a path of its own.
+/// `connect`, `first` and `last`: `prapply(connect, ..)` of two index sets and
+/// `apply(fork(connect, first, last), ..)` of a set of location pairs have a path of their own.
 static CONNECT: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("connect"));
+static FIRST: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("first"));
+static LAST: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("last"));
 
 fn prapply(a: &[Value]) -> DslResult<Value> {
     // The reference loops over `b` outside and `a` inside (never iterated when `b` is empty).
@@ -183,4 +210,46 @@ fn prapply(a: &[Value]) -> DslResult<Value> {
         results.extend(map(&a[0], &[&left, &right]).all().map_err(DslError::in_generator)?);
     }
     Ok(Value::set(results))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dsl::func::call;
+    use crate::dsl::value::Loc;
+
+    fn prim(name: &str) -> Value {
+        Value::prim(PrimId::builtin(name))
+    }
+
+    /// An index set of up to 14 locations in a small square (many pairs line up), moved near
+    /// the end of the coordinates' range or not (lines to a set that is not are too long to
+    /// build).
+    fn crowded() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::strategy::Strategy;
+        let locs = proptest::collection::vec((-5i32..5, -5i32..5), 0..14);
+        (locs, proptest::bool::ANY).prop_map(|(locs, near_limit)| {
+            let shift = if near_limit { i32::MAX - 10 } else { 0 };
+            Value::indices(locs.into_iter().map(|(i, j)| Loc { i: i + shift, j }).collect())
+        })
+    }
+
+    proptest::proptest! {
+        /// `apply(fork(connect, first, last), product(a, b))`, each line built once, is what
+        /// `apply` pair by pair gives, error included (the pairs are left to it where a line
+        /// cannot be built); so is `prapply(connect, a, b)`, where no line fails (its loop
+        /// meets the pairs in another order, so another pair's error).
+        #[test]
+        fn lines_of_pairs_are_connect_applied_pair_by_pair(a in crowded(), b in crowded()) {
+            let pairs = call(&prim("product"), &[a.clone(), b.clone()]).unwrap();
+            let f = fork(&[prim("connect"), prim("first"), prim("last")]).unwrap();
+            let pair_by_pair = APPLY.run(&[f.clone(), pairs.clone()]);
+            let fast = lines_of_pairs(&[f.clone(), pairs.clone()]);
+            proptest::prop_assert_eq!(fast.is_some(), pair_by_pair.is_ok(), "declines exactly where a line fails");
+            proptest::prop_assert_eq!(apply(&[f, pairs]), pair_by_pair.clone());
+            if pair_by_pair.is_ok() {
+                proptest::prop_assert_eq!(prapply(&[prim("connect"), a, b]), pair_by_pair);
+            }
+        }
+    }
 }
