@@ -131,8 +131,7 @@ fn lines_of_pairs(a: &[Value]) -> Option<DslResult<Value>> {
     let Func::Fork(outer, left, right) = &**f else {
         return None;
     };
-    let is = |v: &Value, id: PrimId| matches!(v, Value::Func(f) if matches!(**f, Func::Prim(p) if p == id));
-    if !(is(outer, *CONNECT) && is(left, *FIRST) && is(right, *LAST)) {
+    if !(is_prim(outer, *CONNECT) && is_prim(left, *FIRST) && is_prim(right, *LAST)) {
         return None;
     }
     let pair = |v: &Value| match v {
@@ -181,14 +180,19 @@ static CONNECT: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("connect"));
 static FIRST: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("first"));
 static LAST: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("last"));
 
+/// Whether `v` is primitive `id` as a function value.
+fn is_prim(v: &Value, id: PrimId) -> bool {
+    matches!(v, Value::Func(f) if matches!(**f, Func::Prim(p) if p == id))
+}
+
 fn prapply(a: &[Value]) -> DslResult<Value> {
     // The reference loops over `b` outside and `a` inside (never iterated when `b` is empty).
     let ys = members_of(&a[2])?;
     if ys.is_empty() {
         return Ok(Value::empty_set());
     }
-    if let (Value::Func(f), Value::Indices(xs), Value::Indices(ys)) = (&a[0], &a[1], &a[2]) {
-        if matches!(**f, Func::Prim(id) if id == *CONNECT) {
+    if let (Value::Indices(xs), Value::Indices(ys)) = (&a[1], &a[2]) {
+        if is_prim(&a[0], *CONNECT) {
             if let Some(lines) = grids::lines_between(xs, ys) {
                 return lines;
             }
