@@ -24,14 +24,17 @@ def solve_pairs(I):
     return O
 
 def solve_lines(I):
-    x1 = asindices(I)
-    x2 = prapply(connect, x1, x1)
-    O = mfilter(x2, hline)
+    x1 = hconcat(I, I)
+    x2 = vconcat(x1, x1)
+    x3 = asindices(x2)
+    x4 = prapply(connect, x3, x3)
+    O = mfilter(x4, hline)
     return O
 ";
 
 /// Two train pairs whose outputs are the inputs mirrored, 20x20 so that the lines and pairs
-/// above are large.
+/// above are large (the lines over 40x40: `prapply(connect, ..)` builds each distinct line
+/// once, and those over 20x20 fit the budget).
 fn task() -> Json {
     let grid = |seed: i64| -> Json {
         (0..20)
