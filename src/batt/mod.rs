@@ -472,22 +472,30 @@ impl<'t> Plan<'t> {
             }
             if every.is_some_and(|every| saved.elapsed() >= every) {
                 matches.sort_by_key(|(key, _)| *key);
-                save(&self.report(matches.iter().map(|(_, m)| m.clone()).collect(), Vec::new(), start));
+                save(&self.report(
+                    matches.iter().map(|(_, m)| m.clone()).collect(),
+                    Vec::new(),
+                    Vec::new(),
+                    start,
+                ));
                 saved = Instant::now();
             }
         }
         matches.sort_by_key(|(key, _)| *key);
         let solvers = solver_times(&self.merged, &profile.node_seconds);
-        let mut report = self.report(matches.into_iter().map(|(_, m)| m).collect(), profile.rows(), start);
-        report.solvers = solvers;
-        report
+        self.report(
+            matches.into_iter().map(|(_, m)| m).collect(),
+            profile.rows(),
+            solvers,
+            start,
+        )
     }
 
-    /// The report of `matches`, the run having started at `start` (no solver times).
-    fn report(&self, matches: Vec<Match>, profile: Vec<OpTime>, start: Instant) -> Report {
+    /// The report of `matches` and the times measured, the run having started at `start`.
+    fn report(&self, matches: Vec<Match>, profile: Vec<OpTime>, solvers: Vec<SolverTime>, start: Instant) -> Report {
         Report {
             profile,
-            solvers: Vec::new(),
+            solvers,
             matches,
             steps_total: self.merged.steps_total,
             steps_merged: self.merged.steps_merged(),

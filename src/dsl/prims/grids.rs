@@ -1445,29 +1445,30 @@ fn line(a: (i128, i128), b: (i128, i128)) -> DslResult<Value> {
 /// The most distinct lines [`lines_of`] names before it leaves the pairs to `connect`.
 const MAX_LINE_KEYS: usize = 1 << 20;
 
-/// A line as [`line`] builds it, named by its first point, its direction (0: along a row,
-/// which a single point is too; 1: down a column; 2: down and right; 3: down and left) and its
-/// number of points: two pairs name the same set of points exactly when their names are equal.
-type LineKey = (i64, i64, u8, i64);
+/// A line named by its two ends as [`line`] orders them (the first the top, or the left on a
+/// row): two pairs name the same set of points exactly when their names are equal.
+type LineKey = (Loc, Loc);
 
 /// The name of `connect(a, b)`'s line, or `None` for the empty set.
 fn line_key(a: Loc, b: Loc) -> Option<LineKey> {
-    let (ai, aj, bi, bj) = (i64::from(a.i), i64::from(a.j), i64::from(b.i), i64::from(b.j));
-    let (di, dj) = (bi - ai, bj - aj);
+    let (di, dj) = (i64::from(b.i) - i64::from(a.i), i64::from(b.j) - i64::from(a.j));
+    let at = |i, j| Loc { i, j };
+    let (top, bottom) = (a.i.min(b.i), a.i.max(b.i));
+    let (left, right) = (a.j.min(b.j), a.j.max(b.j));
     if di == 0 {
-        Some((ai, aj.min(bj), 0, dj.abs() + 1))
+        Some((at(a.i, left), at(a.i, right)))
     } else if dj == 0 {
-        Some((ai.min(bi), aj, 1, di.abs() + 1))
+        Some((at(top, a.j), at(bottom, a.j)))
     } else if di == dj {
-        Some((ai.min(bi), aj.min(bj), 2, di.abs() + 1))
+        Some((at(top, left), at(bottom, right)))
     } else if di == -dj {
-        Some((ai.min(bi), aj.max(bj), 3, di.abs() + 1))
+        Some((at(top, right), at(bottom, left)))
     } else {
         None
     }
 }
 
-/// The set of `connect(p, q)` over `pairs` (of locations, `count` of them): what
+/// The set of `connect(p, q)` over `pairs` of locations: what
 /// `prapply(connect, a, b)` of two index sets and `apply(fork(connect, first, last), pairs)`
 /// of a set of location pairs make, without building one line per pair (over a colour's cells,
 /// each line comes twice and most pairs are on none). The pairs' lines are named
@@ -1506,11 +1507,9 @@ pub(super) fn lines_of(pairs: impl Iterator<Item = (Loc, Loc)>) -> Option<DslRes
     if empty {
         lines.push(Value::empty_set());
     }
-    let step = |dir: u8| [(0, 1), (1, 0), (1, 1), (1, -1)][usize::from(dir)];
-    for (i, j, dir, n) in keys {
-        let (di, dj) = step(dir);
-        let end = (i + (n - 1) * di, j + (n - 1) * dj);
-        lines.push(line(wide((i, j)), wide(end)).ok()?);
+    let ends = |l: Loc| (i128::from(l.i), i128::from(l.j));
+    for (start, end) in keys {
+        lines.push(line(ends(start), ends(end)).ok()?);
     }
     Some(Ok(Value::set(lines)))
 }
@@ -1764,38 +1763,6 @@ mod tests {
                 if c < g.w { g.get(r, c) } else { other.get(r, c - g.w) }
             });
             proptest::prop_assert_eq!(cat, Ok(expected));
-        }
-    }
-
-    /// An index set of up to 14 locations in a small square (so that many pairs line up),
-    /// moved near the end of the coordinates' range or not.
-    fn crowded_indices() -> impl proptest::strategy::Strategy<Value = Vec<Loc>> {
-        use proptest::strategy::Strategy;
-        let locs = proptest::collection::vec((-5i32..5, -5i32..5), 0..14);
-        (locs, proptest::bool::ANY).prop_map(|(locs, near_limit)| {
-            let shift = if near_limit { i32::MAX - 10 } else { 0 };
-            let mut locs: Vec<Loc> = locs.into_iter().map(|(i, j)| Loc { i: i + shift, j }).collect();
-            crate::dsl::points::sort_dedup(&mut locs);
-            locs
-        })
-    }
-
-    proptest::proptest! {
-        /// `prapply(connect, a, b)` of index sets, the distinct lines named first, is the set
-        /// of `connect` pair by pair; where a pair's line cannot be built (one set near the
-        /// end of the range, the other not: lines of 2^31 points), the pairs are left to
-        /// `connect`.
-        #[test]
-        fn lines_between_index_sets_are_connect_pair_by_pair(a in crowded_indices(), b in crowded_indices()) {
-            let as_value = |l: &Loc| Value::Pair(l.i.into(), l.j.into());
-            let pairwise: DslResult<Vec<Value>> = b
-                .iter()
-                .flat_map(|y| a.iter().map(move |x| connect(&[as_value(x), as_value(y)])))
-                .collect();
-            match pairwise {
-                Ok(lines) => proptest::prop_assert_eq!(lines_between(&a, &b), Some(Ok(Value::set(lines)))),
-                Err(_) => proptest::prop_assert!(lines_between(&a, &b).is_none()),
-            }
         }
     }
 

@@ -239,10 +239,10 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// `apply(fork(connect, first, last), product(a, b))`, each line built once, is what
-        /// `apply` pair by pair gives, error included (the pairs are left to it where a line
-        /// cannot be built); so is `prapply(connect, a, b)`, where no line fails (its loop
-        /// meets the pairs in another order, so another pair's error).
+        /// `apply(fork(connect, first, last), product(a, b))` and `prapply(connect, a, b)`,
+        /// each line built once, are `connect` pair by pair in each one's order, error included:
+        /// where a line cannot be built (one set near the end of the range, the other not:
+        /// lines of 2^31 points), the pairs are left to `connect`.
         #[test]
         fn lines_of_pairs_are_connect_applied_pair_by_pair(a in crowded(), b in crowded()) {
             let pairs = call(&prim("product"), &[a.clone(), b.clone()]).unwrap();
@@ -250,10 +250,16 @@ mod tests {
             let pair_by_pair = APPLY.run(&[f.clone(), pairs.clone()]);
             let fast = lines_of_pairs(&[f.clone(), pairs.clone()]);
             proptest::prop_assert_eq!(fast.is_some(), pair_by_pair.is_ok(), "declines exactly where a line fails");
-            proptest::prop_assert_eq!(apply(&[f, pairs]), pair_by_pair.clone());
-            if pair_by_pair.is_ok() {
-                proptest::prop_assert_eq!(prapply(&[prim("connect"), a, b]), pair_by_pair);
-            }
+            proptest::prop_assert_eq!(apply(&[f, pairs]), pair_by_pair);
+            // prapply's loop: `b` outside, `a` inside.
+            let (Value::Indices(xs), Value::Indices(ys)) = (&a, &b) else { unreachable!("index sets") };
+            let as_value = |l: &Loc| Value::Pair(l.i.into(), l.j.into());
+            let loop_order: DslResult<Vec<Value>> = ys
+                .iter()
+                .flat_map(|y| xs.iter().map(move |x| call(&prim("connect"), &[as_value(x), as_value(y)])))
+                .collect();
+            proptest::prop_assert_eq!(grids::lines_between(xs, ys).is_some(), loop_order.is_ok());
+            proptest::prop_assert_eq!(prapply(&[prim("connect"), a, b]), loop_order.map(Value::set));
         }
     }
 }
