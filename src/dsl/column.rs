@@ -779,8 +779,11 @@ struct Scratch {
     made: Vec<Value>,
     /// Where each container's members end in `flat`.
     bounds: Vec<usize>,
-    /// Each captured value, repeated alongside its container's members (borrowed copies).
+    /// Each captured value, repeated alongside its container's members (borrowed copies); an
+    /// evaluation with fewer captured values leaves the columns past them empty.
     captured: Vec<Vec<ManuallyDrop<Value>>>,
+    /// The results of one container's members, handed to the mapping's `combine`.
+    results: Vec<Value>,
 }
 
 /// Buffers kept per thread: at most this many sets (one per level of nesting in use).
@@ -791,10 +794,12 @@ thread_local! {
 }
 
 impl Scratch {
-    /// A set of empty buffers, with one column per captured value.
+    /// A set of empty buffers, with at least one column per captured value.
     fn take(captures: usize) -> Scratch {
         let mut scratch = SCRATCH.with(|s| s.borrow_mut().pop()).unwrap_or_default();
-        scratch.captured.resize_with(captures, Vec::new);
+        if scratch.captured.len() < captures {
+            scratch.captured.resize_with(captures, Vec::new);
+        }
         scratch
     }
 
@@ -805,6 +810,7 @@ impl Scratch {
         clear_values(&mut self.made);
         self.bounds.clear();
         self.captured.iter_mut().for_each(Vec::clear);
+        clear_values(&mut self.results);
         SCRATCH.with(|s| {
             let mut kept = s.borrow_mut();
             if kept.len() < SCRATCH_KEPT {
@@ -916,6 +922,7 @@ impl Nested {
             made,
             bounds,
             captured,
+            results: buffer,
         } = scratch;
         let mut kept = Kept::default();
         while start < live {
@@ -952,8 +959,9 @@ impl Nested {
                 bounds.push(flat.len());
                 end += 1;
             }
-            let mut inner_columns: Vec<&[Value]> = vec![as_values(flat)];
-            inner_columns.extend(captured.iter().map(|c| as_values(c)));
+            let mut inner_columns: Vec<&[Value]> = Vec::with_capacity(inputs.len());
+            inner_columns.push(as_values(flat));
+            inner_columns.extend(captured[..inputs.len() - 1].iter().map(|c| as_values(c)));
             // One container for all: the member-only nodes run once, on the first block.
             // Otherwise rows met before (the same member with the same captured values) are not
             // run again.
@@ -978,7 +986,7 @@ impl Nested {
             // buffer refilled for each.
             let mut taken = results.values.drain(..);
             let mut keys = Mapped {
-                values: Vec::new(),
+                values: std::mem::take(buffer),
                 error: None,
             };
             let mut from = 0;
@@ -1000,6 +1008,7 @@ impl Nested {
                     Ok(v) => out.push(v),
                 }
             }
+            *buffer = keys.values;
             if stop.is_some() {
                 return (out, stop);
             }
