@@ -478,7 +478,10 @@ impl Kernel {
                 v.truncate(live);
                 v
             }
-            out => (0..live).map(|i| out.get(columns, i).clone()).collect(),
+            out => {
+                let mut reader = Reader::new(&out, columns, 1);
+                (0..live).map(|_| reader.next().clone()).collect()
+            }
         };
         for column in &mut values {
             if let Column::Values(v) | Column::Tiled(v, _) | Column::Blocked(v, _) = column {
@@ -864,7 +867,10 @@ impl Nested {
             .iter()
             .map(|c| match c.as_slice(columns) {
                 Some(_) => Vec::new(),
-                None => (0..live).map(|i| unsafe { borrowed(c.get(columns, i)) }).collect(),
+                None => {
+                    let mut reader = Reader::new(c, columns, 1);
+                    (0..live).map(|_| unsafe { borrowed(reader.next()) }).collect()
+                }
             })
             .collect();
         let slices: SmallVec<[&[Value]; 4]> = inputs
@@ -1806,8 +1812,6 @@ mod tests {
         Value::prim(PrimId::of(name).expect("registered"))
     }
 
-    /// What `Mapping::run` reads in place of a tuple's or set's members is what every
-    /// mapping's `members` gives for them.
     /// A reader gives the values `Column::get` gives at rows `0, stride, 2 stride, ...`, for
     /// every layout, stride and length (periods and blocks that the stride crosses, skips
     /// or divides).
@@ -1831,6 +1835,8 @@ mod tests {
         }
     }
 
+    /// What `Mapping::run` reads in place of a tuple's or set's members is what every
+    /// mapping's `members` gives for them.
     #[test]
     fn every_mapping_lists_a_tuple_or_set_as_its_own_members() {
         let items = vec![Value::Int(4), Value::Pair(1, 2), prim("size")];
