@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arcbatch::dsl::column::{map, set_evaluation, Evaluation};
-use arcbatch::dsl::{call, DslError, DslResult, Foreign, ForeignFn, Func, PrimId, Raised, Value};
+use arcbatch::dsl::{call, DslError, DslResult, Foreign, ForeignFn, Func, Loc, PrimId, Raised, Value};
 use arcbatch::program::{parse_file, run_guarded, Program, RunError};
 use arcbatch::run::arguments;
 use arcbatch::tasks::{self, Task};
@@ -464,6 +464,80 @@ proptest! {
         };
         let (scalar, vectorised) = mapped(&g, &ms);
         prop_assert_eq!(scalar, vectorised, "{}", g);
+    }
+}
+
+/// `x -> y -> f(x + y)`: a closure of the element to map over a container.
+fn shifted_by_element(f: Value) -> Value {
+    let built = |name: &str, args: Vec<Value>| call(&p(name), &args).unwrap();
+    built(
+        "compose",
+        vec![
+            built("lbind", vec![p("compose"), f]),
+            built("lbind", vec![p("lbind"), p("add")]),
+        ],
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// `x -> astuple(best(C, y -> f(x + y)), other(C, y -> g(x + y)))`, two mappings over the
+    /// same constant container, which the column engine runs as one group of siblings (both
+    /// functions in one inner kernel, what they compute alike computed once, the same function
+    /// twice where `g` is `f`): values and the first error are the scalar path's, whether the
+    /// functions raise or not, over tuples, sets and index sets (whose members the mappings
+    /// build), empty ones included.
+    #[test]
+    fn sibling_mappings_over_one_container_agree(
+        f in function(),
+        g in prop::option::of(function()),
+        best in prop::sample::select(vec!["valmax", "argmin", "sfilter", "apply", "order", "mfilter"]),
+        other in prop::sample::select(vec!["valmin", "argmax", "sfilter", "apply", "mapply"]),
+        c in 0usize..4,
+        xs in proptest::collection::vec(element(), 0..12),
+    ) {
+        let built = |name: &str, args: Vec<Value>| call(&p(name), &args).unwrap();
+        let container = [
+            Value::tuple([0, 1, -1, 2].map(Value::Int).to_vec()),
+            Value::empty_tuple(),
+            Value::set(vec![Value::Pair(0, 1), Value::Pair(2, -1), Value::Pair(1, 1)]),
+            Value::indices(vec![Loc { i: 0, j: 1 }, Loc { i: 1, j: -1 }]),
+        ][c]
+            .clone();
+        let over = |name: &str, f: Value| {
+            let mapping = match name {
+                // apply and mapply take the function first.
+                "apply" | "mapply" => built("rbind", vec![p(name), container.clone()]),
+                _ => built("lbind", vec![p(name), container.clone()]),
+            };
+            built("compose", vec![mapping, shifted_by_element(f)])
+        };
+        let second = over(other, g.unwrap_or_else(|| f.clone()));
+        let h = built("fork", vec![p("astuple"), over(best, f), second]);
+        let (scalar, vectorised) = mapped(&h, &xs);
+        prop_assert_eq!(scalar, vectorised, "{}", h);
+    }
+
+    /// `m -> astuple(argmin(S, k(m)), best(remove(m, S), k(m)))` with `k(m) = y -> f(m + y)`:
+    /// the summary of `S` that `best` picks from and the `argmin` are siblings over the same
+    /// set with the same function, computed once. Values and the first error are the scalar
+    /// path's, for members of `S` and values not in it, ties, and keys that raise.
+    #[test]
+    fn a_best_member_and_a_summary_of_one_set_agree(
+        best in prop::sample::select(vec!["valmin", "valmax", "argmin", "argmax"]),
+        members in proptest::collection::vec(set_member(), 0..6),
+        f in member_key(),
+        ms in proptest::collection::vec(set_member(), 0..12),
+    ) {
+        let built = |name: &str, args: Vec<Value>| call(&p(name), &args).unwrap();
+        let set = Value::set(members);
+        let key = shifted_by_element(f);
+        let nearest = built("compose", vec![built("lbind", vec![p("argmin"), set.clone()]), key.clone()]);
+        let without = built("fork", vec![p(best), built("rbind", vec![p("remove"), set]), key]);
+        let h = built("fork", vec![p("astuple"), nearest, without]);
+        let (scalar, vectorised) = mapped(&h, &ms);
+        prop_assert_eq!(scalar, vectorised, "{}", h);
     }
 }
 

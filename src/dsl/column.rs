@@ -28,7 +28,9 @@
 //! comes back (the same container with the same captured values) is looked up, not run again
 //! (`Nested::eval_distinct`). `valmin(remove(m, S), f)` and its kin, for a constant set `S`,
 //! run as a summary of `S` under `f`, the same for every `m`, and a pick from it
-//! ([`Without`]).
+//! ([`Without`]). Mappings of one function over the same constant container run as one group,
+//! their functions compiled into one inner kernel, so that what they compute alike is computed
+//! once ([`Siblings`]).
 //!
 //! # Errors stay exact
 //!
@@ -50,7 +52,7 @@ use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::{Arc, LazyLock};
 
 use hashbrown::HashMap;
-use smallvec::SmallVec;
+use smallvec::{smallvec, SmallVec};
 
 use super::error::{DslError, DslResult};
 use super::func::{call, callable, holds_foreign, Deadline, Func};
@@ -61,8 +63,14 @@ use super::prims::without::Without;
 use super::registry::PrimId;
 use super::value::{as_values, borrowed, clear_values, push_value, Items, Value};
 
+mod siblings;
+use siblings::Siblings;
+
 type NodeId = u32;
 type Args = SmallVec<[NodeId; 4]>;
+/// Values of each output of a kernel (one, but in a [`Siblings`] group's), or of each mapping
+/// of a nested node.
+type PerOutput = SmallVec<[Vec<Value>; 1]>;
 
 /// How a mapping primitive applies its function: to which members of which argument, and how
 /// it combines the results. The primitive itself is [`Mapping::run`]; the column engine uses the
@@ -302,11 +310,12 @@ enum Node {
     Raise(DslError),
 }
 
-/// A mapping primitive run over the members of every element's container at once.
+/// A mapping primitive run over the members of every element's container at once; or, for a
+/// group of sibling mappings over one container ([`Siblings`]), each of them.
 struct Nested {
-    mapping: &'static Mapping,
+    mappings: SmallVec<[&'static Mapping; 1]>,
     container: NodeId,
-    /// The function on (member, captured values...).
+    /// The function on (member, captured values...); one per mapping.
     inner: Kernel,
     /// The nodes of this kernel whose values the function captured, in the inner kernel's
     /// argument order after the member.
@@ -320,7 +329,7 @@ struct Nested {
 impl Clone for Nested {
     fn clone(&self) -> Nested {
         Nested {
-            mapping: self.mapping,
+            mappings: self.mappings.clone(),
             container: self.container,
             inner: self.inner.clone(),
             captures: self.captures.clone(),
@@ -345,7 +354,11 @@ pub struct Kernel {
     /// kernel: on captured values, not on the member), so that it is the same for all the
     /// members of a container.
     capture_only: Vec<bool>,
-    out: NodeId,
+    /// The nodes whose values the kernel gives: the function's, or each function's for the
+    /// inner kernel of a group of sibling mappings ([`Siblings`]).
+    outs: SmallVec<[NodeId; 1]>,
+    /// Sibling mappings over one container run as one, where the kernel has any.
+    siblings: Option<Box<Siblings>>,
     /// Whether a row costs more than a few primitive calls (the kernel holds a mapping, a
     /// dynamic call, or many nodes), so that remembering rows pays even when few repeat.
     costly: bool,
@@ -372,123 +385,161 @@ impl Kernel {
     /// of each period and are read for all its rows. A failure there is at the earliest row it
     /// fails on: the first period's, or the period's first row. `kept`, where the rows are
     /// one block of many, holds the period and what the next block reads again (see [`Kept`]).
-    fn eval(&self, columns: &[&[Value]], n: usize, mut kept: Option<&mut Kept>) -> Mapped {
-        let mut live = n;
-        let mut error = None;
-        let mut values: Vec<Column> = Vec::with_capacity(self.nodes.len());
-        for (k, node) in self.nodes.iter().enumerate() {
-            if !self.runs[k] {
-                values.push(Column::Values(Vec::new()));
-                continue;
-            }
-            let shape = match kept.as_deref().and_then(|s| s.period) {
-                Some(m) if self.member_only[k] && !matches!(node, Node::Arg(_) | Node::Const(_)) => Shape::Tiled(m),
-                Some(m)
-                    if self.capture_only[k]
-                        && matches!(
-                            node,
-                            Node::Prim { .. }
-                                | Node::Fused { .. }
-                                | Node::Without { .. }
-                                | Node::Equals(..)
-                                | Node::Call { .. }
-                        ) =>
-                {
-                    Shape::Blocked(m)
-                }
-                _ => Shape::Rows,
-            };
-            if let (Shape::Tiled(m), Some(tiled)) = (shape, kept.as_deref().and_then(|s| s.tiled(k))) {
-                values.push(Column::Tiled(tiled.clone(), m));
-                continue;
-            }
-            // The rows the node runs on: `count` of them, `stride` apart.
-            let (count, stride) = match shape {
-                Shape::Tiled(m) => (m.min(live), 1),
-                Shape::Blocked(m) => (live.div_ceil(m), m),
-                Shape::Rows => (live, 1),
-            };
-            let rows = Rows { count, stride };
-            let (column, failure) = match node {
-                Node::Arg(k) => (Column::Arg(*k), None),
-                Node::Const(v) => (Column::Const(v.clone()), None),
-                Node::Raise(e) => (Column::Values(Vec::new()), (count > 0).then(|| (0, e.clone()))),
-                Node::Equals(a, b) => {
-                    let mut a = Reader::new(&values[*a as usize], columns, rows.stride);
-                    let mut b = Reader::new(&values[*b as usize], columns, rows.stride);
-                    let out = (0..rows.count).map(|_| Value::Bool(a.next() == b.next()));
-                    (Column::Values(out.collect()), None)
-                }
-                Node::Prim { id, args } => {
-                    let (out, failure) = match Cheap::of(*id) {
-                        Some(cheap) => cheap.with(PerElement {
-                            args,
-                            values: &values,
-                            columns,
-                            rows,
-                        }),
-                        None => {
-                            let imp = id.spec().imp;
-                            per_element(args, &values, columns, rows, |_, a| imp(a))
-                        }
+    fn eval(&self, columns: &[&[Value]], n: usize, kept: Option<&mut Kept>) -> Mapped {
+        debug_assert_eq!(self.outs.len(), 1, "a kernel of one function");
+        let (mut values, live, error) = self.eval_nodes(columns, n, kept);
+        let out = take_column(&mut values, self.outs[0], columns, live);
+        clear_columns(&mut values);
+        Mapped { values: out, error }
+    }
+
+    /// [`Kernel::eval`] of a kernel with several functions (a [`Siblings`] group's): each one's
+    /// values over every element, or the error of the first element that failed.
+    fn eval_all(&self, columns: &[&[Value]], n: usize, kept: Option<&mut Kept>) -> DslResult<PerOutput> {
+        let (mut values, live, error) = self.eval_nodes(columns, n, kept);
+        let outs = match error {
+            Some(e) => Err(e),
+            None => {
+                let mut outs: PerOutput = SmallVec::new();
+                for (i, &out) in self.outs.iter().enumerate() {
+                    // The same function twice: its values again.
+                    let values = match self.outs[..i].iter().position(|&o| o == out) {
+                        Some(same) => outs[same].clone(),
+                        None => take_column(&mut values, out, columns, live),
                     };
-                    (Column::Values(out), failure)
+                    outs.push(values);
                 }
-                Node::Fused { op, args } => {
-                    let (out, failure) = per_element(args, &values, columns, rows, |_, a| op.run(a));
-                    (Column::Values(out), failure)
-                }
-                Node::Without { op, args } => {
-                    let (out, failure) = per_element(args, &values, columns, rows, |_, a| op.run(a));
-                    (Column::Values(out), failure)
-                }
-                // Never reached: nothing reads a moved node and it cannot raise, so it does
-                // not run.
-                Node::Moved => (Column::Values(Vec::new()), None),
-                Node::Call { function, args } => {
-                    let f = &values[*function as usize];
-                    let (out, failure) = per_element(args, &values, columns, rows, |i, a| call(f.get(columns, i), a));
-                    (Column::Values(out), failure)
-                }
-                Node::Nested(nested) => {
-                    let met = kept.as_deref_mut().map(|s| s.elements(k));
-                    let (out, failure) = nested.eval_distinct(&values, columns, count, met);
-                    (Column::Values(out), failure)
-                }
-            };
-            let column = match (shape, column) {
-                (Shape::Tiled(m), Column::Values(v)) => {
-                    if let Some(s) = kept.as_deref_mut().filter(|_| failure.is_none() && v.len() == m) {
-                        s.keep_tiled(k, v.clone());
-                    }
-                    Column::Tiled(v, m)
-                }
-                (Shape::Blocked(m), Column::Values(v)) => Column::Blocked(v, m),
-                (_, column) => column,
-            };
-            if let Some((k, e)) = failure {
-                live = k;
-                error = Some(e);
-            }
-            values.push(column);
-        }
-        // A computed column is handed over as it is, not copied value by value.
-        let out = match std::mem::replace(&mut values[self.out as usize], Column::Values(Vec::new())) {
-            Column::Values(mut v) => {
-                v.truncate(live);
-                v
-            }
-            out => {
-                let mut reader = Reader::new(&out, columns, 1);
-                (0..live).map(|_| reader.next().clone()).collect()
+                Ok(outs)
             }
         };
-        for column in &mut values {
-            if let Column::Values(v) | Column::Tiled(v, _) | Column::Blocked(v, _) = column {
-                clear_values(v);
+        clear_columns(&mut values);
+        outs
+    }
+
+    /// Every node's column over `n` elements (see [`Kernel::eval`]), how many elements came
+    /// through, and the error of the first that did not: in the order of [`Siblings`] where
+    /// the kernel has one and it runs without a failure, else node after node.
+    fn eval_nodes(
+        &self,
+        columns: &[&[Value]],
+        n: usize,
+        mut kept: Option<&mut Kept>,
+    ) -> (Vec<Column>, usize, Option<DslError>) {
+        if let Some(siblings) = &self.siblings {
+            if let Some(values) = siblings.eval(self, columns, n, kept.as_deref_mut()) {
+                return (values, n, None);
             }
         }
-        Mapped { values: out, error }
+        let mut live = n;
+        let mut error = None;
+        let mut values = empty_columns(self.nodes.len());
+        for k in 0..self.nodes.len() {
+            if let Some((at, e)) = self.run_node(k, &mut values, columns, live, kept.as_deref_mut()) {
+                live = at;
+                error = Some(e);
+            }
+        }
+        (values, live, error)
+    }
+
+    /// How node `k`'s values are laid out (see [`Kernel::eval`]).
+    fn shape(&self, k: usize, kept: Option<&Kept>) -> Shape {
+        let node = &self.nodes[k];
+        match kept.and_then(|s| s.period) {
+            Some(m) if self.member_only[k] && !matches!(node, Node::Arg(_) | Node::Const(_)) => Shape::Tiled(m),
+            Some(m)
+                if self.capture_only[k]
+                    && matches!(
+                        node,
+                        Node::Prim { .. }
+                            | Node::Fused { .. }
+                            | Node::Without { .. }
+                            | Node::Equals(..)
+                            | Node::Call { .. }
+                    ) =>
+            {
+                Shape::Blocked(m)
+            }
+            _ => Shape::Rows,
+        }
+    }
+
+    /// Runs node `k` on the elements `0..live`, all the nodes it reads having run, and stores
+    /// its column in `values[k]`; returns the first element it failed on, with the error.
+    fn run_node(
+        &self,
+        k: usize,
+        values: &mut [Column],
+        columns: &[&[Value]],
+        live: usize,
+        mut kept: Option<&mut Kept>,
+    ) -> Option<(usize, DslError)> {
+        if !self.runs[k] {
+            return None;
+        }
+        let node = &self.nodes[k];
+        let shape = self.shape(k, kept.as_deref());
+        if let (Shape::Tiled(m), Some(tiled)) = (shape, kept.as_deref().and_then(|s| s.tiled(k))) {
+            values[k] = Column::Tiled(tiled.clone(), m);
+            return None;
+        }
+        // The rows the node runs on: `count` of them, `stride` apart.
+        let (count, stride) = match shape {
+            Shape::Tiled(m) => (m.min(live), 1),
+            Shape::Blocked(m) => (live.div_ceil(m), m),
+            Shape::Rows => (live, 1),
+        };
+        let rows = Rows { count, stride };
+        let values_read = &*values;
+        let (column, failure) = match node {
+            Node::Arg(k) => (Column::Arg(*k), None),
+            Node::Const(v) => (Column::Const(v.clone()), None),
+            Node::Raise(e) => (Column::Values(Vec::new()), (count > 0).then(|| (0, e.clone()))),
+            Node::Equals(a, b) => {
+                let mut a = Reader::new(&values_read[*a as usize], columns, rows.stride);
+                let mut b = Reader::new(&values_read[*b as usize], columns, rows.stride);
+                let out = (0..rows.count).map(|_| Value::Bool(a.next() == b.next()));
+                (Column::Values(out.collect()), None)
+            }
+            Node::Prim { id, args } => {
+                let (out, failure) = match Cheap::of(*id) {
+                    Some(cheap) => cheap.with(PerElement {
+                        args,
+                        values: values_read,
+                        columns,
+                        rows,
+                    }),
+                    None => {
+                        let imp = id.spec().imp;
+                        per_element(args, values_read, columns, rows, |_, a| imp(a))
+                    }
+                };
+                (Column::Values(out), failure)
+            }
+            Node::Fused { op, args } => {
+                let (out, failure) = per_element(args, values_read, columns, rows, |_, a| op.run(a));
+                (Column::Values(out), failure)
+            }
+            Node::Without { op, args } => {
+                let (out, failure) = per_element(args, values_read, columns, rows, |_, a| op.run(a));
+                (Column::Values(out), failure)
+            }
+            // Never reached: nothing reads a moved node and it cannot raise, so it does
+            // not run.
+            Node::Moved => (Column::Values(Vec::new()), None),
+            Node::Call { function, args } => {
+                let f = &values_read[*function as usize];
+                let (out, failure) = per_element(args, values_read, columns, rows, |i, a| call(f.get(columns, i), a));
+                (Column::Values(out), failure)
+            }
+            Node::Nested(nested) => {
+                let met = kept.as_deref_mut().map(|s| s.elements(k));
+                let (out, failure) = nested.eval_distinct(values_read, columns, count, met);
+                (Column::Values(out), failure)
+            }
+        };
+        values[k] = laid_out(k, shape, column, failure.is_none(), kept);
+        failure
     }
 
     /// A kernel whose compile-time evaluation ran out of time says so only for this run.
@@ -497,7 +548,51 @@ impl Kernel {
             Node::Raise(e) => e.is_transient(),
             Node::Nested(nested) => !nested.inner.cacheable(),
             _ => false,
-        })
+        }) && self.siblings.as_ref().map_or(true, |s| s.cacheable())
+    }
+}
+
+/// Empty columns for `n` nodes, each filled in as its node runs.
+fn empty_columns(n: usize) -> Vec<Column> {
+    (0..n).map(|_| Column::Values(Vec::new())).collect()
+}
+
+/// Node `k`'s computed values as its shape lays them out; a tiled column computed over its
+/// whole period without a failure is kept for the next block.
+fn laid_out(k: usize, shape: Shape, column: Column, no_failure: bool, kept: Option<&mut Kept>) -> Column {
+    match (shape, column) {
+        (Shape::Tiled(m), Column::Values(v)) => {
+            if let Some(s) = kept.filter(|_| no_failure && v.len() == m) {
+                s.keep_tiled(k, v.clone());
+            }
+            Column::Tiled(v, m)
+        }
+        (Shape::Blocked(m), Column::Values(v)) => Column::Blocked(v, m),
+        (_, column) => column,
+    }
+}
+
+/// Node `out`'s values over the elements `0..live`: a computed column is handed over as it is,
+/// not copied value by value.
+fn take_column(values: &mut [Column], out: NodeId, columns: &[&[Value]], live: usize) -> Vec<Value> {
+    match std::mem::replace(&mut values[out as usize], Column::Values(Vec::new())) {
+        Column::Values(mut v) => {
+            v.truncate(live);
+            v
+        }
+        out => {
+            let mut reader = Reader::new(&out, columns, 1);
+            (0..live).map(|_| reader.next().clone()).collect()
+        }
+    }
+}
+
+/// Drops the values of an evaluation's columns.
+fn clear_columns(values: &mut [Column]) {
+    for column in values {
+        if let Column::Values(v) | Column::Tiled(v, _) | Column::Blocked(v, _) = column {
+            clear_values(v);
+        }
     }
 }
 
@@ -547,7 +642,7 @@ enum Column {
 
 /// How a node's values are laid out over the rows of a kernel evaluated with a period (see
 /// [`Kernel::eval`]).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Shape {
     /// One value per row.
     Rows,
@@ -901,21 +996,37 @@ impl Nested {
     /// container not iterable, a member's function call, or the combination).
     fn eval(&self, inputs: &[&Column], columns: &[&[Value]], live: usize) -> (Vec<Value>, Option<(usize, DslError)>) {
         let mut scratch = Scratch::take(self.captures.len());
-        let result = self.eval_with(&mut scratch, inputs, columns, live);
+        let (mut outs, failure) = self.eval_with(&mut scratch, inputs, columns, live);
         scratch.give_back();
-        result
+        (outs.swap_remove(0), failure)
     }
 
-    /// [`Nested::eval`] with its member buffers.
+    /// A group's mappings ([`Siblings`]) for elements `0..live` of this kernel's `values`:
+    /// each mapping's values, or `None` where anything raised.
+    fn eval_group(&self, values: &[Column], columns: &[&[Value]], live: usize) -> Option<PerOutput> {
+        let inputs: SmallVec<[&Column; 4]> = std::iter::once(&self.container)
+            .chain(&self.captures)
+            .map(|&n| &values[n as usize])
+            .collect();
+        let mut scratch = Scratch::take(self.captures.len());
+        let (outs, failure) = self.eval_with(&mut scratch, &inputs, columns, live);
+        scratch.give_back();
+        failure.is_none().then_some(outs)
+    }
+
+    /// [`Nested::eval`] with its member buffers, for each mapping. With several mappings (a
+    /// group's, over a constant container), a failure's element is only where the block it
+    /// happened in starts: a group that fails runs again member by member.
     fn eval_with(
         &self,
         scratch: &mut Scratch,
         inputs: &[&Column],
         columns: &[&[Value]],
         live: usize,
-    ) -> (Vec<Value>, Option<(usize, DslError)>) {
+    ) -> (PerOutput, Option<(usize, DslError)>) {
         let container = inputs[0];
-        let mut out = Vec::with_capacity(live);
+        let constant = matches!(container, Column::Const(_));
+        let mut outs: PerOutput = self.mappings.iter().map(|_| Vec::with_capacity(live)).collect();
         let mut memo = self.memo();
         let mut start = 0;
         // The members of elements start..end laid end to end, with the captured values;
@@ -947,7 +1058,7 @@ impl Nested {
                     }
                     c => {
                         let from = made.len();
-                        if let Err(e) = (self.mapping.members)(c, made) {
+                        if let Err(e) = (self.mappings[0].members)(c, made) {
                             made.truncate(from);
                             stop = Some((end, e));
                             break;
@@ -971,9 +1082,19 @@ impl Nested {
             // One container for all: the member-only nodes run once, on the first block.
             // Otherwise rows met before (the same member with the same captured values) are not
             // run again.
-            let inner = if matches!(container, Column::Const(_)) {
+            if constant {
                 kept.period = bounds.first().copied().filter(|&m| m > 0);
-                self.inner.eval(&inner_columns, flat.len(), Some(&mut kept))
+            }
+            let inner: SmallVec<[Mapped; 1]> = if self.mappings.len() > 1 {
+                match self.inner.eval_all(&inner_columns, flat.len(), Some(&mut kept)) {
+                    Ok(values) => values
+                        .into_iter()
+                        .map(|values| Mapped { values, error: None })
+                        .collect(),
+                    Err(e) => return (outs, Some((start, e))),
+                }
+            } else if constant {
+                smallvec![self.inner.eval(&inner_columns, flat.len(), Some(&mut kept))]
             } else if let Some(m) = memo.as_mut().filter(|_| flat.len() >= MIN_MEMO_ROWS) {
                 let inner = m.eval(&inner_columns, flat.len(), |rows, n| {
                     self.inner.eval(rows, n, Some(&mut kept))
@@ -983,44 +1104,83 @@ impl Nested {
                     self.skip_memo.store(RETRY_MEMO, Ordering::Relaxed);
                     memo = None;
                 }
-                inner
+                smallvec![inner]
             } else {
-                self.inner.eval(&inner_columns, flat.len(), Some(&mut kept))
+                smallvec![self.inner.eval(&inner_columns, flat.len(), Some(&mut kept))]
             };
-            let mut results = self.mapping.raised(inner);
-            // Hand each container its members' results, up to the first that raised, in one
-            // buffer refilled for each.
-            let mut taken = results.values.drain(..);
-            let mut keys = Mapped {
-                values: std::mem::take(buffer),
-                error: None,
-            };
-            let mut from = 0;
-            for (k, &to) in bounds.iter().enumerate() {
-                let element = start + k;
-                let members = as_values(&flat[from..to]);
-                from = to;
-                let have = taken.len().min(members.len());
-                keys.values.clear();
-                keys.values.extend(taken.by_ref().take(have));
-                keys.error = if have < members.len() {
-                    results.error.take()
-                } else {
-                    None
+            for ((mapping, inner), out) in self.mappings.iter().zip(inner).zip(&mut outs) {
+                let block = Block {
+                    container,
+                    columns,
+                    start,
+                    flat: &flat[..],
+                    bounds: &bounds[..],
                 };
-                // `combine` raises a member's error (after what precedes it in the loop).
-                match (self.mapping.combine)(container.get(columns, element), members, &mut keys) {
-                    Err(e) => return (out, Some((element, e))),
-                    Ok(v) => out.push(v),
+                if let Some(failure) = block.combine(mapping, inner, buffer, out) {
+                    return (outs, Some(failure));
                 }
             }
-            *buffer = keys.values;
             if stop.is_some() {
-                return (out, stop);
+                return (outs, stop);
             }
             start = end;
         }
-        (out, None)
+        (outs, None)
+    }
+}
+
+/// The containers of one block of a nested evaluation, from element `start` on, their members
+/// laid end to end in `flat` (container `k`'s ending at `bounds[k]`).
+struct Block<'a> {
+    container: &'a Column,
+    columns: &'a [&'a [Value]],
+    start: usize,
+    flat: &'a [ManuallyDrop<Value>],
+    bounds: &'a [usize],
+}
+
+impl Block<'_> {
+    /// Hands each container its members' results under `mapping`, up to the first that raised,
+    /// in one buffer refilled for each, and pushes the combined value onto `out`: the first
+    /// element whose combination raised, with its error (`combine` raises a member's error
+    /// after what precedes it in the reference's loop).
+    fn combine(
+        &self,
+        mapping: &Mapping,
+        inner: Mapped,
+        buffer: &mut Vec<Value>,
+        out: &mut Vec<Value>,
+    ) -> Option<(usize, DslError)> {
+        let mut results = mapping.raised(inner);
+        let mut taken = results.values.drain(..);
+        let mut keys = Mapped {
+            values: std::mem::take(buffer),
+            error: None,
+        };
+        let mut from = 0;
+        let mut failure = None;
+        for (k, &to) in self.bounds.iter().enumerate() {
+            let element = self.start + k;
+            let members = as_values(&self.flat[from..to]);
+            from = to;
+            let have = taken.len().min(members.len());
+            keys.values.clear();
+            keys.values.extend(taken.by_ref().take(have));
+            keys.error = if have < members.len() {
+                results.error.take()
+            } else {
+                None
+            };
+            match (mapping.combine)(self.container.get(self.columns, element), members, &mut keys) {
+                Err(e) => {
+                    failure = Some((element, e));
+                    break;
+                }
+                Ok(v) => out.push(v),
+            }
+        }
+        *buffer = keys.values;
+        failure
     }
 }
 
@@ -1104,6 +1264,8 @@ struct Builder<'p> {
     /// run on constants, a comparison of constants, a container called): then the kernel is
     /// this closure's only, and is not rebound to another's containers.
     read_containers: bool,
+    /// Each [`Node::Nested`] made, with the node of its function.
+    functions: Vec<(NodeId, NodeId)>,
 }
 
 impl<'p> Builder<'p> {
@@ -1117,6 +1279,7 @@ impl<'p> Builder<'p> {
             captures: Vec::new(),
             imported: vec![None; parent.map_or(0, |p| p.nodes.len())],
             read_containers: false,
+            functions: Vec::new(),
         };
         for k in 0..arity {
             b.push(Node::Arg(k));
@@ -1124,9 +1287,15 @@ impl<'p> Builder<'p> {
         b
     }
 
-    fn finish(mut self, out: NodeId) -> Kernel {
-        self.fuse(out);
-        let runs = runs(&self.nodes, &self.syms, out);
+    fn finish(self, out: NodeId) -> Kernel {
+        self.finish_all(smallvec![out])
+    }
+
+    /// The kernel whose values are those of the nodes `outs`.
+    fn finish_all(mut self, outs: SmallVec<[NodeId; 1]>) -> Kernel {
+        self.fuse(&outs);
+        let siblings = Siblings::plan(&self).map(Box::new);
+        let runs = runs(&self.nodes, &self.syms, &outs);
         let member_only = depends_only_on(&self.nodes, |k| k == 0);
         let capture_only = depends_only_on(&self.nodes, |k| k != 0);
         let running = || self.nodes.iter().zip(&runs).filter(|(_, &r)| r).map(|(n, _)| n);
@@ -1140,7 +1309,8 @@ impl<'p> Builder<'p> {
             runs,
             member_only,
             capture_only,
-            out,
+            outs,
+            siblings,
             costly,
             rebindable: !self.read_containers,
         }
@@ -1152,9 +1322,11 @@ impl<'p> Builder<'p> {
     /// it replaces become [`Node::Moved`]. This keeps each element's first error: the fused node
     /// raises what the first of its calls to fail would, and it only moves a call past nodes
     /// that cannot raise (the reference never calls anything between the calls fused).
-    fn fuse(&mut self, out: NodeId) {
+    fn fuse(&mut self, outs: &[NodeId]) {
         let mut readers = vec![0u32; self.nodes.len()];
-        readers[out as usize] += 1;
+        for &out in outs {
+            readers[out as usize] += 1;
+        }
         for node in &self.nodes {
             reads(node, |n| readers[n as usize] += 1);
         }
@@ -1424,14 +1596,16 @@ impl<'p> Builder<'p> {
             (inner.finish(out), captures, read_containers)
         };
         self.read_containers |= read_containers;
-        self.push(Node::Nested(Box::new(Nested {
-            mapping,
+        let n = self.push(Node::Nested(Box::new(Nested {
+            mappings: smallvec![mapping],
             container,
             inner,
             captures,
             skip_memo: AtomicU32::new(0),
             skip_elements: AtomicU32::new(0),
-        })))
+        })));
+        self.functions.push((n, function));
+        n
     }
 
     /// `valmin(remove(m, S), f)` (or `valmax`, `argmin`, `argmax`) for a constant set `S`, as
@@ -1507,9 +1681,11 @@ fn depends_only_on(nodes: &[Node], accepts: impl Fn(usize) -> bool) -> Vec<bool>
 }
 
 /// Which nodes must run: those read by a node that runs, and every node that may raise.
-fn runs(nodes: &[Node], syms: &[Option<Sym>], out: NodeId) -> Vec<bool> {
+fn runs(nodes: &[Node], syms: &[Option<Sym>], outs: &[NodeId]) -> Vec<bool> {
     let mut runs = vec![false; nodes.len()];
-    runs[out as usize] = true;
+    for &out in outs {
+        runs[out as usize] = true;
+    }
     for k in (0..nodes.len()).rev() {
         runs[k] |= !cannot_raise(nodes, syms, k);
         if runs[k] {
@@ -1755,6 +1931,9 @@ impl Kernel {
                 _ => {}
             }
         }
+        if let Some(siblings) = &mut self.siblings {
+            siblings.rebind(rebinding);
+        }
     }
 }
 
@@ -1904,6 +2083,71 @@ mod tests {
 
     /// The fused compositions a kernel runs, by their arity (2: `size(op(a, b))`, 3: with
     /// `a = shift(patch, offset)`), and how many calls were moved into them.
+    /// `x -> (sfilter(C, y -> even(x - y)), apply(y -> x - y, C), argmin(S, y -> x - y),
+    /// valmin(remove(x, S), y -> x - y))`: the first two map over the same container `C`, the
+    /// last two (the summary `valmin` picks from, and `argmin`) over the same set `S`, so the
+    /// kernel has two groups of two, in whose inner kernels `x - y` is one node; a mapping
+    /// over another container, or over a container it computes, is in no group.
+    #[test]
+    fn mappings_over_one_constant_container_are_grouped_and_share_their_work() {
+        let built = |name: &str, args: &[Value]| call(&prim(name), args).expect("a closure");
+        let difference = built("lbind", &[prim("lbind"), prim("subtract")]);
+        let over = |mapping: &str, container: &Value, f: Value| {
+            let bound = match mapping {
+                "apply" => built("rbind", &[prim(mapping), container.clone()]),
+                _ => built("lbind", &[prim(mapping), container.clone()]),
+            };
+            built("compose", &[bound, f])
+        };
+        let even_difference = built(
+            "compose",
+            &[built("lbind", &[prim("compose"), prim("even")]), difference.clone()],
+        );
+        let c = Value::tuple((0..5).map(Value::Int).collect());
+        let s = Value::set((0..4).map(Value::Int).collect());
+        let first_two = built(
+            "fork",
+            &[
+                prim("astuple"),
+                over("sfilter", &c, even_difference.clone()),
+                over("apply", &c, difference.clone()),
+            ],
+        );
+        let nearest = over("argmin", &s, difference.clone());
+        let without = built(
+            "fork",
+            &[
+                prim("valmin"),
+                built("rbind", &[prim("remove"), s.clone()]),
+                difference.clone(),
+            ],
+        );
+        let last_two = built("fork", &[prim("astuple"), nearest, without]);
+        let kernel = Kernel::compile(&built("fork", &[prim("astuple"), first_two, last_two]), 1);
+        let siblings = kernel.siblings.as_ref().expect("a plan");
+        assert_eq!(siblings.grouped(), (2, 4));
+        let subtract = PrimId::of("subtract").expect("registered");
+        for inner in siblings.inner_kernels() {
+            let subtracts = inner
+                .nodes
+                .iter()
+                .filter(|n| matches!(n, Node::Prim { id, .. } if *id == subtract))
+                .count();
+            assert_eq!((inner.outs.len(), subtracts), (2, 1));
+        }
+        // Over a container the function computes, or two different ones: no group.
+        let mapped_over_c = over("sfilter", &c, even_difference.clone());
+        let over_itself = built("lbind", &[prim("apply"), prim("double")]);
+        let computed = built("fork", &[prim("astuple"), mapped_over_c.clone(), over_itself]);
+        assert!(Kernel::compile(&computed, 1).siblings.is_none());
+        let other = Value::tuple((0..5).map(Value::Int).collect());
+        let apart = built(
+            "fork",
+            &[prim("astuple"), mapped_over_c, over("sfilter", &other, even_difference)],
+        );
+        assert!(Kernel::compile(&apart, 1).siblings.is_none());
+    }
+
     fn fused(kernel: &Kernel) -> (Vec<usize>, usize) {
         let arities = kernel.nodes.iter().filter_map(|n| match n {
             Node::Fused { op, .. } => Some(op.arity()),
