@@ -1069,8 +1069,8 @@ impl PartialOrd for Value {
 }
 
 impl PartialEq for Value {
-    /// Numbers, pairs and grids compared in place (`matcher`'s test per element), anything
-    /// else by [`Ord`], where `True == 1` as in Python.
+    /// Numbers, pairs, grids, index sets and objects compared in place (`matcher`'s test per
+    /// element), anything else by [`Ord`], where `True == 1` as in Python.
     #[inline]
     fn eq(&self, other: &Value) -> bool {
         match (self, other) {
@@ -1080,6 +1080,10 @@ impl PartialEq for Value {
             // Grids compared as slices (`solve` compares every duplicate grid column in full):
             // equal where the rows are, and grids without rows are all the empty tuple.
             (Value::Grid(a), Value::Grid(b)) => a.h == b.h && (a.h == 0 || (a.w == b.w && a.cells == b.cells)),
+            // Sorted without duplicates, so equal as sets where equal as lists: the same
+            // allocation at once, else the lengths first (`equality(argmin(objects, f), o)`).
+            (Value::Indices(a), Value::Indices(b)) => a == b,
+            (Value::Object(a), Value::Object(b)) => a == b,
             _ => self.cmp(other) == Ordering::Equal,
         }
     }
@@ -1188,6 +1192,17 @@ mod tests {
             Value::grid(Grid::new(1, 2, vec![1, 3])),
             Value::grid(Grid::new(2, 2, vec![1, 2, 1, 2])),
             Value::Tuple(Items::new(vec![Value::Pair(1, 2)])),
+            // Index sets and objects: equal in other allocations, or not, by length or member.
+            Value::indices(vec![Loc { i: 0, j: 0 }, Loc { i: 1, j: 2 }]),
+            Value::indices(vec![Loc { i: 0, j: 0 }, Loc { i: 1, j: 2 }]),
+            Value::indices(vec![Loc { i: 0, j: 0 }]),
+            Value::indices(vec![Loc { i: 0, j: 0 }, Loc { i: 1, j: 3 }]),
+            Value::indices(vec![]),
+            Value::set(vec![]),
+            Value::object(vec![Cell { color: 1, i: 0, j: 0 }]),
+            Value::object(vec![Cell { color: 1, i: 0, j: 0 }]),
+            Value::object(vec![Cell { color: 2, i: 0, j: 0 }]),
+            Value::object(vec![Cell { color: 1, i: 0, j: 0 }, Cell { color: 1, i: 0, j: 1 }]),
         ];
         for a in &values {
             for b in &values {
