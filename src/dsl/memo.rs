@@ -45,12 +45,13 @@ fn fields(parts: &[(i64, u32)]) -> Option<u64> {
 
 /// A value's identity in one word: its kind in the top 4 bits, and in the other 60 the value
 /// itself for scalars, pairs and cells (when it fits), the allocation's address for the rest.
+#[inline(always)]
 pub(super) fn identity(v: &Value) -> Option<u64> {
     let (kind, payload) = match v {
         Value::None => (0, Some(0)),
         Value::Bool(b) => (1, Some(*b as u64)),
         Value::Int(x) => (2, field(*x, 60)),
-        Value::Pair(a, b) => (3, fields(&[(*a, 30), (*b, 30)])),
+        Value::Pair(a, b) => (3, field(*a, 30).zip(field(*b, 30)).map(|(a, b)| a | b << 30)),
         Value::Cell(c) => (4, fields(&[(c.color.into(), 12), (c.i.into(), 24), (c.j.into(), 24)])),
         Value::LocPair(a, b) => (
             5,
@@ -124,10 +125,12 @@ impl Ids {
     }
 
     /// Where to look for `identity` first (Fibonacci hashing: the top bits of a product).
+    #[inline]
     fn home(&self, identity: u64) -> usize {
         (identity.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.bits)) as usize
     }
 
+    #[inline(always)]
     fn id(&mut self, identity: u64) -> u32 {
         if let Some((last, id)) = self.last {
             if last == identity {
@@ -285,6 +288,17 @@ impl RowMemo {
         self.slots.slot(&ids[..columns.len()], self.looked)
     }
 
+    /// [`RowMemo::slot`] of a row of one value, whose slot is its id where the table holds it
+    /// (`apply(f, pair)` looks up every pair it meets: the lookup is most of its work).
+    #[inline]
+    fn slot_of_one(&mut self, column: &[Value], row: usize) -> Option<usize> {
+        let id = self.ids[0].id(identity(&column[row])?);
+        if id as usize >= self.slots.caps[0] {
+            return self.slots.slot(&[id], self.looked);
+        }
+        Some(id as usize)
+    }
+
     /// `run` over `n` rows of `columns`: it runs once on the rows not met before (in the order
     /// of their first occurrence), and every row gets its result. When `run` fails on a new row,
     /// every row before that row's first occurrence has a result (it was met earlier, or its
@@ -304,7 +318,11 @@ impl RowMemo {
         let mut firsts: Vec<usize> = Vec::new();
         for row in 0..n {
             let new = known + firsts.len() as u32;
-            let number = match self.slot(columns, row) {
+            let slot = match columns {
+                [column] => self.slot_of_one(column, row),
+                _ => self.slot(columns, row),
+            };
+            let number = match slot {
                 Some(slot) if self.slots.numbers[slot] != NOT_MET => self.slots.numbers[slot],
                 Some(slot) => {
                     self.slots.numbers[slot] = new;
