@@ -494,15 +494,19 @@ proptest! {
         g in prop::option::of(function()),
         best in prop::sample::select(vec!["valmax", "argmin", "sfilter", "apply", "order", "mfilter"]),
         other in prop::sample::select(vec!["valmin", "argmax", "sfilter", "apply", "mapply"]),
-        c in 0usize..4,
+        c in 0usize..6,
         xs in proptest::collection::vec(element(), 0..12),
     ) {
         let built = |name: &str, args: Vec<Value>| call(&p(name), &args).unwrap();
+        // Kept as they are: integers, the empty tuple, index sets (whose members the mappings
+        // list), and a tuple and a set of mixed values, read in place.
         let container = [
             Value::tuple([0, 1, -1, 2].map(Value::Int).to_vec()),
             Value::empty_tuple(),
             Value::set(vec![Value::Pair(0, 1), Value::Pair(2, -1), Value::Pair(1, 1)]),
             Value::indices(vec![Loc { i: 0, j: 1 }, Loc { i: 1, j: -1 }]),
+            Value::tuple(vec![Value::Int(1), Value::Pair(0, 1), Value::Int(-1)]),
+            Value::set(vec![Value::Int(2), Value::Pair(1, 0), Value::Int(0)]),
         ][c]
             .clone();
         let over = |name: &str, f: Value| {

@@ -28,9 +28,9 @@
 //! comes back (the same container with the same captured values) is looked up, not run again
 //! (`Nested::eval_distinct`). `valmin(remove(m, S), f)` and its kin, for a constant set `S`,
 //! run as a summary of `S` under `f`, the same for every `m`, and a pick from it
-//! ([`Without`]). Mappings of one function over the same constant container run as one group,
-//! their functions compiled into one inner kernel, so that what they compute alike is computed
-//! once ([`Siblings`]).
+//! ([`Without`]). The mappings inside one function over the same constant container run as one
+//! group, their functions compiled into one inner kernel, so that what they compute alike is
+//! computed once ([`Siblings`]).
 //!
 //! # Errors stay exact
 //!
@@ -315,7 +315,7 @@ enum Node {
 struct Nested {
     mappings: SmallVec<[&'static Mapping; 1]>,
     container: NodeId,
-    /// The function on (member, captured values...); one per mapping.
+    /// The function on (member, captured values...): one kernel, with an output per mapping.
     inner: Kernel,
     /// The nodes of this kernel whose values the function captured, in the inner kernel's
     /// argument order after the member.
@@ -394,7 +394,7 @@ impl Kernel {
     }
 
     /// [`Kernel::eval`] of a kernel with several functions (a [`Siblings`] group's): each one's
-    /// values over every element, or the error of the first element that failed.
+    /// values over every element, or an error where any element failed in any of them.
     fn eval_all(&self, columns: &[&[Value]], n: usize, kept: Option<&mut Kept>) -> DslResult<PerOutput> {
         let (mut values, live, error) = self.eval_nodes(columns, n, kept);
         let outs = match error {
@@ -1016,7 +1016,8 @@ impl Nested {
 
     /// [`Nested::eval`] with its member buffers, for each mapping. With several mappings (a
     /// group's, over a constant container), a failure's element is only where the block it
-    /// happened in starts: a group that fails runs again member by member.
+    /// happened in starts: a group that fails is not used, and its kernel runs again in its
+    /// own order (see [`Siblings`]).
     fn eval_with(
         &self,
         scratch: &mut Scratch,
@@ -2081,13 +2082,12 @@ mod tests {
         assert_eq!(count(&kernel, "size"), 2);
     }
 
-    /// The fused compositions a kernel runs, by their arity (2: `size(op(a, b))`, 3: with
-    /// `a = shift(patch, offset)`), and how many calls were moved into them.
     /// `x -> (sfilter(C, y -> even(x - y)), apply(y -> x - y, C), argmin(S, y -> x - y),
     /// valmin(remove(x, S), y -> x - y))`: the first two map over the same container `C`, the
     /// last two (the summary `valmin` picks from, and `argmin`) over the same set `S`, so the
-    /// kernel has two groups of two, in whose inner kernels `x - y` is one node; a mapping
-    /// over another container, or over a container it computes, is in no group.
+    /// kernel has two groups of two, in whose inner kernels `x - y` is one node, and its values
+    /// are the scalar path's with no grouped run failing; a mapping over another container,
+    /// or over a container it computes, is in no group.
     #[test]
     fn mappings_over_one_constant_container_are_grouped_and_share_their_work() {
         let built = |name: &str, args: &[Value]| call(&prim(name), args).expect("a closure");
@@ -2123,7 +2123,8 @@ mod tests {
             ],
         );
         let last_two = built("fork", &[prim("astuple"), nearest, without]);
-        let kernel = Kernel::compile(&built("fork", &[prim("astuple"), first_two, last_two]), 1);
+        let f = built("fork", &[prim("astuple"), first_two, last_two]);
+        let kernel = Kernel::compile(&f, 1);
         let siblings = kernel.siblings.as_ref().expect("a plan");
         assert_eq!(siblings.grouped(), (2, 4));
         let subtract = PrimId::of("subtract").expect("registered");
@@ -2135,6 +2136,14 @@ mod tests {
                 .count();
             assert_eq!((inner.outs.len(), subtracts), (2, 1));
         }
+        let xs: Vec<Value> = (-2..6).map(Value::Int).collect();
+        let mapped = kernel.eval(&[&xs], xs.len(), None);
+        let scalar: Vec<Value> = xs
+            .iter()
+            .map(|x| call(&f, std::slice::from_ref(x)).expect("no error"))
+            .collect();
+        assert_eq!((mapped.values, mapped.error.is_none()), (scalar, true));
+        assert!(!siblings.failed_lately());
         // Over a container the function computes, or two different ones: no group.
         let mapped_over_c = over("sfilter", &c, even_difference.clone());
         let over_itself = built("lbind", &[prim("apply"), prim("double")]);
@@ -2148,6 +2157,8 @@ mod tests {
         assert!(Kernel::compile(&apart, 1).siblings.is_none());
     }
 
+    /// The fused compositions a kernel runs, by their arity (2: `size(op(a, b))`, 3: with
+    /// `a = shift(patch, offset)`), and how many calls were moved into them.
     fn fused(kernel: &Kernel) -> (Vec<usize>, usize) {
         let arities = kernel.nodes.iter().filter_map(|n| match n {
             Node::Fused { op, .. } => Some(op.arity()),

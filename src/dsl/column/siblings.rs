@@ -19,7 +19,9 @@
 //! therefore only taken where nothing raises: at the first failure of any node or group, its
 //! values are dropped and the kernel runs again in its own order, node after node, which gives
 //! each element the reference's first error (see the column engine's doc). A kernel whose plan
-//! failed runs in its own order for its next [`RETRY_SIBLINGS`] evaluations.
+//! failed runs in its own order for its next [`RETRY_SIBLINGS`] evaluations. (A key that
+//! raises on a member of a summarised set counts as a failure here, though the summary leaves
+//! it to the primitive and the kernel's own order may not fail.)
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -67,9 +69,13 @@ enum Unit {
 struct Group {
     members: Vec<NodeId>,
     nested: Nested,
-    /// Whether the members' mappings differ: then they lay out the same members only for a
-    /// non-empty tuple or set (read in place), and run one by one over anything else.
-    mixed: bool,
+    /// Whether the members' mappings list a container's members with the same function, so
+    /// that they lay out the same members from any container. Functions at different
+    /// addresses may differ on some containers (`valmax` lists `0` for an empty one, a
+    /// summary lists nothing but a set's members): such a group runs as one only over a
+    /// non-empty tuple or set, which every mapping reads in place, and member by member over
+    /// anything else.
+    same_listing: bool,
 }
 
 impl Siblings {
@@ -161,6 +167,12 @@ impl Siblings {
         (self.groups.len(), self.groups.iter().map(|g| g.members.len()).sum())
     }
 
+    /// Whether a grouped run failed within the last [`RETRY_SIBLINGS`] evaluations.
+    #[cfg(test)]
+    pub(super) fn failed_lately(&self) -> bool {
+        self.skip.load(Ordering::Relaxed) > 0
+    }
+
     /// Each group's inner kernel.
     #[cfg(test)]
     pub(super) fn inner_kernels(&self) -> impl Iterator<Item = &Kernel> {
@@ -193,7 +205,10 @@ impl Group {
             })
             .collect();
         let captures = std::mem::take(&mut inner.captures);
-        let mixed = mappings.iter().any(|&m| !std::ptr::eq(m, mappings[0]));
+        // Compared by address: the same address is the same code, which lists alike.
+        let same_listing = mappings
+            .iter()
+            .all(|m| m.members as usize == mappings[0].members as usize);
         Group {
             members,
             nested: Nested {
@@ -204,7 +219,7 @@ impl Group {
                 skip_memo: AtomicU32::new(0),
                 skip_elements: AtomicU32::new(0),
             },
-            mixed,
+            same_listing,
         }
     }
 
@@ -229,7 +244,7 @@ impl Group {
                 .members
                 .iter()
                 .all(|&k| kept.as_deref().is_some_and(|s| s.tiled(k as usize).is_some()));
-        let same_members = !self.mixed
+        let same_members = self.same_listing
             || matches!(values[self.nested.container as usize].get(columns, 0),
                 Value::Tuple(items) | Value::Set(items) if !items.is_empty());
         let count = match shape {
