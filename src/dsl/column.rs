@@ -945,10 +945,7 @@ impl Nested {
         live: usize,
         met: Option<&mut Option<RowMemo>>,
     ) -> (Vec<Value>, Option<(usize, DslError)>) {
-        let inputs: SmallVec<[&Column; 4]> = std::iter::once(&self.container)
-            .chain(&self.captures)
-            .map(|&n| &values[n as usize])
-            .collect();
+        let inputs = self.inputs(values);
         let mut own = None;
         let met = met.unwrap_or(&mut own);
         if matches!(inputs[0], Column::Const(_))
@@ -995,23 +992,36 @@ impl Nested {
     /// the captured values' columns: the values, and the first element that raised (its
     /// container not iterable, a member's function call, or the combination).
     fn eval(&self, inputs: &[&Column], columns: &[&[Value]], live: usize) -> (Vec<Value>, Option<(usize, DslError)>) {
-        let mut scratch = Scratch::take(self.captures.len());
-        let (mut outs, failure) = self.eval_with(&mut scratch, inputs, columns, live);
-        scratch.give_back();
+        let (mut outs, failure) = self.eval_each(inputs, columns, live);
         (outs.swap_remove(0), failure)
     }
 
     /// A group's mappings ([`Siblings`]) for elements `0..live` of this kernel's `values`:
     /// each mapping's values, or `None` where anything raised.
     fn eval_group(&self, values: &[Column], columns: &[&[Value]], live: usize) -> Option<PerOutput> {
-        let inputs: SmallVec<[&Column; 4]> = std::iter::once(&self.container)
+        let (outs, failure) = self.eval_each(&self.inputs(values), columns, live);
+        failure.is_none().then_some(outs)
+    }
+
+    /// The container's column and the captured values' columns, among the kernel's `values`.
+    fn inputs<'a>(&self, values: &'a [Column]) -> SmallVec<[&'a Column; 4]> {
+        std::iter::once(&self.container)
             .chain(&self.captures)
             .map(|&n| &values[n as usize])
-            .collect();
+            .collect()
+    }
+
+    /// [`Nested::eval_with`] on a thread's member buffers.
+    fn eval_each(
+        &self,
+        inputs: &[&Column],
+        columns: &[&[Value]],
+        live: usize,
+    ) -> (PerOutput, Option<(usize, DslError)>) {
         let mut scratch = Scratch::take(self.captures.len());
-        let (outs, failure) = self.eval_with(&mut scratch, &inputs, columns, live);
+        let result = self.eval_with(&mut scratch, inputs, columns, live);
         scratch.give_back();
-        failure.is_none().then_some(outs)
+        result
     }
 
     /// [`Nested::eval`] with its member buffers, for each mapping. With several mappings (a
@@ -1588,25 +1598,41 @@ impl<'p> Builder<'p> {
 
     /// A mapping primitive whose function is a constant or a symbolic closure.
     fn nested(&mut self, mapping: &'static Mapping, container: NodeId, function: NodeId) -> NodeId {
-        let (inner, captures, read_containers) = {
-            let mut inner = Builder::new(1, Some(self));
-            let f = inner.import(function);
-            let out = inner.call_node(f, &[0]);
-            let captures = std::mem::take(&mut inner.captures);
-            let read_containers = inner.read_containers;
-            (inner.finish(out), captures, read_containers)
-        };
+        let (nested, read_containers) = self.compile_nested(smallvec![mapping], container, &[function]);
         self.read_containers |= read_containers;
-        let n = self.push(Node::Nested(Box::new(Nested {
-            mappings: smallvec![mapping],
+        let n = self.push(Node::Nested(Box::new(nested)));
+        self.functions.push((n, function));
+        n
+    }
+
+    /// `mappings` over `container`, each applying the function its place in `functions` names
+    /// (symbolic closures or constants of this builder), compiled into one inner kernel with an
+    /// output per function; and whether compiling it read a container of the closure.
+    fn compile_nested(
+        &self,
+        mappings: SmallVec<[&'static Mapping; 1]>,
+        container: NodeId,
+        functions: &[NodeId],
+    ) -> (Nested, bool) {
+        let mut inner = Builder::new(1, Some(self));
+        let outs = functions
+            .iter()
+            .map(|&function| {
+                let f = inner.import(function);
+                inner.call_node(f, &[0])
+            })
+            .collect();
+        let captures = std::mem::take(&mut inner.captures);
+        let read_containers = inner.read_containers;
+        let nested = Nested {
+            mappings,
             container,
-            inner,
+            inner: inner.finish_all(outs),
             captures,
             skip_memo: AtomicU32::new(0),
             skip_elements: AtomicU32::new(0),
-        })));
-        self.functions.push((n, function));
-        n
+        };
+        (nested, read_containers)
     }
 
     /// `valmin(remove(m, S), f)` (or `valmax`, `argmin`, `argmax`) for a constant set `S`, as

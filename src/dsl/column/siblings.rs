@@ -96,20 +96,22 @@ impl Siblings {
         }
         let mut accepted: Vec<Vec<NodeId>> = Vec::new();
         let mut functions: Vec<Vec<NodeId>> = Vec::new();
+        // The order of the groups accepted so far; none while there is none.
+        let mut ordered = None;
         for (_, members) in candidates.into_iter().filter(|(_, m)| m.len() > 1) {
-            let ids: Vec<NodeId> = members.iter().map(|&(n, _)| n).collect();
-            accepted.push(ids);
-            if order(&builder.nodes, &accepted).is_none() {
+            accepted.push(members.iter().map(|&(n, _)| n).collect());
+            match order(&builder.nodes, &accepted) {
+                Some(o) => {
+                    ordered = Some(o);
+                    functions.push(members.iter().map(|&(_, f)| f).collect());
+                }
                 // A member reads another, however indirectly, or the groups read each other.
-                accepted.pop();
-                continue;
+                None => {
+                    accepted.pop();
+                }
             }
-            functions.push(members.iter().map(|&(_, f)| f).collect());
         }
-        if accepted.is_empty() {
-            return None;
-        }
-        let order = order(&builder.nodes, &accepted)?;
+        let order = ordered?;
         let groups = accepted
             .into_iter()
             .zip(functions)
@@ -196,29 +198,15 @@ impl Group {
             Node::Nested(nested) => nested.container,
             _ => unreachable!("a group's members are mapping nodes"),
         };
-        let mut inner = Builder::new(1, Some(builder));
-        let outs = functions
-            .iter()
-            .map(|&function| {
-                let f = inner.import(function);
-                inner.call_node(f, &[0])
-            })
-            .collect();
-        let captures = std::mem::take(&mut inner.captures);
         // Compared by address: the same address is the same code, which lists alike.
         let same_listing = mappings
             .iter()
             .all(|m| m.members as usize == mappings[0].members as usize);
+        // Whether compiling read a container was recorded when each member was compiled alone.
+        let (nested, _) = builder.compile_nested(mappings, container, functions);
         Group {
             members,
-            nested: Nested {
-                mappings,
-                container,
-                inner: inner.finish_all(outs),
-                captures,
-                skip_memo: AtomicU32::new(0),
-                skip_elements: AtomicU32::new(0),
-            },
+            nested,
             same_listing,
         }
     }
