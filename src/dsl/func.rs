@@ -12,6 +12,7 @@
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use smallvec::SmallVec;
 
 use super::error::{DslError, DslResult};
 use super::registry::PrimId;
-use super::value::Value;
+use super::value::{borrowed, Value};
 
 /// A callable value. `T` is what a closure's parts are: [`Value`]s in a function value, and
 /// nodes of a kernel while the column compiler keeps a closure symbolic ([`super::column`]).
@@ -201,6 +202,13 @@ impl Value {
         PRIMS.with(|prims| prims[id.0 as usize].clone())
     }
 
+    /// [`Value::prim`] as a bitwise copy of the thread's own value that is never dropped (see
+    /// [`borrowed`]): no count changes. It may be read while its thread runs.
+    pub fn prim_copy(id: PrimId) -> ManuallyDrop<Value> {
+        // SAFETY: the thread's table lives as long as the thread and is never changed.
+        PRIMS.with(|prims| unsafe { borrowed(&prims[id.0 as usize]) })
+    }
+
     pub fn func(f: Func) -> Value {
         Value::Func(Arc::new(f))
     }
@@ -217,6 +225,9 @@ thread_local! {
             tripped: false,
         })
     };
+    /// Whether [`WATCH`] has anything to consult ([`Watch::active`]), so that a check on a
+    /// thread without one reads a flag, not the watch.
+    static WATCHED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// A time limit for the programs run on this thread. Function-value calls check it (every
@@ -243,7 +254,9 @@ impl Deadline {
     /// Fails once the current thread's computation was interrupted, its deadline passed or
     /// its memory budget ([`memory::Budget`](super::memory::Budget)) was spent.
     pub fn check() -> DslResult<()> {
-        check_watch()?;
+        if WATCHED.with(Cell::get) {
+            check_watch()?;
+        }
         super::memory::check()?;
         match DEADLINE.with(Cell::get) {
             Some(at) if coarse_now() >= at => Err(DslError::Timeout),
@@ -347,8 +360,16 @@ impl Interrupt {
     }
 }
 
+impl Watch {
+    /// Whether there is anything to consult: a flag, a poll, or a stop already met.
+    fn active(&self) -> bool {
+        self.flag.is_some() || self.poll.is_some() || self.tripped
+    }
+}
+
 /// Installs `watch` on the current thread until the guard drops.
 fn watching(watch: Watch) -> Watching {
+    WATCHED.with(|w| w.set(watch.active()));
     Watching {
         previous: WATCH.with(|w| w.replace(watch)),
     }
@@ -362,6 +383,7 @@ pub struct Watching {
 impl Drop for Watching {
     fn drop(&mut self) {
         let previous = std::mem::take(&mut self.previous);
+        WATCHED.with(|w| w.set(previous.active()));
         WATCH.with(|w| *w.borrow_mut() = previous);
     }
 }

@@ -6,12 +6,10 @@
 use std::mem::ManuallyDrop;
 use std::time::Duration;
 
-use smallvec::SmallVec;
-
-use super::ir::{Callee, Operand, Program};
+use super::ir::{Callee, Operand, Program, Step};
 use crate::dsl::func::{call, guarded, Deadline, Panicked};
 use crate::dsl::value::{as_values, borrowed, push_value};
-use crate::dsl::{DslError, Value};
+use crate::dsl::{DslError, DslResult, Value};
 
 /// A primitive's error, with the step that raised it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -67,40 +65,40 @@ pub fn eval(program: &Program, params: &[Value]) -> Result<Value, EvalError> {
             error,
         };
         Deadline::check().map_err(fail)?;
-        // A step's constants, built for the call; its other arguments (the parameters and
-        // earlier results, grids and containers mostly) are handed over as bitwise copies
-        // that are never dropped (see `borrowed`): a call takes no reference and releases none.
-        let constants: SmallVec<[Value; 4]> = step
-            .args
-            .iter()
-            .filter_map(|a| match a {
-                Operand::Const(c) => Some(c.value()),
-                _ => None,
-            })
-            .collect();
-        let mut constant = constants.iter();
-        // SAFETY (of each copy): `params`, `values` and `constants` outlive the call and are
-        // not changed before it returns.
-        let args: SmallVec<[ManuallyDrop<Value>; 4]> = step
-            .args
-            .iter()
-            .map(|a| unsafe {
-                borrowed(match a {
-                    Operand::Param(k) => &params[*k as usize],
-                    Operand::Step(s) => &values[*s as usize],
-                    Operand::Const(_) => constant.next().expect("one constant built per constant operand"),
-                })
-            })
-            .collect();
-        let result = match &step.callee {
-            Callee::Prim(id) => (id.spec().imp)(as_values(&args)),
-            Callee::Value(f) => call(&operand(f, params, &values), as_values(&args)),
+        let result = match step.args.len() {
+            n if n <= INLINE_ARGS => call_step(step, params, &values, &mut [NO_VALUE; INLINE_ARGS][..n]),
+            n => call_step(step, params, &values, &mut vec![NO_VALUE; n]),
         };
-        drop(args);
-        drop(constants);
         push_value(&mut values, result.map_err(fail)?);
     }
     Ok(operand(&program.output, params, &values))
+}
+
+/// Steps with at most this many arguments (all of the DSL's calls) lay them out on the stack.
+const INLINE_ARGS: usize = 4;
+
+/// An argument slot before it is written.
+const NO_VALUE: ManuallyDrop<Value> = ManuallyDrop::new(Value::None);
+
+/// Calls a step, its arguments laid out in `slots` (one per argument) as bitwise copies that
+/// are never dropped (see `borrowed`): the parameters and earlier results, grids and containers
+/// mostly, and the constants ([`super::ir::ConstKey::value_copy`]). A call takes no reference
+/// and releases none.
+#[inline(always)]
+fn call_step(step: &Step, params: &[Value], values: &[Value], slots: &mut [ManuallyDrop<Value>]) -> DslResult<Value> {
+    for (slot, a) in slots.iter_mut().zip(&step.args) {
+        *slot = match a {
+            // SAFETY (of each copy): `params` and `values` outlive the call and are not changed
+            // before it returns.
+            Operand::Param(k) => unsafe { borrowed(&params[*k as usize]) },
+            Operand::Step(s) => unsafe { borrowed(&values[*s as usize]) },
+            Operand::Const(c) => c.value_copy(),
+        };
+    }
+    match &step.callee {
+        Callee::Prim(id) => (id.spec().imp)(as_values(slots)),
+        Callee::Value(f) => call(&operand(f, params, values), as_values(slots)),
+    }
 }
 
 /// Runs a program with a time limit, turning a panic into [`RunError::Panic`].

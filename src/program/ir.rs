@@ -3,6 +3,7 @@
 //! running it does no name lookup. The batt engine merges these.
 
 use std::fmt;
+use std::mem::ManuallyDrop;
 
 use crate::dsl::{PrimId, Value};
 
@@ -34,6 +35,16 @@ impl ConstKey {
             ConstKey::Int(n) => Value::Int(n),
             ConstKey::Pair(a, b) => Value::Pair(a, b),
             ConstKey::Prim(id) => Value::prim(id),
+        }
+    }
+
+    /// The value as a copy that is never dropped (see [`crate::dsl::value::borrowed`]): a
+    /// primitive is its thread's own value ([`Value::prim_copy`]); numbers, booleans and pairs
+    /// hold no allocation to release.
+    pub fn value_copy(&self) -> ManuallyDrop<Value> {
+        match *self {
+            ConstKey::Prim(id) => Value::prim_copy(id),
+            _ => ManuallyDrop::new(self.value()),
         }
     }
 
