@@ -270,8 +270,9 @@ pub fn map(f: &Value, columns: &[&[Value]]) -> Mapped {
 fn map_scalar(f: &Value, columns: &[&[Value]], n: usize) -> Mapped {
     let mut values = Vec::with_capacity(n);
     for i in 0..n {
-        let args: SmallVec<[Value; 4]> = columns.iter().map(|c| c[i].clone()).collect();
-        match call(f, &args) {
+        // SAFETY (of each copy, never dropped: see `borrowed`): `columns` outlive the call.
+        let args: SmallVec<[ManuallyDrop<Value>; 4]> = columns.iter().map(|c| unsafe { borrowed(&c[i]) }).collect();
+        match call(f, as_values(&args)) {
             Ok(v) => values.push(v),
             Err(e) => return Mapped { values, error: Some(e) },
         }

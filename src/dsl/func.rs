@@ -22,7 +22,7 @@ use smallvec::SmallVec;
 
 use super::error::{DslError, DslResult};
 use super::registry::PrimId;
-use super::value::{borrowed, Value};
+use super::value::{as_values, borrowed, Value};
 
 /// A callable value. `T` is what a closure's parts are: [`Value`]s in a function value, and
 /// nodes of a kernel while the column compiler keeps a closure symbolic ([`super::column`]).
@@ -464,17 +464,19 @@ pub fn call(f: &Value, args: &[Value]) -> DslResult<Value> {
             call(outer, &[x, y])
         }
         Func::Matcher(function, target) => Ok(Value::Bool(call(function, args)? == *target)),
-        // Bound calls build their argument list inline: they run once per element in `apply`.
+        // Bound calls build their argument list inline (they run once per element in
+        // `apply`), of copies that are never dropped (see `borrowed`): no count changes.
+        // SAFETY (of each copy): `args` and `fixed` outlive the call and do not change.
         Func::Rbind(function, fixed) => {
-            let mut full: SmallVec<[Value; 4]> = args.iter().cloned().collect();
-            full.push(fixed.clone());
-            call(function, &full)
+            let full: SmallVec<[ManuallyDrop<Value>; 4]> =
+                (args.iter().chain([fixed])).map(|v| unsafe { borrowed(v) }).collect();
+            call(function, as_values(&full))
         }
         Func::Lbind(function, fixed) => {
-            let mut full: SmallVec<[Value; 4]> = SmallVec::new();
-            full.push(fixed.clone());
-            full.extend(args.iter().cloned());
-            call(function, &full)
+            let full: SmallVec<[ManuallyDrop<Value>; 4]> = (std::iter::once(fixed).chain(args))
+                .map(|v| unsafe { borrowed(v) })
+                .collect();
+            call(function, as_values(&full))
         }
         Func::Power(function, n) => {
             let mut x = call(function, args)?;
