@@ -938,6 +938,12 @@ fn recolored(g: &Grid, f: impl Fn(Color) -> DslResult<Color>) -> DslResult<Value
     Ok(grid_value(g.h, g.w, cells))
 }
 
+/// [`recolored`] where no colour can fail: a loop over the cells without a failure to carry
+/// (vectorised), where the general one checked a result per cell.
+fn substituted(g: &Grid, f: impl Fn(Color) -> Color) -> Value {
+    grid_value(g.h, g.w, g.cells.iter().map(|&c| f(c)).collect())
+}
+
 fn cellwise(a: &[Value]) -> DslResult<Value> {
     generic::fast_unless(
         matches!(a[2], Value::Bool(_)),
@@ -986,6 +992,9 @@ fn replace_fast(a: &[Value]) -> DslResult<Value> {
         &a[0],
         |g| {
             let (from, to) = (fast_color(&a[1])?, fast_color(&a[2])?);
+            if let (Ok(from), Ok(to)) = (Color::try_from(from), Color::try_from(to)) {
+                return Ok(substituted(g, |c| if c == from { to } else { c }));
+            }
             recolored(g, |c| if i64::from(c) == from { to_color(to) } else { Ok(c) })
         },
         |r| Ok(rows::replace(r, &a[1], &a[2])),
@@ -1005,6 +1014,13 @@ fn switch_fast(a: &[Value]) -> DslResult<Value> {
         &a[0],
         |g| {
             let (x, y) = (fast_color(&a[1])?, fast_color(&a[2])?);
+            if let (Ok(x), Ok(y)) = (Color::try_from(x), Color::try_from(y)) {
+                return Ok(substituted(g, |c| match c {
+                    c if c == x => y,
+                    c if c == y => x,
+                    c => c,
+                }));
+            }
             recolored(g, |c| match i64::from(c) {
                 v if v == x => to_color(y),
                 v if v == y => to_color(x),
