@@ -211,14 +211,20 @@ fn count(delta: isize) {
     COUNT.with(|c| {
         c.net.set(c.net.get() + delta);
         let unflushed = c.unflushed.get() + delta;
-        if unflushed.abs() >= FLUSH {
-            let total = TOTAL.fetch_add(unflushed, Ordering::Relaxed) + unflushed;
-            PEAK.fetch_max(total, Ordering::Relaxed);
-            c.unflushed.set(0);
-        } else {
-            c.unflushed.set(unflushed);
+        c.unflushed.set(unflushed);
+        // `|unflushed| >= FLUSH` as one unsigned comparison.
+        if (unflushed + (FLUSH - 1)) as usize > 2 * (FLUSH - 1) as usize {
+            flush(c);
         }
     });
+}
+
+/// Adds a thread's unflushed count to [`TOTAL`].
+#[cold]
+fn flush(c: &ThreadCount) {
+    let unflushed = c.unflushed.replace(0);
+    let total = TOTAL.fetch_add(unflushed, Ordering::Relaxed) + unflushed;
+    PEAK.fetch_max(total, Ordering::Relaxed);
 }
 
 // SAFETY: every call goes to the wrapped allocator with the caller's arguments unchanged; the
@@ -244,8 +250,10 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        self.0.dealloc(ptr, layout);
+        // Counted first, so that the call to free is the last thing done (a jump, with no
+        // registers kept across it): frees are as many as allocations.
         count(-(layout.size() as isize));
+        self.0.dealloc(ptr, layout);
     }
 
     #[inline]
