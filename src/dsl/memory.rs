@@ -229,40 +229,34 @@ fn flush(c: &ThreadCount) {
 
 // SAFETY: every call goes to the wrapped allocator with the caller's arguments unchanged; the
 // counting reads and writes only constant-initialised thread locals and atomics.
+//
+// Each call is counted before it is made, so that the call to the wrapped allocator is the last
+// thing done (a jump, with no registers kept across it): what is counted is what was asked. A
+// request the allocator refuses ends the process (Rust aborts on a failed allocation, and
+// nothing here asks for memory it could do without), so it is never counted wrongly for long.
 unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = self.0.alloc(layout);
-        if !p.is_null() {
-            count(layout.size() as isize);
-        }
-        p
+        count(layout.size() as isize);
+        self.0.alloc(layout)
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = self.0.alloc_zeroed(layout);
-        if !p.is_null() {
-            count(layout.size() as isize);
-        }
-        p
+        count(layout.size() as isize);
+        self.0.alloc_zeroed(layout)
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // Counted first, so that the call to free is the last thing done (a jump, with no
-        // registers kept across it): frees are as many as allocations.
         count(-(layout.size() as isize));
         self.0.dealloc(ptr, layout);
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = self.0.realloc(ptr, layout, new_size);
-        if !p.is_null() {
-            count(new_size as isize - layout.size() as isize);
-        }
-        p
+        count(new_size as isize - layout.size() as isize);
+        self.0.realloc(ptr, layout, new_size)
     }
 }
 
