@@ -1,6 +1,6 @@
 """`arcbatch run --threads 1` against the reference's dsl.py in CPython, per task, same pairs.
 
-    python3 benches/run_vs_cpython.py [--cli target/release/arcbatch] [--shared ../shared] [--repeat 3] [--rounds 1] [--cold] [--json F]
+    python3 benches/run_vs_cpython.py [--cli target/release/arcbatch [--cli OTHER ...]] [--shared ../shared] [--repeat 3] [--rounds 1] [--cold] [--json F]
 
 Every `solve_<id>` of the reference's solvers.py runs on all train and test pairs of training
 task `<id>`: in CPython (the reference's own dsl.py, best of --repeat runs in a row per task,
@@ -10,9 +10,12 @@ With --cold, each CLI run is a process of its own and each task runs once per pr
 best of --repeat processes): every task then starts with cold caches, which CPython's side
 never does. With --rounds N, both sides are timed N times, alternated, and each task keeps
 its best time on each side: on a machine whose speed moves from minute to minute, a slow
-phase then costs both sides alike or neither. Prints the totals with and without a64e4611 (whose `occurrences` dominates CPython's
-total), the median ratio per task, the median over the tasks where CPython takes >= 0.3 ms,
-the ratio by CPython-time bucket, and the slowest ratios.
+phase then costs both sides alike or neither. With several --cli builds, each round times
+CPython and then each build in turn, each build reported against the same CPython times: the
+way to compare builds on a machine whose speed moves. Prints, per build, the totals with and
+without a64e4611 (whose `occurrences` dominates CPython's total), the median ratio per task, the
+median over the tasks where CPython takes >= 0.3 ms, the ratio by CPython-time bucket, and the
+slowest ratios.
 """
 
 import argparse
@@ -78,7 +81,7 @@ def time_cli(cli: Path, solvers: Path, tasks: Path, repeat: int, cold: bool) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cli", type=Path, default=Path("target/release/arcbatch"))
+    parser.add_argument("--cli", type=Path, action="append", help="an arcbatch binary (default target/release/arcbatch); several: builds compared, alternated")
     parser.add_argument("--shared", type=Path, default=Path("../shared"))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=1, help="time both sides this many times, alternated; keep each task's best on each side")
@@ -91,8 +94,9 @@ def main() -> None:
         if not needed.exists():
             sys.exit(f"missing {needed}: this benchmark needs the reference and the ARC data in --shared")
 
+    builds = args.cli or [Path("target/release/arcbatch")]
     cpython: dict = {}
-    ours: dict = {}
+    ours: dict = {b: {} for b in builds}
 
     def keep_best(best: dict, times: dict) -> None:
         for task_id, seconds in times.items():
@@ -100,7 +104,22 @@ def main() -> None:
 
     for _ in range(max(args.rounds, 1)):
         keep_best(cpython, time_reference(ref, tasks, args.repeat))
-        keep_best(ours, time_cli(args.cli, ref / "solvers.py", tasks, args.repeat, args.cold))
+        for b in builds:
+            keep_best(ours[b], time_cli(b, ref / "solvers.py", tasks, args.repeat, args.cold))
+    for b in builds:
+        if len(builds) > 1:
+            print(f"== {b}")
+        report(cpython, ours[b], args)
+    if args.json:
+        # One build: its seconds as "arcbatch"; several: under their paths.
+        name = (lambda b: "arcbatch") if len(builds) == 1 else str
+        common = sorted(set(cpython).intersection(*(set(ours[b]) for b in builds)))
+        rows = {t: {"cpython": cpython[t], **{name(b): ours[b][t] for b in builds}} for t in common}
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+def report(cpython: dict, ours: dict, args) -> None:
+    """One build's totals, medians, ratios by CPython-time bucket and lowest ratios."""
     common = sorted(set(cpython) & set(ours))
     ratio = {t: cpython[t] / max(ours[t], 1e-7) for t in common}
     heavy = "a64e4611"
@@ -123,8 +142,6 @@ def main() -> None:
         ids = [t for t in common if lo <= cpython[t] < hi]
         if ids:
             print(f"  CPython {lo * 1e3:.2f}-{hi * 1e3:.2f} ms: {len(ids):3d} tasks, median {statistics.median(ratio[t] for t in ids):6.1f}x")
-    if args.json:
-        args.json.write_text(json.dumps({t: {"cpython": cpython[t], "arcbatch": ours[t]} for t in common}, indent=1))
     slowest = sorted(common, key=lambda t: ratio[t])[:8]
     print("lowest ratios: " + ", ".join(f"{t} {ratio[t]:.1f}x ({cpython[t] * 1e6:.0f}/{ours[t] * 1e6:.0f} µs)" for t in slowest))
 
