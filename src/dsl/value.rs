@@ -517,6 +517,12 @@ impl Value {
         Value::Object(Arc::new(cells))
     }
 
+    /// An object from cells already sorted and unique.
+    pub fn object_sorted(cells: Vec<Cell>) -> Value {
+        debug_assert!(cells.windows(2).all(|w| w[0] < w[1]));
+        Value::Object(Arc::new(cells))
+    }
+
     /// A tuple of integers, in the most compact representation its length allows.
     pub fn ints(items: &[Color]) -> Value {
         match *items {

@@ -593,13 +593,16 @@ fn small_ints(c: &Value) -> Option<Vec<i32>> {
 }
 
 /// The concatenated slices of `parts` when `view` sees a slice in each (empty sets count as
-/// empty slices); `total` is their length in all.
-fn gather<'a, T: Copy + 'a>(
+/// empty slices); `total` is their length in all. With them, whether the concatenation is
+/// sorted and unique, the slices being so each: each one starts past where the one before
+/// ended (a merge of parts that lie apart, most of the time, needs no sorting).
+fn gather<'a, T: Copy + Ord + 'a>(
     parts: &'a [Value],
     total: usize,
     view: impl Fn(&'a Value) -> Option<&'a [T]>,
-) -> Option<Vec<T>> {
-    let mut out = Vec::new();
+) -> Option<(Vec<T>, bool)> {
+    let mut out: Vec<T> = Vec::new();
+    let mut in_order = true;
     for p in parts {
         match view(p) {
             Some(s) => {
@@ -608,13 +611,53 @@ fn gather<'a, T: Copy + 'a>(
                 if out.capacity() == 0 {
                     out.reserve(total);
                 }
+                if let (Some(last), Some(first)) = (out.last(), s.first()) {
+                    in_order &= last < first;
+                }
                 out.extend_from_slice(s)
             }
             None if p.is_set() && p.len() == Some(0) => {}
             None => return None,
         }
     }
-    Some(out)
+    Some((out, in_order))
+}
+
+/// The merge of a set of objects, or of index sets (empty sets among them or not), as a flat
+/// slice of their members sorted once; `None` for other parts. `total` is their length in all.
+fn merge_point_sets(parts: &[Value], total: usize) -> Option<Value> {
+    let cells = gather(parts, total, |p| match p {
+        Value::Object(c) => Some(c.as_slice()),
+        _ => None,
+    });
+    if let Some((cells, in_order)) = cells {
+        return Some(match in_order {
+            true => Value::object_sorted(cells),
+            false => Value::object(cells),
+        });
+    }
+    let locs = gather(parts, total, |p| match p {
+        Value::Indices(l) => Some(l.as_slice()),
+        _ => None,
+    });
+    locs.map(|(locs, in_order)| match in_order {
+        true => Value::indices_sorted(locs),
+        false => Value::indices(locs),
+    })
+}
+
+/// `merge(frozenset(results))` without the frozenset, where every result is an object or every
+/// one an index set: a part met twice adds nothing twice to a set, so their members are
+/// gathered straight from the results (`mapply` over a set). `None` where the results are
+/// anything else, or are too many members before duplicates go: the caller builds the set.
+pub fn merge_as_set(results: &[Value]) -> Option<Value> {
+    let total = results.iter().try_fold(0usize, |n, r| match r {
+        Value::Object(c) => n.checked_add(c.len()),
+        Value::Indices(l) => n.checked_add(l.len()),
+        _ => None,
+    })?;
+    check_members(total).ok()?;
+    merge_point_sets(results, total)
 }
 
 /// `merge(containers)`: the members of the members, in a container of the outer kind. Sets of
@@ -627,19 +670,8 @@ pub fn merge_values(containers: &Value) -> DslResult<Value> {
     }
     check_members(total)?;
     if containers.is_set() {
-        let cells = gather(&parts, total, |p| match p {
-            Value::Object(c) => Some(c.as_slice()),
-            _ => None,
-        });
-        if let Some(cells) = cells {
-            return Ok(Value::object(cells));
-        }
-        let locs = gather(&parts, total, |p| match p {
-            Value::Indices(l) => Some(l.as_slice()),
-            _ => None,
-        });
-        if let Some(locs) = locs {
-            return Ok(Value::indices(locs));
+        if let Some(merged) = merge_point_sets(&parts, total) {
+            return Ok(merged);
         }
     } else {
         let grids: Option<Vec<&Grid>> = parts
@@ -1182,6 +1214,65 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// `merge` of objects and of index sets, as `mapply` over a set does it without the set
+        /// of results ([`merge_as_set`]) and as `merge` of that set does it, equals the sorted
+        /// union of the members: parts that lie apart in order (gathered without sorting),
+        /// shuffled, repeated, overlapping, with empty sets among them.
+        #[test]
+        fn merging_point_sets_gives_the_sorted_union(
+            members in proptest::collection::btree_set((0..4i32, -3..12i32, -3..12i32), 0..120),
+            cuts in proptest::collection::vec(0..120usize, 0..8),
+            extra in proptest::collection::vec(proptest::collection::btree_set((0..4i32, -3..12i32, -3..12i32), 0..10), 0..3),
+            order in proptest::collection::vec(proptest::num::usize::ANY, 0..12),
+            repeats in 0..3usize,
+            empties in 0..2usize,
+        ) {
+            let members: Vec<(i32, i32, i32)> = members.into_iter().collect();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(members.len())).collect();
+            cuts.extend([0, members.len()]);
+            cuts.sort_unstable();
+            let mut parts: Vec<Vec<(i32, i32, i32)>> = cuts.windows(2).map(|w| members[w[0]..w[1]].to_vec()).collect();
+            parts.extend(extra.into_iter().map(|e| e.into_iter().collect()));
+            for k in 0..repeats.min(parts.len()) {
+                parts.push(parts[k].clone());
+            }
+            for (k, &r) in order.iter().enumerate().take(parts.len()) {
+                let other = r % parts.len();
+                parts.swap(k, other);
+            }
+            let union: std::collections::BTreeSet<(i32, i32, i32)> = parts.iter().flatten().copied().collect();
+            let as_cells = |p: &[(i32, i32, i32)]| p.iter().map(|&(color, i, j)| Cell { color, i, j }).collect::<Vec<_>>();
+            let as_locs = |p: &[(i32, i32, i32)]| p.iter().map(|&(_, i, j)| Loc { i, j }).collect::<Vec<_>>();
+            let union: Vec<(i32, i32, i32)> = union.into_iter().collect();
+            let mut locs_union = as_locs(&union);
+            locs_union.sort_unstable();
+            locs_union.dedup();
+            let cases = [
+                (parts.iter().map(|p| Value::object(as_cells(p))).collect::<Vec<_>>(), Value::object_sorted(as_cells(&union))),
+                (parts.iter().map(|p| Value::indices(as_locs(p))).collect(), Value::indices_sorted(locs_union)),
+            ];
+            for (mut values, want) in cases {
+                values.extend(std::iter::repeat_with(Value::empty_set).take(empties));
+                let fast = merge_as_set(&values);
+                // Nothing to merge is an empty object either way.
+                let expected_variant = |v: &Value| {
+                    union.is_empty()
+                        || matches!((v, &want), (Value::Object(_), Value::Object(_)) | (Value::Indices(_), Value::Indices(_)))
+                };
+                match (&fast, values.iter().all(|v| matches!(v, Value::Object(_) | Value::Indices(_)))) {
+                    (Some(v), true) => {
+                        proptest::prop_assert!(expected_variant(v), "{:?}", v);
+                        proptest::prop_assert_eq!(v, &want);
+                    }
+                    (None, false) => {}
+                    (got, _) => proptest::prop_assert!(false, "fast path {:?} on {:?}", got, values),
+                }
+                let merged = merge_values(&Value::set(values)).expect("sets of point sets merge");
+                proptest::prop_assert!(expected_variant(&merged), "{:?}", merged);
+                proptest::prop_assert_eq!(merged, want);
+            }
+        }
+
         /// The searched fast path of [`merge_sorted`] against the plain merge, on sides of very
         /// different sizes and on equal ones.
         #[test]

@@ -15,7 +15,7 @@ use crate::dsl::registry::{PrimId, PrimSpec};
 use crate::dsl::value::Value;
 use crate::prim;
 
-use super::containers::{members_of, push_members_of};
+use super::containers::{members_of, merge_as_set, push_members_of};
 use super::grids;
 use super::merge_values;
 
@@ -109,9 +109,20 @@ static MAPPLY: Mapping = Mapping {
     container: 1,
     function: 0,
     members: push_members_of,
-    combine: |container, members, results| merge_values(&applied(container, members, results)?),
+    combine: merged,
     generator: true,
 };
+
+/// `mapply`'s result: `merge(apply(function, container))`, the set of results not built where
+/// merging them needs no set ([`merge_as_set`]).
+fn merged(container: &Value, members: &[Value], results: &mut Mapped) -> DslResult<Value> {
+    if container.is_set() && results.error.is_none() {
+        if let Some(merged) = merge_as_set(&results.values) {
+            return Ok(merged);
+        }
+    }
+    merge_values(&applied(container, members, results)?)
+}
 
 fn applied(container: &Value, _members: &[Value], results: &mut Mapped) -> DslResult<Value> {
     Ok(same_kind(container, results.take_all()?))
