@@ -96,7 +96,9 @@ fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
             let line = (i64::from(a) - i64::from(lo[0])) as u64 * rows + (i64::from(b) - i64::from(lo[1])) as u64;
             words[line as usize] |= 1 << (i64::from(c) - i64::from(lo[2]));
         }
-        points.clear();
+        // The distinct points, written over the points already read (there are no more of
+        // them), where pushing checked the list's room on every point.
+        let mut distinct = 0;
         let mut line = words.iter();
         for plane in 0..planes as i32 {
             for row in 0..rows as i32 {
@@ -104,10 +106,12 @@ fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
                 while bits != 0 {
                     let col = bits.trailing_zeros() as i32;
                     bits &= bits - 1;
-                    points.push(P::from_coords([lo[0] + plane, lo[1] + row, lo[2] + col]));
+                    points[distinct] = P::from_coords([lo[0] + plane, lo[1] + row, lo[2] + col]);
+                    distinct += 1;
                 }
             }
         }
+        points.truncate(distinct);
         return true;
     }
     // Wider boxes: one bit string over the box, read in order.
