@@ -1767,7 +1767,7 @@ thread_local! {
 
 /// A compiled function.
 struct CachedKernel {
-    /// [`closure_hash`] of the function, by its values and by its shape.
+    /// [`closure_hashes`] of the function, by its values and by its shape.
     hash: u64,
     shape: u64,
     func: Arc<Func>,
@@ -1855,32 +1855,43 @@ fn holds_container(v: &Value) -> bool {
     walk(v, &mut { WALKED_PARTS })
 }
 
-/// A hash of a function: with `by_shape`, of its tree, primitives and numbers, each container
-/// counted by its kind only (equal for closures of the same shape, [`same_shape`]); otherwise
-/// of its values too, containers by allocation (equal for closures [`same_func`] finds the
-/// same). Past `budget` parts, the rest of the tree counts as nothing.
-fn closure_hash(f: &Func, by_shape: bool, budget: &mut u32) -> u64 {
+/// Two hashes of a function, in one walk of its tree: of its values (`.0`: containers by
+/// allocation, equal for closures [`same_func`] finds the same), and of its shape (`.1`: its
+/// tree, primitives and numbers, each container counted by its kind only, equal for closures of
+/// the same shape, [`same_shape`]). Past `budget` parts, the rest of the tree counts as nothing.
+fn closure_hashes(f: &Func, budget: &mut u32) -> (u64, u64) {
     if *budget == 0 {
-        return 0;
+        return (0, 0);
     }
     *budget -= 1;
-    let mix = |h: u64, x: u64| (h ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
-    let mut part = |v: &Value| match v {
-        Value::Func(g) => closure_hash(g, by_shape, budget),
-        other if by_shape && is_container(other) => identity(other).map_or(u64::MAX, |id| id >> 60),
-        other => identity(other).unwrap_or(u64::MAX),
+    let mix = |(h, s): (u64, u64), (x, y): (u64, u64)| {
+        let one = |h: u64, x: u64| (h ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+        (one(h, x), one(s, y))
     };
+    let mut part = |v: &Value| match v {
+        Value::Func(g) => closure_hashes(g, budget),
+        other => {
+            let id = identity(other);
+            let by_value = id.unwrap_or(u64::MAX);
+            let by_shape = match is_container(other) {
+                true => id.map_or(u64::MAX, |id| id >> 60),
+                false => by_value,
+            };
+            (by_value, by_shape)
+        }
+    };
+    let tag = |t: u64| (t, t);
     use Func::*;
     match f {
-        Prim(id) => mix(1, id.0.into()),
-        Compose(a, b) => mix(mix(2, part(a)), part(b)),
-        Matcher(a, b) => mix(mix(3, part(a)), part(b)),
-        Rbind(a, b) => mix(mix(4, part(a)), part(b)),
-        Lbind(a, b) => mix(mix(5, part(a)), part(b)),
-        Chain(a, b, c) => mix(mix(mix(6, part(a)), part(b)), part(c)),
-        Fork(a, b, c) => mix(mix(mix(7, part(a)), part(b)), part(c)),
-        Power(g, n) => mix(mix(8, (*n).into()), part(g)),
-        Foreign(g) => mix(9, g.get().id() as u64),
+        Prim(id) => mix(tag(1), tag(id.0.into())),
+        Compose(a, b) => mix(mix(tag(2), part(a)), part(b)),
+        Matcher(a, b) => mix(mix(tag(3), part(a)), part(b)),
+        Rbind(a, b) => mix(mix(tag(4), part(a)), part(b)),
+        Lbind(a, b) => mix(mix(tag(5), part(a)), part(b)),
+        Chain(a, b, c) => mix(mix(mix(tag(6), part(a)), part(b)), part(c)),
+        Fork(a, b, c) => mix(mix(mix(tag(7), part(a)), part(b)), part(c)),
+        Power(g, n) => mix(mix(tag(8), tag((*n).into())), part(g)),
+        Foreign(g) => mix(tag(9), tag(g.get().id() as u64)),
     }
 }
 
@@ -1971,7 +1982,7 @@ fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R 
     let Value::Func(func) = f else {
         return run(&Kernel::compile(f, arity));
     };
-    let hash = closure_hash(func, false, &mut { WALKED_PARTS });
+    let (hash, shape) = closure_hashes(func, &mut { WALKED_PARTS });
     let same = KERNELS.with(|k| {
         (k.borrow().iter())
             .find(|c| c.hash == hash && c.arity == arity && same_func(&c.func, func))
@@ -1980,7 +1991,6 @@ fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R 
     if let Some(kernel) = same {
         return run(&kernel);
     }
-    let shape = closure_hash(func, true, &mut { WALKED_PARTS });
     let rebound = KERNELS.with(|k| {
         (k.borrow().iter())
             .filter(|c| c.shape == shape && c.arity == arity && c.kernel.rebindable)
