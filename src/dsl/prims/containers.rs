@@ -624,7 +624,8 @@ fn gather<'a, T: Copy + Ord + 'a>(
 }
 
 /// The merge of a set of objects, or of index sets (empty sets among them or not), as a flat
-/// slice of their members sorted once; `None` for other parts. `total` is their length in all.
+/// slice of their members, sorted only where the parts do not come in order ([`gather`]);
+/// `None` for other parts. `total` is their length in all.
 fn merge_point_sets(parts: &[Value], total: usize) -> Option<Value> {
     let cells = gather(parts, total, |p| match p {
         Value::Object(c) => Some(c.as_slice()),
