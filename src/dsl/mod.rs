@@ -5,6 +5,7 @@
 pub mod column;
 pub mod constants;
 pub mod error;
+pub mod exact;
 pub mod func;
 pub mod labelled;
 mod memo;

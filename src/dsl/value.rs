@@ -48,6 +48,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use super::error::{DslError, DslResult};
+use super::exact::collect_some;
 use super::func::Func;
 use super::labelled::Labelled;
 use super::points;
@@ -569,7 +570,7 @@ impl Value {
                 Value::Int(n) => Color::try_from(*n).ok(),
                 _ => None,
             };
-            if let Some(ints) = items.iter().map(narrow).collect::<Option<Vec<Color>>>() {
+            if let Some(ints) = collect_some(items.iter().map(narrow)) {
                 return Value::ints(&ints);
             }
         }
@@ -582,11 +583,11 @@ impl Value {
     pub fn set(mut items: Vec<Value>) -> Value {
         // Locations or cells only (`apply` of a function giving pairs): sorted unboxed.
         if matches!(items.first(), Some(Value::Pair(..))) {
-            if let Some(locs) = items.iter().map(Value::as_loc_exact).collect::<Option<Vec<_>>>() {
+            if let Some(locs) = collect_some(items.iter().map(Value::as_loc_exact)) {
                 return Value::indices(locs);
             }
         } else if matches!(items.first(), Some(Value::Cell(_))) {
-            if let Some(cells) = items.iter().map(Value::as_cell_exact).collect::<Option<Vec<_>>>() {
+            if let Some(cells) = collect_some(items.iter().map(Value::as_cell_exact)) {
                 return Value::object(cells);
             }
         } else if matches!(items.first(), Some(Value::Int(_))) {
@@ -595,7 +596,7 @@ impl Value {
                 Value::Int(n) => i32::try_from(*n).ok(),
                 _ => None,
             };
-            if let Some(mut ints) = items.iter().map(small).collect::<Option<Vec<i32>>>() {
+            if let Some(mut ints) = collect_some(items.iter().map(small)) {
                 points::sort_dedup(&mut ints);
                 return Value::set_sorted(ints.into_iter().map(|n| Value::Int(n.into())).collect());
             }
@@ -689,10 +690,10 @@ impl Value {
         if items.is_empty() {
             return Value::empty_set();
         }
-        if let Some(locs) = items.iter().map(|v| v.as_loc_exact()).collect::<Option<Vec<_>>>() {
+        if let Some(locs) = collect_some(items.iter().map(Value::as_loc_exact)) {
             return Value::Indices(Arc::new(locs));
         }
-        if let Some(cells) = items.iter().map(|v| v.as_cell_exact()).collect::<Option<Vec<_>>>() {
+        if let Some(cells) = collect_some(items.iter().map(Value::as_cell_exact)) {
             return Value::Object(Arc::new(cells));
         }
         Value::Set(Items::new(items))

@@ -6,6 +6,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::dsl::error::{DslError, DslResult};
+use crate::dsl::exact::try_collect;
 use crate::dsl::points;
 use crate::dsl::value::{Cell, Color, Loc, Value};
 
@@ -100,16 +101,13 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
             let Some(of_cells) = holds_cells(members.first())? else {
                 return Ok(Value::no_locs());
             };
-            let mut l = members
-                .iter()
-                .map(|m| {
-                    if of_cells {
-                        member_any_cell(m).map(|(_, l)| l)
-                    } else {
-                        member_loc(m)
-                    }
-                })
-                .collect::<DslResult<Vec<_>>>()?;
+            let mut l = try_collect(members.iter().map(|m| {
+                if of_cells {
+                    member_any_cell(m).map(|(_, l)| l)
+                } else {
+                    member_loc(m)
+                }
+            }))?;
             points::sort_dedup(&mut l);
             Ok(Arc::new(l))
         }

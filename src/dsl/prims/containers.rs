@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use crate::dsl::column::{map, Mapped, Mapping};
 use crate::dsl::error::{DslError, DslResult};
+use crate::dsl::exact::{collect_some, try_collect};
 use crate::dsl::func::{call1, holds_foreign, Func};
 use crate::dsl::labelled::ObjectMeta;
 use crate::dsl::points::{BoxBitmap, Point};
@@ -121,24 +122,21 @@ fn cmp_cell(c: Cell, v: &Value) -> Ordering {
 /// Python's `type(c)(e for e in c if keep(e))`, given `c`'s members and the decision for each,
 /// in iteration order; index sets, objects and grids keep their compact variant.
 fn filter_kind(c: &Value, members: &[Value], keep: &[bool]) -> Value {
-    fn kept<T: Copy>(items: &[T], keep: &[bool]) -> Vec<T> {
-        items.iter().zip(keep).filter(|(_, &k)| k).map(|(&x, _)| x).collect()
+    fn masked<T: Clone>(items: &[T], keep: &[bool]) -> Vec<T> {
+        let mut out = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
+        out.extend(items.iter().zip(keep).filter(|(_, &k)| k).map(|(x, _)| x.clone()));
+        out
     }
     match c {
-        Value::Indices(l) => Value::Indices(Arc::new(kept(l, keep))),
-        Value::Object(cells) => Value::Object(Arc::new(kept(cells, keep))),
+        Value::Indices(l) => Value::Indices(Arc::new(masked(l, keep))),
+        Value::Object(cells) => Value::Object(Arc::new(masked(cells, keep))),
         Value::Grid(g) => {
             let rows: Vec<usize> = (0..g.h).filter(|&r| keep[r]).collect();
             let cells = rows.iter().flat_map(|&r| g.row(r).iter().copied()).collect();
             Value::grid(Grid::new(rows.len(), g.w, cells))
         }
         _ => {
-            let kept: Vec<Value> = members
-                .iter()
-                .zip(keep)
-                .filter(|(_, &k)| k)
-                .map(|(m, _)| m.clone())
-                .collect();
+            let kept = masked(members, keep);
             if c.is_set() {
                 Value::set_sorted(kept)
             } else {
@@ -151,7 +149,7 @@ fn filter_kind(c: &Value, members: &[Value], keep: &[bool]) -> Value {
 /// `filter_kind` with a test of each member.
 fn filter_by(c: &Value, mut keep: impl FnMut(&Value) -> DslResult<bool>) -> DslResult<Value> {
     let members = members_of(c)?;
-    let mask = members.iter().map(&mut keep).collect::<DslResult<Vec<bool>>>()?;
+    let mask = try_collect(members.iter().map(&mut keep))?;
     Ok(filter_kind(c, &members, &mask))
 }
 
@@ -186,19 +184,28 @@ const SKEW: usize = 16;
 /// large side for each member of the small one; anything else is one merge ([`merge_walk`]).
 fn merge_sorted<T: Ord + Clone>(op: SetOp, a: &[T], b: &[T]) -> Vec<T> {
     match op {
-        SetOp::Difference if a.len().saturating_mul(SKEW) < b.len() => {
-            a.iter().filter(|x| b.binary_search(x).is_err()).cloned().collect()
-        }
-        SetOp::Intersection if a.len().saturating_mul(SKEW) < b.len() => {
-            a.iter().filter(|x| b.binary_search(x).is_ok()).cloned().collect()
-        }
+        SetOp::Difference if a.len().saturating_mul(SKEW) < b.len() => kept(a, |x| b.binary_search(x).is_err()),
+        SetOp::Intersection if a.len().saturating_mul(SKEW) < b.len() => kept(a, |x| b.binary_search(x).is_ok()),
         // The members kept are `a`'s, as in the merge.
-        SetOp::Intersection if b.len().saturating_mul(SKEW) < a.len() => b
-            .iter()
-            .filter_map(|y| a.binary_search(y).ok().map(|k| a[k].clone()))
-            .collect(),
+        SetOp::Intersection if b.len().saturating_mul(SKEW) < a.len() => {
+            let mut out = Vec::with_capacity(b.len());
+            out.extend(b.iter().filter_map(|y| a.binary_search(y).ok().map(|k| a[k].clone())));
+            out
+        }
         _ => merge_walk(op, a, b),
     }
+}
+
+/// The members of `items` that `keep` keeps, in order: gathered in room for all of them (a
+/// filter's collect grows by doubling), the room left over given back where it is most of it,
+/// as the result may outlive the call.
+fn kept<T: Clone>(items: &[T], keep: impl Fn(&T) -> bool) -> Vec<T> {
+    let mut out = Vec::with_capacity(items.len());
+    out.extend(items.iter().filter(|x| keep(x)).cloned());
+    if out.len() < out.capacity() / 2 {
+        out.shrink_to_fit();
+    }
+    out
 }
 
 /// `op` on two sorted, duplicate-free slices, as one merge.
@@ -245,13 +252,13 @@ fn merge_walk<T: Ord + Clone>(op: SetOp, a: &[T], b: &[T]) -> Vec<T> {
 /// difference from, or an intersection with, a set of [`PROBED_FROM`] or more members met
 /// before tests membership in that set's [`BoxBitmap`]; anything else is [`merge_sorted`].
 fn points_op<P: Point>(op: SetOp, (a, x): (&Value, &[P]), (b, y): (&Value, &[P])) -> Vec<P> {
-    let a_kept = |in_b: &BoxBitmap, keep: bool| x.iter().copied().filter(|&p| in_b.contains(p) == keep).collect();
+    let a_kept = |in_b: &BoxBitmap, keep: bool| kept(x, |&p| in_b.contains(p) == keep);
     let probed = match op {
         SetOp::Union => None,
         SetOp::Difference => with_bitmap(b, y, |in_b| a_kept(in_b, false)),
         // Equal points are the same point, so `b`'s members in `a` are `a`'s.
         SetOp::Intersection => with_bitmap(b, y, |in_b| a_kept(in_b, true))
-            .or_else(|| with_bitmap(a, x, |in_a| y.iter().copied().filter(|&p| in_a.contains(p)).collect())),
+            .or_else(|| with_bitmap(a, x, |in_a| kept(y, |&p| in_a.contains(p)))),
     };
     probed.unwrap_or_else(|| merge_sorted(op, x, y))
 }
@@ -1036,7 +1043,7 @@ fn product(args: &[Value]) -> DslResult<Value> {
     // Two objects whose cells pack small (all of ARC's): pairs of packed cells, each cell
     // packed once rather than once per pair, sorted as the general loop below makes them.
     if let (Value::Object(xs), Value::Object(ys)) = (a, b) {
-        let pack = |cells: &[Cell]| cells.iter().map(|&c| SmallCell::pack(c)).collect::<Option<Vec<_>>>();
+        let pack = |cells: &[Cell]| collect_some(cells.iter().map(|&c| SmallCell::pack(c)));
         if let (Some(xs), Some(ys)) = (pack(xs), pack(ys)) {
             let mut items = Vec::with_capacity(na * nb);
             for &x in &xs {

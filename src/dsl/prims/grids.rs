@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use crate::bail;
 use crate::dsl::error::{DslError, DslResult};
+use crate::dsl::exact::try_collect;
 use crate::dsl::memory;
 use crate::dsl::registry::{PrimSpec, Ty};
 use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
@@ -214,7 +215,7 @@ impl Patch {
                     let (i, j) = f(l.i.into(), l.j.into());
                     loc(i, j)
                 });
-                Ok(Value::indices(moved.collect::<DslResult<_>>()?))
+                Ok(Value::indices(try_collect(moved)?))
             }
             Patch::Cells(c) => {
                 let moved = c.iter().map(|c| {
@@ -226,14 +227,14 @@ impl Patch {
                         j: l.j,
                     })
                 });
-                Ok(Value::object(moved.collect::<DslResult<_>>()?))
+                Ok(Value::object(try_collect(moved)?))
             }
             Patch::AnyCells(c) => {
                 let moved = c.iter().map(|(color, l)| {
                     let (i, j) = f(l.i.into(), l.j.into());
                     Ok(Value::duo(color.clone(), Value::loc(loc(i, j)?)))
                 });
-                Ok(Value::set(moved.collect::<DslResult<_>>()?))
+                Ok(Value::set(try_collect(moved)?))
             }
         }
     }
@@ -934,7 +935,7 @@ fn righthalf(a: &[Value]) -> DslResult<Value> {
 
 /// Every cell through `f`.
 fn recolored(g: &Grid, f: impl Fn(Color) -> DslResult<Color>) -> DslResult<Value> {
-    let cells = g.cells.iter().map(|&c| f(c)).collect::<DslResult<_>>()?;
+    let cells = try_collect(g.cells.iter().map(|&c| f(c)))?;
     Ok(grid_value(g.h, g.w, cells))
 }
 

@@ -10,6 +10,7 @@ use std::sync::LazyLock;
 
 use crate::dsl::column::{map, Mapped, Mapping, BLOCK};
 use crate::dsl::error::{DslError, DslResult};
+use crate::dsl::exact::try_collect;
 use crate::dsl::func::{call1, Func, MAX_POWER};
 use crate::dsl::registry::{PrimId, PrimSpec};
 use crate::dsl::value::Value;
@@ -156,11 +157,8 @@ fn lines_of_pairs(a: &[Value]) -> Option<DslResult<Value>> {
 }
 
 fn rapply(a: &[Value]) -> DslResult<Value> {
-    let items = members_of(&a[0])?
-        .iter()
-        .map(|f| call1(f, a[1].clone()))
-        .collect::<DslResult<Vec<_>>>()
-        .map_err(DslError::in_generator)?;
+    let items =
+        try_collect(members_of(&a[0])?.iter().map(|f| call1(f, a[1].clone()))).map_err(DslError::in_generator)?;
     Ok(same_kind(&a[0], items))
 }
 

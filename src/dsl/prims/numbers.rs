@@ -380,9 +380,12 @@ fn interval(a: &[Value]) -> DslResult<Value> {
     let (start, stop, step) = (start as i128, stop as i128, step as i128);
     let span = if step > 0 { stop - start } else { start - stop };
     let len = if span > 0 { (span - 1) / step.abs() + 1 } else { 0 };
-    check_members(usize::try_from(len).unwrap_or(usize::MAX))?;
+    let len = usize::try_from(len).unwrap_or(usize::MAX);
+    check_members(len)?;
     // Every member lies between start and stop, so it fits an i64.
-    let items = (0..len).map(|k| Value::Int((start + k * step) as i64)).collect();
+    let items = (0..len)
+        .map(|k| Value::Int((start + k as i128 * step) as i64))
+        .collect();
     Ok(Value::tuple(items))
 }
 

@@ -14,6 +14,7 @@
 use std::sync::Arc;
 
 use crate::dsl::error::{DslError, DslResult};
+use crate::dsl::exact::try_collect;
 use crate::dsl::memory;
 use crate::dsl::registry::PrimSpec;
 use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
@@ -379,10 +380,16 @@ fn ofcolor_fast(a: &[Value]) -> DslResult<Value> {
 
 /// `ofcolor` of a borrowed grid: the lane function of the batched op.
 pub fn ofcolor_of(g: GridView<'_>, value: i64) -> Value {
-    let mut locs = Vec::new();
+    // No cell holds a colour past `Color`.
+    let Ok(value) = Color::try_from(value) else {
+        return Value::indices_sorted(Vec::new());
+    };
+    // Counted first (a pass the compiler vectorises), so that the locations are gathered in
+    // room made once.
+    let mut locs = Vec::with_capacity(g.cells.iter().filter(|&&c| c == value).count());
     for i in 0..g.h {
         for (j, &c) in g.row(i).iter().enumerate() {
-            if c as i64 == value {
+            if c == value {
                 locs.push(Loc {
                     i: i as i32,
                     j: j as i32,
@@ -762,15 +769,12 @@ const ALL_AROUND: &[(i64, i64)] = &[(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1),
 fn around(loc: &Value, offsets: &[(i64, i64)]) -> DslResult<Value> {
     // `loc[0]`, `loc[1]`: indexed, not unpacked.
     let (i, j) = loc.index_pair()?;
-    let locs = offsets
-        .iter()
-        .map(|&(di, dj)| {
-            Ok(Loc {
-                i: coord(i.saturating_add(di))?,
-                j: coord(j.saturating_add(dj))?,
-            })
+    let locs = try_collect(offsets.iter().map(|&(di, dj)| {
+        Ok(Loc {
+            i: coord(i.saturating_add(di))?,
+            j: coord(j.saturating_add(dj))?,
         })
-        .collect::<DslResult<_>>()?;
+    }))?;
     Ok(Value::indices_sorted(locs))
 }
 
