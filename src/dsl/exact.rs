@@ -1,7 +1,7 @@
 //! Collecting what may fail into a vector sized once. `collect::<Option<Vec<_>>>()` and
 //! `collect::<Result<Vec<_>, _>>()` hide the iterator's length from the vector, which then
 //! starts at four items and doubles: a shifted patch of 40 cells was four reallocations and
-//! copies, a recoloured 30 x 30 grid nine. These take the length of an exact-size iterator
+//! copies, a recoloured 30 x 30 grid eight. These take the length of an exact-size iterator
 //! once the first item is in (a first item that fails allocates nothing, which the
 //! constructors that try one unboxed form after another rely on).
 
