@@ -565,14 +565,14 @@ impl Value {
             let a = items.pop().expect("two items");
             return Value::duo(a, b);
         }
-        if !items.is_empty() {
-            let narrow = |v: &Value| match v {
-                Value::Int(n) => Color::try_from(*n).ok(),
-                _ => None,
-            };
-            if let Some(ints) = collect_some(items.iter().map(narrow)) {
-                return Value::ints(&ints);
-            }
+        let narrow = |v: &Value| match v {
+            Value::Int(n) => Color::try_from(*n).ok(),
+            _ => None,
+        };
+        if !items.is_empty() && items.iter().all(|v| narrow(v).is_some()) {
+            // Collected straight into the shared slice: one allocation (neither empty nor two
+            // long, it is no other form).
+            return Value::Ints(items.iter().map(|v| narrow(v).unwrap_or_default()).collect());
         }
         Value::Tuple(Items::new(items))
     }
