@@ -565,14 +565,10 @@ impl Value {
             let a = items.pop().expect("two items");
             return Value::duo(a, b);
         }
-        let narrow = |v: &Value| match v {
-            Value::Int(n) => Color::try_from(*n).ok(),
-            _ => None,
-        };
-        if !items.is_empty() && items.iter().all(|v| narrow(v).is_some()) {
+        if !items.is_empty() && items.iter().all(|v| v.as_small_int().is_some()) {
             // Collected straight into the shared slice: one allocation (neither empty nor two
             // long, it is no other form).
-            return Value::Ints(items.iter().map(|v| narrow(v).unwrap_or_default()).collect());
+            return Value::Ints(items.iter().map(|v| v.as_small_int().unwrap_or_default()).collect());
         }
         Value::Tuple(Items::new(items))
     }
@@ -592,11 +588,7 @@ impl Value {
             }
         } else if matches!(items.first(), Some(Value::Int(_))) {
             // Numbers only (no bool among them): sorted unboxed.
-            let small = |v: &Value| match v {
-                Value::Int(n) => i32::try_from(*n).ok(),
-                _ => None,
-            };
-            if let Some(mut ints) = collect_some(items.iter().map(small)) {
+            if let Some(mut ints) = collect_some(items.iter().map(Value::as_small_int)) {
                 points::sort_dedup(&mut ints);
                 return Value::set_sorted(ints.into_iter().map(|n| Value::Int(n.into())).collect());
             }
@@ -832,6 +824,14 @@ impl Value {
         match self.member(n) {
             Some(m) => m.as_int(),
             None => Err(DslError::type_error("a pair of integers", self)),
+        }
+    }
+
+    /// This value as an `i32`, only if it is exactly an integer (no bool) that fits one.
+    fn as_small_int(&self) -> Option<Color> {
+        match self {
+            Value::Int(n) => Color::try_from(*n).ok(),
+            _ => None,
         }
     }
 

@@ -188,20 +188,23 @@ fn merge_sorted<T: Ord + Clone>(op: SetOp, a: &[T], b: &[T]) -> Vec<T> {
         SetOp::Intersection if a.len().saturating_mul(SKEW) < b.len() => kept(a, |x| b.binary_search(x).is_ok()),
         // The members kept are `a`'s, as in the merge.
         SetOp::Intersection if b.len().saturating_mul(SKEW) < a.len() => {
-            let mut out = Vec::with_capacity(b.len());
-            out.extend(b.iter().filter_map(|y| a.binary_search(y).ok().map(|k| a[k].clone())));
-            out
+            picked(b, |y| a.binary_search(y).ok().map(|k| a[k].clone()))
         }
         _ => merge_walk(op, a, b),
     }
 }
 
-/// The members of `items` that `keep` keeps, in order: gathered in room for all of them (a
-/// filter's collect grows by doubling), the room left over given back where it is most of it,
-/// as the result may outlive the call.
+/// The members of `items` that `keep` keeps, in order ([`picked`]).
 fn kept<T: Clone>(items: &[T], keep: impl Fn(&T) -> bool) -> Vec<T> {
+    picked(items, |x| keep(x).then(|| x.clone()))
+}
+
+/// What `pick` gives for the members of `items`, in order: gathered in room for one per
+/// member (a filter's collect grows by doubling), the room left over given back where it is
+/// most of it, as the result may outlive the call.
+fn picked<T, U>(items: &[T], pick: impl Fn(&T) -> Option<U>) -> Vec<U> {
     let mut out = Vec::with_capacity(items.len());
-    out.extend(items.iter().filter(|x| keep(x)).cloned());
+    out.extend(items.iter().filter_map(pick));
     if out.len() < out.capacity() / 2 {
         out.shrink_to_fit();
     }
