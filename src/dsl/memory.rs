@@ -61,6 +61,12 @@ impl<Fast> UnlessLimited<Fast> {
             choice => choice == 2,
         }
     }
+
+    /// [`UnlessLimited::system`] where a block exists already, so that the choice is made.
+    #[inline]
+    fn system_chosen(&self) -> bool {
+        CHOICE.load(Ordering::Relaxed) == 2
+    }
 }
 
 // SAFETY: each call goes, unchanged, to the one allocator chosen before the first block.
@@ -83,7 +89,7 @@ unsafe impl<Fast: GlobalAlloc> GlobalAlloc for UnlessLimited<Fast> {
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        match self.system() {
+        match self.system_chosen() {
             true => std::alloc::System.dealloc(ptr, layout),
             false => self.0.dealloc(ptr, layout),
         }
@@ -91,7 +97,7 @@ unsafe impl<Fast: GlobalAlloc> GlobalAlloc for UnlessLimited<Fast> {
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        match self.system() {
+        match self.system_chosen() {
             true => std::alloc::System.realloc(ptr, layout, new_size),
             false => self.0.realloc(ptr, layout, new_size),
         }
@@ -174,12 +180,20 @@ pub fn fitting_budget(bytes: u64) -> u64 {
     }
 }
 
-/// One thread's count.
+/// One thread's count: the bytes it allocated minus the bytes it freed since it started are
+/// `flushed + unflushed` ([`ThreadCount::net`]), so that an allocation updates one counter.
 struct ThreadCount {
-    /// Bytes this thread allocated minus the bytes it freed, since it started.
-    net: Cell<isize>,
-    /// The part of `net` not yet added to [`TOTAL`].
+    /// The part of the count added to [`TOTAL`].
+    flushed: Cell<isize>,
+    /// The part not yet added to [`TOTAL`].
     unflushed: Cell<isize>,
+}
+
+impl ThreadCount {
+    /// Bytes this thread allocated minus the bytes it freed, since it started.
+    fn net(&self) -> isize {
+        self.flushed.get() + self.unflushed.get()
+    }
 }
 
 thread_local! {
@@ -187,7 +201,7 @@ thread_local! {
     // allocator must not.
     static COUNT: ThreadCount = const {
         ThreadCount {
-            net: Cell::new(0),
+            flushed: Cell::new(0),
             unflushed: Cell::new(0),
         }
     };
@@ -209,7 +223,6 @@ static PROCESS_LIMIT: AtomicU64 = AtomicU64::new(0);
 #[inline]
 fn count(delta: isize) {
     COUNT.with(|c| {
-        c.net.set(c.net.get() + delta);
         let unflushed = c.unflushed.get() + delta;
         c.unflushed.set(unflushed);
         // `|unflushed| >= FLUSH` as one unsigned comparison.
@@ -223,6 +236,7 @@ fn count(delta: isize) {
 #[cold]
 fn flush(c: &ThreadCount) {
     let unflushed = c.unflushed.replace(0);
+    c.flushed.set(c.flushed.get() + unflushed);
     let total = TOTAL.fetch_add(unflushed, Ordering::Relaxed) + unflushed;
     PEAK.fetch_max(total, Ordering::Relaxed);
 }
@@ -305,7 +319,7 @@ pub struct Budget {
 
 impl Budget {
     pub fn set(bytes: Option<u64>) -> Budget {
-        let budget = bytes.map(|b| (COUNT.with(|c| c.net.get()), b.min(isize::MAX as u64) as isize));
+        let budget = bytes.map(|b| (COUNT.with(ThreadCount::net), b.min(isize::MAX as u64) as isize));
         Budget {
             previous: BUDGET.with(|cell| cell.replace(budget)),
         }
@@ -326,7 +340,7 @@ pub fn room_for(extra: usize, what: impl FnOnce() -> String) -> DslResult<()> {
     }
     let extra = extra.min(isize::MAX as usize) as isize;
     if let Some((start, bytes)) = BUDGET.with(Cell::get) {
-        let used = COUNT.with(|c| c.net.get()) - start;
+        let used = COUNT.with(ThreadCount::net) - start;
         if used.saturating_add(extra) > bytes {
             return Err(DslError::TooLarge(
                 format!(
