@@ -351,7 +351,7 @@ fn nonempty_bounds(v: &Value) -> DslResult<Bounds> {
 /// `rot90` of a grid.
 pub fn rot90_of(g: GridView<'_>) -> Value {
     let (h, w) = transposed(g);
-    build(h, w, |r, c| g.get(g.h - 1 - c, r))
+    build_rows(h, w, |r, cells| cells.extend(column(g, r).rev()))
 }
 
 /// `rot180` of a grid.
@@ -362,7 +362,7 @@ pub fn rot180_of(g: GridView<'_>) -> Value {
 /// `rot270` of a grid.
 pub fn rot270_of(g: GridView<'_>) -> Value {
     let (h, w) = transposed(g);
-    build(h, w, |r, c| g.get(c, g.w - 1 - r))
+    build_rows(h, w, |r, cells| cells.extend(column(g, g.w - 1 - r)))
 }
 
 /// `hmirror` of a grid.
@@ -378,13 +378,19 @@ pub fn vmirror_of(g: GridView<'_>) -> Value {
 /// `dmirror` of a grid.
 pub fn dmirror_of(g: GridView<'_>) -> Value {
     let (h, w) = transposed(g);
-    build(h, w, |r, c| g.get(c, r))
+    build_rows(h, w, |r, cells| cells.extend(column(g, r)))
 }
 
 /// `cmirror` of a grid.
 pub fn cmirror_of(g: GridView<'_>) -> Value {
     let (h, w) = transposed(g);
-    build(h, w, |r, c| g.get(g.h - 1 - c, g.w - 1 - r))
+    build_rows(h, w, |r, cells| cells.extend(column(g, g.w - 1 - r).rev()))
+}
+
+/// Column `j` of a grid, top to bottom: an exact-size iterator, which a transposing
+/// transform's rows extend from without a bounds check or a growth check per cell.
+fn column(g: GridView<'_>, j: usize) -> impl DoubleEndedIterator<Item = Color> + ExactSizeIterator + '_ {
+    g.cells[j..].iter().step_by(g.w).copied()
 }
 
 fn rot90(a: &[Value]) -> DslResult<Value> {
@@ -1754,7 +1760,8 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// The copies made a row at a time give the grids the per-cell definitions give.
+        /// The copies made a row or a column at a time give the grids the per-cell
+        /// definitions give.
         #[test]
         fn row_copies_are_the_cell_by_cell_grids(
             g in small_grid(),
@@ -1766,6 +1773,11 @@ mod tests {
             proptest::prop_assert_eq!(rot180_of(v), build(g.h, g.w, |r, c| g.get(g.h - 1 - r, g.w - 1 - c)));
             proptest::prop_assert_eq!(hmirror_of(v), build(g.h, g.w, |r, c| g.get(g.h - 1 - r, c)));
             proptest::prop_assert_eq!(vmirror_of(v), build(g.h, g.w, |r, c| g.get(r, g.w - 1 - c)));
+            let (th, tw) = transposed(v);
+            proptest::prop_assert_eq!(rot90_of(v), build(th, tw, |r, c| g.get(g.h - 1 - c, r)));
+            proptest::prop_assert_eq!(rot270_of(v), build(th, tw, |r, c| g.get(c, g.w - 1 - r)));
+            proptest::prop_assert_eq!(dmirror_of(v), build(th, tw, |r, c| g.get(c, r)));
+            proptest::prop_assert_eq!(cmirror_of(v), build(th, tw, |r, c| g.get(g.h - 1 - c, g.w - 1 - r)));
             proptest::prop_assert_eq!(
                 scaled(&g, fy, fx),
                 Ok(build(g.h * fy, g.w * fx, |r, c| g.get(r / fy, c / fx)))
