@@ -171,6 +171,31 @@ impl BoxBitmap {
             .is_some_and(|k| self.words[(k / 64) as usize] >> (k % 64) & 1 != 0)
     }
 
+    /// How many of `points` are this bitmap's points moved by `(di, dj)` (rows and columns):
+    /// the size of `shift(these, (di, dj)) & points`, each of `points` moved back and looked
+    /// up. `None` where the move takes a row or column of these points out of `i32` (`shift`
+    /// then makes members of another kind): the box's corners are points' coordinates.
+    pub fn count_moved_back<P: Point>(&self, points: &[P], (di, dj): (i64, i64)) -> Option<usize> {
+        let fits = |lo: i32, span: u64, d: i64| {
+            let (first, last) = (i64::from(lo), i64::from(lo) + span as i64 - 1);
+            i32::try_from(first.checked_add(d)?).ok()?;
+            i32::try_from(last.checked_add(d)?).ok()
+        };
+        fits(self.lo[1], self.span[1], di)?;
+        fits(self.lo[2], self.span[2], dj)?;
+        let back = |q: P| {
+            let [c, i, j] = q.coords();
+            let (i, j) = (i64::from(i).checked_sub(di)?, i64::from(j).checked_sub(dj)?);
+            Some(P::from_coords([c, i32::try_from(i).ok()?, i32::try_from(j).ok()?]))
+        };
+        Some(
+            points
+                .iter()
+                .filter(|&&q| back(q).is_some_and(|p| self.contains(p)))
+                .count(),
+        )
+    }
+
     /// Appends the points, in their order (the box's cells are numbered in it).
     fn push_points<P: Point>(&self, out: &mut Vec<P>) {
         let [_, rows, cols] = self.span;

@@ -334,15 +334,22 @@ fn with_bitmap<P: Point, R>(set: &Value, points: &[P], f: impl FnOnce(&BoxBitmap
 /// of another kind): the caller builds the set.
 pub(super) fn moved_op_len(op: SetOp, a: &Value, offset: (i64, i64), b: &Value) -> Option<usize> {
     match (a, b) {
-        (Value::Indices(x), Value::Indices(y)) => points_op_len(op, x, offset, (b, y)),
-        (Value::Object(x), Value::Object(y)) => points_op_len(op, x, offset, (b, y)),
+        (Value::Indices(x), Value::Indices(y)) => points_op_len(op, (a, x), offset, (b, y)),
+        (Value::Object(x), Value::Object(y)) => points_op_len(op, (a, x), offset, (b, y)),
         _ => None,
     }
 }
 
 /// [`moved_op_len`] on the points of both sides: `b`'s members found through its bitmap where
-/// [`with_bitmap`] has one, else each searched in what is left of `b` after the one before.
-fn points_op_len<P: Point>(op: SetOp, x: &[P], (di, dj): (i64, i64), (b, y): (&Value, &[P])) -> Option<usize> {
+/// [`with_bitmap`] has one, else `b`'s members moved back looked up in `a`'s bitmap where that
+/// has one (`size(intersection(cells, p))` for many patches `p`), else each of `a`'s searched in
+/// what is left of `b` after the one before.
+fn points_op_len<P: Point>(
+    op: SetOp,
+    (a, x): (&Value, &[P]),
+    (di, dj): (i64, i64),
+    (b, y): (&Value, &[P]),
+) -> Option<usize> {
     let moved = |p: P| {
         let [c, i, j] = p.coords();
         let (i, j) = (i64::from(i).checked_add(di)?, i64::from(j).checked_add(dj)?);
@@ -351,7 +358,9 @@ fn points_op_len<P: Point>(op: SetOp, x: &[P], (di, dj): (i64, i64), (b, y): (&V
     let in_b = match with_bitmap(b, y, |bitmap| {
         x.iter()
             .try_fold(0, |n, &p| Some(n + usize::from(bitmap.contains(moved(p)?))))
-    }) {
+    })
+    .or_else(|| with_bitmap(a, x, |bitmap| bitmap.count_moved_back(y, (di, dj))))
+    {
         Some(counted) => counted?,
         None => {
             let mut rest = y;

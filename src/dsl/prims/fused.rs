@@ -182,6 +182,58 @@ mod tests {
         assert_eq!(count(1, 3), Value::Int(2));
     }
 
+    /// An index set, or an object of colours 0-2, of points in a small box.
+    fn points(as_object: bool) -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::strategy::Strategy;
+        proptest::collection::vec((0..3, -3i32..9, -3i32..9), 0..40).prop_map(move |points| match as_object {
+            true => Value::object(points.into_iter().map(|(color, i, j)| Cell { color, i, j }).collect()),
+            false => Value::indices(points.into_iter().map(|(_, i, j)| loc(i, j)).collect()),
+        })
+    }
+
+    fn sets_of_one_kind() -> impl proptest::strategy::Strategy<Value = (Value, Vec<Value>)> {
+        use proptest::strategy::Strategy;
+        proptest::bool::ANY
+            .prop_flat_map(|as_object| (points(as_object), proptest::collection::vec(points(as_object), 1..6)))
+    }
+
+    proptest::proptest! {
+        /// One set against many, on either side (the cells tested against many patches, a
+        /// pattern moved over many offsets against the same cells), each pair counted three
+        /// times so that either side's bitmap comes into play: the counts are the
+        /// composition's, offsets that leave `i32` included.
+        #[test]
+        fn counts_through_either_sides_bitmap_are_the_compositions(
+            (fixed, others) in sets_of_one_kind(),
+            offsets in proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => (-4i64..4, -4i64..4),
+                    1 => proptest::strategy::Just((i64::from(i32::MAX) - 2, 0)),
+                    1 => proptest::strategy::Just((0, i64::from(i32::MIN) + 2)),
+                ],
+                1..4,
+            ),
+        ) {
+            let parts = &*PARTS;
+            for inner in [parts.difference, parts.intersection] {
+                let plain = Fused::of(parts.size, inner).expect("fuses");
+                let shifted = plain.with_first(parts.shift).expect("fuses");
+                for other in &others {
+                    for (a, b) in [(&fixed, other), (other, &fixed)] {
+                        for _ in 0..3 {
+                            let args = [a.clone(), b.clone()];
+                            proptest::prop_assert_eq!(plain.run(&args).ok(), plain.composed(&args).ok());
+                            for &(di, dj) in &offsets {
+                                let args = [a.clone(), Value::Pair(di, dj), b.clone()];
+                                proptest::prop_assert_eq!(shifted.run(&args).ok(), shifted.composed(&args).ok());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     fn assert_same(got: DslResult<Value>, expected: DslResult<Value>, args: &[Value]) {
         match (&got, &expected) {
             (Ok(g), Ok(e)) => assert_eq!(g, e, "{args:?}"),
