@@ -92,6 +92,11 @@ fn contains(container: &Value, value: &Value) -> DslResult<bool> {
     if container.is_set() {
         return Ok(set_find(container, value).is_some());
     }
+    // A tuple of small integers and an integer (`contained(j, interval(..))`): compared in
+    // place, where a member would be made a value to compare.
+    if let (Value::Ints(items), Value::Int(n)) = (container, value) {
+        return Ok(items.iter().any(|&item| i64::from(item) == *n));
+    }
     Ok(iter_members(container)?.any(|m| m == *value))
 }
 
@@ -1107,6 +1112,7 @@ fn pair(args: &[Value]) -> DslResult<Value> {
 mod tests {
     use super::*;
     use crate::dsl::registry::PrimId;
+    use proptest::strategy::Strategy;
 
     fn f(name: &str) -> Value {
         Value::prim(PrimId::of(name).expect("registered"))
@@ -1234,6 +1240,23 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// `value in tuple` for a tuple of small integers, compared in place, is the members'
+        /// comparison one by one: integers, booleans (`True == 1`) and other values.
+        #[test]
+        fn an_integer_in_a_tuple_of_small_integers_is_found_as_members_are_compared(
+            items in proptest::collection::vec(-3i64..6, 0..12),
+            value in proptest::prop_oneof![
+                (-4i64..7).prop_map(Value::Int),
+                proptest::bool::ANY.prop_map(Value::Bool),
+                (-1i64..2, -1i64..2).prop_map(|(i, j)| Value::Pair(i, j)),
+            ],
+        ) {
+            // Held as `Ints`, but for two items (a `Pair`) and none.
+            let tuple = ints(&items);
+            let by_members = iter_members(&tuple).expect("a tuple").any(|m| m == value);
+            proptest::prop_assert_eq!(contains(&tuple, &value).expect("a tuple"), by_members);
+        }
+
         /// `merge` of objects and of index sets, as `mapply` over a set does it without the set
         /// of results ([`merge_as_set`]) and as `merge` of that set does it, equals the sorted
         /// union of the members: parts that lie apart in order (gathered without sorting),
