@@ -535,12 +535,25 @@ const PY_MIN_MERGE: usize = 64;
 
 /// The order in which Python's stable `sorted(..., key=...)` puts items with these keys.
 ///
-/// Short inputs (all the DSL meets in practice) replay CPython's own algorithm with Python's
-/// `<`, so keys that are only partially ordered (frozensets, by inclusion) land where the
-/// reference puts them and keys Python cannot compare raise `TypeError`. Longer inputs use a
-/// stable sort in the canonical order (numbers by value), which agrees wherever the keys are
-/// totally ordered, and still raise when two neighbours cannot be compared.
+/// Keys that are all numbers (integers and booleans, which Python compares as integers) are
+/// totally ordered, and any stable sort puts them where CPython's does: they are sorted by
+/// value. Other keys go to [`replayed_permutation`].
 fn sort_permutation(keys: &[Value]) -> DslResult<Vec<usize>> {
+    if keys.iter().all(|k| number(k).is_some()) {
+        let mut idx: Vec<usize> = (0..keys.len()).collect();
+        idx.sort_by_key(|&i| number(&keys[i]));
+        return Ok(idx);
+    }
+    replayed_permutation(keys)
+}
+
+/// [`sort_permutation`] for keys of any kind. Short inputs (all the DSL meets in practice)
+/// replay CPython's own algorithm with Python's `<`, so keys that are only partially ordered
+/// (frozensets, by inclusion) land where the reference puts them and keys Python cannot
+/// compare raise `TypeError`. Longer inputs use a stable sort in the canonical order (numbers
+/// by value), which agrees wherever the keys are totally ordered, and still raise when two
+/// neighbours cannot be compared.
+fn replayed_permutation(keys: &[Value]) -> DslResult<Vec<usize>> {
     let n = keys.len();
     let mut idx: Vec<usize> = (0..n).collect();
     if n < 2 {
@@ -1240,6 +1253,27 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Keys that are all numbers are sorted by value, as the replay of CPython's sort puts
+        /// them: runs, repeats, booleans among integers, short and long inputs.
+        #[test]
+        fn numeric_keys_sort_as_cpython_sorts_them(
+            keys in proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => (-5i64..5).prop_map(Value::Int),
+                    1 => proptest::bool::ANY.prop_map(Value::Bool),
+                ],
+                0..100,
+            ),
+            ascending_run in 0..20usize,
+        ) {
+            let mut keys = keys;
+            let run = ascending_run.min(keys.len());
+            keys[..run].sort();
+            proptest::prop_assert_eq!(sort_permutation(&keys).ok(), replayed_permutation(&keys).ok());
+            keys[..run].reverse();
+            proptest::prop_assert_eq!(sort_permutation(&keys).ok(), replayed_permutation(&keys).ok());
+        }
+
         /// `value in tuple` for a tuple of small integers, compared in place, is the members'
         /// comparison one by one: integers, booleans (`True == 1`) and other values.
         #[test]
