@@ -123,6 +123,14 @@ fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
     true
 }
 
+/// `p` moved by `(di, dj)` rows and columns, as `shift` moves a member; `None` where a row or
+/// column leaves `i32` (`shift` then makes members of another kind).
+pub fn moved<P: Point>(p: P, (di, dj): (i64, i64)) -> Option<P> {
+    let [c, i, j] = p.coords();
+    let (i, j) = (i64::from(i).checked_add(di)?, i64::from(j).checked_add(dj)?);
+    Some(P::from_coords([c, i32::try_from(i).ok()?, i32::try_from(j).ok()?]))
+}
+
 /// Membership in one set of points by a bit per cell of its bounding box: a look-up is an
 /// index and a bit test where a binary search walks `log n` members. Built for a set that is
 /// searched again and again (the set algebra of [`crate::dsl::prims`] against the same grid
@@ -176,22 +184,14 @@ impl BoxBitmap {
     /// up. `None` where the move takes a row or column of these points out of `i32` (`shift`
     /// then makes members of another kind): the box's corners are points' coordinates.
     pub fn count_moved_back<P: Point>(&self, points: &[P], (di, dj): (i64, i64)) -> Option<usize> {
-        let fits = |lo: i32, span: u64, d: i64| {
-            let (first, last) = (i64::from(lo), i64::from(lo) + span as i64 - 1);
-            i32::try_from(first.checked_add(d)?).ok()?;
-            i32::try_from(last.checked_add(d)?).ok()
-        };
-        fits(self.lo[1], self.span[1], di)?;
-        fits(self.lo[2], self.span[2], dj)?;
-        let back = |q: P| {
-            let [c, i, j] = q.coords();
-            let (i, j) = (i64::from(i).checked_sub(di)?, i64::from(j).checked_sub(dj)?);
-            Some(P::from_coords([c, i32::try_from(i).ok()?, i32::try_from(j).ok()?]))
-        };
+        let far = [0, 1, 2].map(|d| (i64::from(self.lo[d]) + self.span[d] as i64 - 1) as i32);
+        moved(P::from_coords(self.lo), (di, dj))?;
+        moved(P::from_coords(far), (di, dj))?;
+        let back = (di.checked_neg()?, dj.checked_neg()?);
         Some(
             points
                 .iter()
-                .filter(|&&q| back(q).is_some_and(|p| self.contains(p)))
+                .filter(|&&q| moved(q, back).is_some_and(|p| self.contains(p)))
                 .count(),
         )
     }

@@ -17,7 +17,7 @@ use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::exact::{collect_some, try_collect};
 use crate::dsl::func::{call1, holds_foreign, Func};
 use crate::dsl::labelled::ObjectMeta;
-use crate::dsl::points::{BoxBitmap, Point};
+use crate::dsl::points::{moved, BoxBitmap, Point};
 use crate::dsl::registry::PrimSpec;
 use crate::dsl::value::{push_value, Cell, Color, Grid, Loc, SmallCell, Value};
 use crate::prim;
@@ -352,26 +352,21 @@ pub(super) fn moved_op_len(op: SetOp, a: &Value, offset: (i64, i64), b: &Value) 
 fn points_op_len<P: Point>(
     op: SetOp,
     (a, x): (&Value, &[P]),
-    (di, dj): (i64, i64),
+    offset: (i64, i64),
     (b, y): (&Value, &[P]),
 ) -> Option<usize> {
-    let moved = |p: P| {
-        let [c, i, j] = p.coords();
-        let (i, j) = (i64::from(i).checked_add(di)?, i64::from(j).checked_add(dj)?);
-        Some(P::from_coords([c, i32::try_from(i).ok()?, i32::try_from(j).ok()?]))
-    };
     let in_b = match with_bitmap(b, y, |bitmap| {
         x.iter()
-            .try_fold(0, |n, &p| Some(n + usize::from(bitmap.contains(moved(p)?))))
+            .try_fold(0, |n, &p| Some(n + usize::from(bitmap.contains(moved(p, offset)?))))
     })
-    .or_else(|| with_bitmap(a, x, |bitmap| bitmap.count_moved_back(y, (di, dj))))
+    .or_else(|| with_bitmap(a, x, |bitmap| bitmap.count_moved_back(y, offset)))
     {
         Some(counted) => counted?,
         None => {
             let mut rest = y;
             let mut common = 0;
             for &p in x {
-                let p = moved(p)?;
+                let p = moved(p, offset)?;
                 rest = &rest[rest.partition_point(|q| *q < p)..];
                 if rest.first() == Some(&p) {
                     common += 1;

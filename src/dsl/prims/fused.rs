@@ -108,6 +108,7 @@ impl Fused {
 mod tests {
     use super::*;
     use crate::dsl::value::{Cell, Loc};
+    use proptest::strategy::Strategy;
 
     fn loc(i: i32, j: i32) -> Loc {
         Loc { i, j }
@@ -183,16 +184,14 @@ mod tests {
     }
 
     /// An index set, or an object of colours 0-2, of points in a small box.
-    fn points(as_object: bool) -> impl proptest::strategy::Strategy<Value = Value> {
-        use proptest::strategy::Strategy;
+    fn points(as_object: bool) -> impl Strategy<Value = Value> {
         proptest::collection::vec((0..3, -3i32..9, -3i32..9), 0..40).prop_map(move |points| match as_object {
             true => Value::object(points.into_iter().map(|(color, i, j)| Cell { color, i, j }).collect()),
             false => Value::indices(points.into_iter().map(|(_, i, j)| loc(i, j)).collect()),
         })
     }
 
-    fn sets_of_one_kind() -> impl proptest::strategy::Strategy<Value = (Value, Vec<Value>)> {
-        use proptest::strategy::Strategy;
+    fn sets_of_one_kind() -> impl Strategy<Value = (Value, Vec<Value>)> {
         proptest::bool::ANY
             .prop_flat_map(|as_object| (points(as_object), proptest::collection::vec(points(as_object), 1..6)))
     }
