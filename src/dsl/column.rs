@@ -700,7 +700,10 @@ fn per_element(
         // One argument: the element is passed in place, without a copy; read straight from
         // the slice where the rows are consecutive elements of one.
         return match column.as_slice(columns).filter(|_| rows.stride == 1) {
-            Some(elements) => each_row(rows.count, |k| (k, op(k, std::slice::from_ref(&elements[k])))),
+            Some(elements) => {
+                let elements = &elements[..rows.count];
+                each_row(rows.count, |k| (k, op(k, std::slice::from_ref(&elements[k]))))
+            }
             None => {
                 let mut reader = Reader::new(column, columns, rows.stride);
                 each_row(rows.count, |k| {
@@ -727,12 +730,39 @@ fn per_element(
     // every access, which was a tenth of the work of a row.
     let (buffer, varying, cols) = (&mut buffer[..], &varying[..], &cols[..]);
     if let Some(slices) = slices {
+        if let (&[a, b], 2) = (&slices[..], cols.len()) {
+            // Two arguments, both varying: each row's pair is copied onto the stack from the
+            // two slices, cut to the rows first so that no read is checked (most primitives
+            // a function applies take two arguments).
+            let (a, b) = (&a[..rows.count], &b[..rows.count]);
+            return each_row(rows.count, |k| {
+                let pair = unsafe { [borrowed(&a[k]), borrowed(&b[k])] };
+                (k, op(k, as_values(&pair)))
+            });
+        }
+        if let (&[slice], &[j]) = (&slices[..], varying) {
+            // One varying argument among constants: only its slot is written per row.
+            let slice = &slice[..rows.count];
+            return each_row(rows.count, |k| {
+                buffer[j] = unsafe { borrowed(&slice[k]) };
+                (k, op(k, as_values(buffer)))
+            });
+        }
         let slices = &slices[..];
         return each_row(rows.count, |k| {
             for (&j, slice) in varying.iter().zip(slices) {
                 buffer[j] = unsafe { borrowed(&slice[k]) };
             }
             (k, op(k, as_values(buffer)))
+        });
+    }
+    if let &[a, b] = cols {
+        // Two arguments read by readers: each row's pair is copied onto the stack.
+        let (mut a, mut b) = (Reader::new(a, columns, rows.stride), Reader::new(b, columns, rows.stride));
+        return each_row(rows.count, |k| {
+            let pair = unsafe { [borrowed(a.next()), borrowed(b.next())] };
+            let i = k * rows.stride;
+            (i, op(i, as_values(&pair)))
         });
     }
     let mut readers: SmallVec<[Reader; 4]> = varying
@@ -805,6 +835,9 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The rows [`each_row`] runs between two readings of the clock.
+const CLOCK_ROWS: usize = 256;
+
 /// Collects `row(k)` for `k` in `0..count` (each row's index and result) up to the first row
 /// that raised: the values, and that row with its error.
 #[inline(always)]
@@ -813,18 +846,23 @@ fn each_row(
     mut row: impl FnMut(usize) -> (usize, DslResult<Value>),
 ) -> (Vec<Value>, Option<(usize, DslError)>) {
     let mut out = Vec::with_capacity(count);
-    for k in 0..count {
-        let (i, result) = row(k);
-        match result {
-            Ok(v) => push_value(&mut out, v),
-            Err(e) => return (out, Some((i, e))),
+    // The clock is read after every 256 rows, as `call` does every 256 calls; past the
+    // deadline, the 256th row fails (its value is dropped).
+    for block in (0..count).step_by(CLOCK_ROWS) {
+        let end = count.min(block + CLOCK_ROWS);
+        let mut last = 0;
+        for k in block..end {
+            let (i, result) = row(k);
+            match result {
+                Ok(v) => push_value(&mut out, v),
+                Err(e) => return (out, Some((i, e))),
+            }
+            last = i;
         }
-        // The clock is read every 256 rows, as `call` does every 256 calls; past the deadline,
-        // this row fails (its value is dropped).
-        if k % 256 == 255 {
+        if end - block == CLOCK_ROWS {
             if let Err(e) = Deadline::check() {
                 out.pop();
-                return (out, Some((i, e)));
+                return (out, Some((last, e)));
             }
         }
     }
@@ -2049,6 +2087,21 @@ mod tests {
                     assert_eq!(reader.next(), column.get(&args, k * stride), "row {k}, stride {stride}");
                 }
             }
+        }
+    }
+
+    /// Past its deadline, a function over a column stops where the clock is first read, after
+    /// the 256th row: that row fails, those before it keep their values (one argument, and two
+    /// read as a pair).
+    #[test]
+    fn a_column_past_its_deadline_stops_at_the_first_clock_reading() {
+        let xs: Vec<Value> = (0..1000).map(Value::Int).collect();
+        let doubled = call(&prim("fork"), &[prim("add"), prim("identity"), prim("identity")]).unwrap();
+        for f in [prim("increment"), doubled] {
+            let _deadline = Deadline::set(Some(std::time::Duration::ZERO));
+            let m = map(&f, &[&xs]);
+            assert_eq!(m.error, Some(DslError::Timeout), "{f}");
+            assert_eq!(m.values.len(), CLOCK_ROWS - 1, "{f}");
         }
     }
 
