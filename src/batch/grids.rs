@@ -152,6 +152,16 @@ impl<T> Default for PatchBatch<T> {
 }
 
 impl<T> PatchBatch<T> {
+    /// An empty batch with room for `patches` patches of `items` items in all.
+    pub fn with_capacity(patches: usize, items: usize) -> PatchBatch<T> {
+        let mut offsets = Vec::with_capacity(patches + 1);
+        offsets.push(0);
+        PatchBatch {
+            items: Vec::with_capacity(items),
+            offsets,
+        }
+    }
+
     /// Appends one patch; `false` (and nothing appended) past `u32::MAX` items in all.
     pub fn push(&mut self, items: impl IntoIterator<Item = T>) -> bool {
         let before = self.items.len();

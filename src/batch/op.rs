@@ -143,6 +143,40 @@ pub struct Lanes {
 }
 
 impl Lanes {
+    /// No lanes yet, with room for `lanes` (appended next, by [`Lanes::push`]): each flat
+    /// buffer is allocated once, not grown and copied as the lanes arrive.
+    pub fn with_room_for<'a>(lanes: impl Iterator<Item = Lane<'a>>) -> Lanes {
+        let (mut grids, mut grid_cells, mut values, mut ints) = (0, 0, 0, 0);
+        let (mut patches, mut locs, mut objects, mut cells) = (0, 0, 0, 0);
+        for lane in lanes {
+            if let Some(g) = lane.grid {
+                grids += 1;
+                grid_cells += g.cells.len();
+            }
+            values += usize::from(lane.value.is_some());
+            ints += usize::from(lane.int.is_some());
+            if let Some(l) = lane.locs {
+                patches += 1;
+                locs += match l {
+                    Locs::Indices(l) => l.len(),
+                    Locs::Object(c) => c.len(),
+                };
+            }
+            if let Some(c) = lane.cells {
+                objects += 1;
+                cells += c.len();
+            }
+        }
+        Lanes {
+            grids: GridBatch::with_capacity(grids, grid_cells),
+            values: Vec::with_capacity(values),
+            ints: Vec::with_capacity(ints),
+            locs: PatchBatch::with_capacity(patches, locs),
+            cells: PatchBatch::with_capacity(objects, cells),
+            len: 0,
+        }
+    }
+
     /// Number of lanes.
     pub fn len(&self) -> usize {
         self.len
@@ -848,5 +882,40 @@ mod tests {
         }
         assert_eq!(picked, expected);
         assert_eq!(Lanes::default().select(&[]), Lanes::default());
+    }
+
+    /// Lanes made with room for the lanes they then take hold what lanes grown one lane at a
+    /// time hold, and taking them grows none of their buffers.
+    #[test]
+    fn lanes_made_with_room_take_their_lanes_without_growing() {
+        let grids = [
+            Grid::new(1, 2, vec![1, 2]),
+            Grid::new(2, 3, vec![3, 4, 5, 6, 7, 8]),
+            Grid::new(1, 1, vec![5]),
+        ];
+        let samples: Vec<Sample> = grids.iter().map(Sample::of).collect();
+        let lane = |k: usize| samples[k].lane(&grids[k]);
+        let capacities = |l: &Lanes| {
+            [
+                l.grids.cells.capacity(),
+                l.grids.metas.capacity(),
+                l.values.capacity(),
+                l.ints.capacity(),
+                l.locs.items.capacity(),
+                l.locs.offsets.capacity(),
+                l.cells.items.capacity(),
+                l.cells.offsets.capacity(),
+            ]
+        };
+        let mut roomy = Lanes::with_room_for((0..grids.len()).map(lane));
+        let room = capacities(&roomy);
+        let mut grown = Lanes::default();
+        for k in 0..grids.len() {
+            assert!(roomy.push(lane(k)));
+            assert!(grown.push(lane(k)));
+        }
+        assert_eq!(roomy, grown);
+        assert_eq!(capacities(&roomy), room, "no buffer grew");
+        assert!(room.iter().all(|&c| c > 0), "every part of a sample's lane has room: {room:?}");
     }
 }

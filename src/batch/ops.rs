@@ -72,7 +72,7 @@ pub fn call_prim<B: Backend + ?Sized>(b: &B, prim: PrimId, args: &[Arg<'_>], lan
             let Some(param) = (op.param)(variant, args) else {
                 return scalar();
             };
-            let mut packed = Lanes::default();
+            let mut packed = Lanes::with_room_for((0..lanes).filter_map(|k| (op.lane)(args, k)));
             let taken = Selection::new(lanes, |&k| (op.lane)(args, k).is_some_and(|lane| packed.push(lane)));
             split(b, prim, args, &taken, || b.run_op(op, param, &packed))
         }

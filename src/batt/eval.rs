@@ -643,7 +643,12 @@ fn call_units(
         .iter()
         .map(|a| match a {
             Gathered::One(Ok(v)) => Arg::Same(v),
-            _ => Arg::Each(ok.taken().iter().filter_map(|&u| a.get(u).as_ref().ok()).collect()),
+            _ => {
+                // Sized at once: the units taken are those whose arguments have no error.
+                let mut each = Vec::with_capacity(ok.len());
+                each.extend(ok.taken().iter().filter_map(|&u| a.get(u).as_ref().ok()));
+                Arg::Each(each)
+            }
         })
         .collect();
     let results = match op {
