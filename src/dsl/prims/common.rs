@@ -302,13 +302,15 @@ fn slot_color(k: usize) -> Color {
 const SMALL_SPAN: usize = 16;
 
 /// The colour counts of a grid.
-// Built on the stack and used in place: boxing the table would allocate in the fast path.
-#[allow(clippy::large_enum_variant)]
 pub enum Histogram {
-    /// Every colour [`narrow`]: counted in a table.
+    /// Every colour [`narrow`] and within [`SMALL_SPAN`] of the smallest, `lo` (the ARC case):
+    /// cells of colour `lo + k` counted in `counts[k]`. Small enough to build and move on the
+    /// stack without a table of every colour to clear and copy.
+    Small { lo: Color, counts: [u32; SMALL_SPAN] },
+    /// Every colour [`narrow`], over a wider span: counted in a table.
     Narrow {
         /// Cells per colour, indexed by [`slot`].
-        counts: [u32; 256],
+        counts: Box<[u32; 256]>,
         /// The slots from the smallest to the largest colour present.
         range: Range<usize>,
     },
@@ -318,38 +320,39 @@ pub enum Histogram {
 
 impl Histogram {
     pub fn of(cells: &[Color]) -> Histogram {
-        let mut counts = [0u32; 256];
         let Some(&first) = cells.first() else {
-            return Histogram::Narrow { counts, range: 0..0 };
+            return Histogram::Small {
+                lo: 0,
+                counts: [0; SMALL_SPAN],
+            };
         };
         let (lo, hi) = cells.iter().fold((first, first), |(lo, hi), &c| (lo.min(c), hi.max(c)));
         if !narrow(lo) || !narrow(hi) {
             return Histogram::by_sorting(cells);
         }
         let range = slot(lo)..slot(hi) + 1;
-        if range.len() <= SMALL_SPAN {
-            // Few colours (the ARC case): four small tables filled in turn, so that a run of
-            // one colour does not wait on a single counter.
-            let mut lanes = [[0u32; SMALL_SPAN]; 4];
-            let offset = |c: Color| (c - lo) as usize % SMALL_SPAN;
-            let mut quads = cells.chunks_exact(4);
-            for q in &mut quads {
-                for (lane, &c) in lanes.iter_mut().zip(q) {
-                    lane[offset(c)] += 1;
-                }
-            }
-            for &c in quads.remainder() {
-                lanes[0][offset(c)] += 1;
-            }
-            for (k, count) in counts[range.clone()].iter_mut().enumerate() {
-                *count = lanes.iter().map(|lane| lane[k]).sum();
-            }
-        } else {
+        if range.len() > SMALL_SPAN {
+            let mut counts = Box::new([0u32; 256]);
             for &c in cells {
                 counts[slot(c)] += 1;
             }
+            return Histogram::Narrow { counts, range };
         }
-        Histogram::Narrow { counts, range }
+        // Four small tables filled in turn, so that a run of one colour does not wait on a
+        // single counter.
+        let mut lanes = [[0u32; SMALL_SPAN]; 4];
+        let offset = |c: Color| (c - lo) as usize % SMALL_SPAN;
+        let mut quads = cells.chunks_exact(4);
+        for q in &mut quads {
+            for (lane, &c) in lanes.iter_mut().zip(q) {
+                lane[offset(c)] += 1;
+            }
+        }
+        for &c in quads.remainder() {
+            lanes[0][offset(c)] += 1;
+        }
+        let counts = std::array::from_fn(|k| lanes.iter().map(|lane| lane[k]).sum());
+        Histogram::Small { lo, counts }
     }
 
     /// The simple path, for any colours: the cells sorted, and equal runs counted.
@@ -361,8 +364,18 @@ impl Histogram {
 
     /// `(colour, count)` of each colour present, ascending by colour.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (Color, usize)> + '_ {
-        let (narrow, wide) = match self {
+        let (small, narrow, wide) = match self {
+            &Histogram::Small { lo, ref counts } => (
+                Some(
+                    (0..SMALL_SPAN)
+                        .filter(|&k| counts[k] > 0)
+                        .map(move |k| (lo + k as Color, counts[k] as usize)),
+                ),
+                None,
+                None,
+            ),
             Histogram::Narrow { counts, range } => (
+                None,
                 Some(
                     range
                         .clone()
@@ -371,9 +384,10 @@ impl Histogram {
                 ),
                 None,
             ),
-            Histogram::Wide(present) => (None, Some(present.iter().copied())),
+            Histogram::Wide(present) => (None, None, Some(present.iter().copied())),
         };
-        narrow.into_iter().flatten().chain(wide.into_iter().flatten())
+        let (small, narrow, wide) = (small.into_iter().flatten(), narrow.into_iter().flatten(), wide.into_iter().flatten());
+        small.chain(narrow).chain(wide)
     }
 
     /// The most common colour, ties to the smallest: the reference's `mostcolor` of a grid.
@@ -458,8 +472,23 @@ mod tests {
         #[test]
         fn the_table_counts_as_sorting_does(cells in proptest::collection::vec(-128..=127 as Color, 0..200)) {
             let table = Histogram::of(&cells);
-            let narrow = matches!(table, Histogram::Narrow { .. });
-            proptest::prop_assert!(narrow);
+            let counted = !matches!(table, Histogram::Wide(_));
+            proptest::prop_assert!(counted);
+            let sorted = Histogram::by_sorting(&cells);
+            proptest::prop_assert_eq!(table.iter().collect::<Vec<_>>(), sorted.iter().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(table.iter().rev().collect::<Vec<_>>(), sorted.iter().rev().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(table.most_common(), sorted.most_common());
+        }
+
+        #[test]
+        fn a_small_span_counts_as_sorting_does(
+            lo in -128..=112 as Color,
+            offsets in proptest::collection::vec(0..16 as Color, 0..200),
+        ) {
+            let cells: Vec<Color> = offsets.iter().map(|&k| lo + k).collect();
+            let table = Histogram::of(&cells);
+            let small = matches!(table, Histogram::Small { .. });
+            proptest::prop_assert!(small);
             let sorted = Histogram::by_sorting(&cells);
             proptest::prop_assert_eq!(table.iter().collect::<Vec<_>>(), sorted.iter().collect::<Vec<_>>());
             proptest::prop_assert_eq!(table.iter().rev().collect::<Vec<_>>(), sorted.iter().rev().collect::<Vec<_>>());
