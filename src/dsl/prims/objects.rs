@@ -38,20 +38,25 @@ pub const PRIMS: &[PrimSpec] = &[
 /// A grid's cells sorted by (colour, row, column): the reference's `asobject`. A counting sort
 /// where every colour is [`narrow`](common::narrow), else [`sorted_cells_by_sorting`].
 pub(super) fn sorted_cells(g: GridView<'_>) -> Vec<Cell> {
-    let histogram = Histogram::of(g.cells);
-    if matches!(histogram, Histogram::Wide(_)) {
-        return sorted_cells_by_sorting(g);
+    match Histogram::of(g.cells) {
+        Histogram::Small { lo, counts } => sorted_cells_by_counts(g, &counts, |c| (c - lo) as usize),
+        Histogram::Narrow { counts, .. } => sorted_cells_by_counts(g, &counts, slot),
+        Histogram::Wide(_) => sorted_cells_by_sorting(g),
     }
-    let mut next = [0usize; 256];
+}
+
+/// [`sorted_cells`] by a counting sort, given the cells of each colour in `counts`, in
+/// ascending order of colour, at the index `index` gives it.
+fn sorted_cells_by_counts<const N: usize>(g: GridView<'_>, counts: &[u32; N], index: impl Fn(Color) -> usize) -> Vec<Cell> {
+    let mut next = [0usize; N];
     let mut at = 0;
-    for (c, n) in histogram.iter() {
-        next[slot(c)] = at;
-        at += n;
+    for (n, &count) in next.iter_mut().zip(counts) {
+        (*n, at) = (at, at + count as usize);
     }
     let mut out = vec![Cell { color: 0, i: 0, j: 0 }; g.cells.len()];
     for i in 0..g.h {
         for (j, &c) in g.row(i).iter().enumerate() {
-            let pos = &mut next[slot(c)];
+            let pos = &mut next[index(c)];
             out[*pos] = Cell {
                 color: c,
                 i: i as i32,
@@ -530,6 +535,18 @@ mod tests {
             let expected = flood(&g, univalued, diagonal, without_bg);
             let got = o_g(&[Value::grid(g.clone()), Value::Int(mode)]).unwrap();
             prop_assert_eq!(got, expected);
+        }
+
+        /// The counting sort of a grid's cells (over a small span of colours or a wide one, or
+        /// sorting where some colour has no slot) is the comparison sort.
+        #[test]
+        fn cells_sort_by_counting_as_by_comparing(
+            h in 1usize..9,
+            w in 1usize..9,
+            colors in prop::collection::vec(prop_oneof![3 => 0..4 as Color, 1 => 126..130 as Color], 64),
+        ) {
+            let g = Grid::new(h, w, colors[..h * w].to_vec());
+            prop_assert_eq!(sorted_cells(g.view()), sorted_cells_by_sorting(g.view()));
         }
     }
 
