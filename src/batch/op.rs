@@ -916,6 +916,9 @@ mod tests {
         }
         assert_eq!(roomy, grown);
         assert_eq!(capacities(&roomy), room, "no buffer grew");
-        assert!(room.iter().all(|&c| c > 0), "every part of a sample's lane has room: {room:?}");
+        assert!(
+            room.iter().all(|&c| c > 0),
+            "every part of a sample's lane has room: {room:?}"
+        );
     }
 }

@@ -758,7 +758,10 @@ fn per_element(
     }
     if let &[a, b] = cols {
         // Two arguments read by readers: each row's pair is copied onto the stack.
-        let (mut a, mut b) = (Reader::new(a, columns, rows.stride), Reader::new(b, columns, rows.stride));
+        let (mut a, mut b) = (
+            Reader::new(a, columns, rows.stride),
+            Reader::new(b, columns, rows.stride),
+        );
         return each_row(rows.count, |k| {
             let pair = unsafe { [borrowed(a.next()), borrowed(b.next())] };
             let i = k * rows.stride;

@@ -47,7 +47,11 @@ pub(super) fn sorted_cells(g: GridView<'_>) -> Vec<Cell> {
 
 /// [`sorted_cells`] by a counting sort, given the cells of each colour in `counts`, in
 /// ascending order of colour, at the index `index` gives it.
-fn sorted_cells_by_counts<const N: usize>(g: GridView<'_>, counts: &[u32; N], index: impl Fn(Color) -> usize) -> Vec<Cell> {
+fn sorted_cells_by_counts<const N: usize>(
+    g: GridView<'_>,
+    counts: &[u32; N],
+    index: impl Fn(Color) -> usize,
+) -> Vec<Cell> {
     let mut next = [0usize; N];
     let mut at = 0;
     for (n, &count) in next.iter_mut().zip(counts) {
