@@ -4,14 +4,16 @@
 # lays out and inlines the code by those counts. The results are the plain build's (the same
 # source); the speed is not (docs/performance.md, "Profile-guided builds").
 #
-#   scripts/pgo-build.sh [--data DIR] [--solvers FILE] [--wheel] [--out DIR]
+#   scripts/pgo-build.sh [--data DIR] [--solvers FILE] [--out DIR] [--wheel [-- MATURIN_ARGS]]
 #
 # --data DIR     ARC data with training/ and evaluation/ (default ../shared/arc where it
 #                exists). `--data none`, or no data found: the workload is the embedded demo
 #                alone, a smaller profile.
 # --solvers FILE solvers of the training tasks (default ../shared/ref/arc-dsl/solvers.py where
 #                it exists, else the embedded team library).
-# --wheel        also build the Python wheel with the same profile (needs maturin).
+# --wheel        also build the Python wheel with the same profile (needs maturin); what
+#                follows `--` goes to `maturin build` (Kaggle's: `-- --zig --compatibility
+#                manylinux2014`).
 # --out DIR      where the builds and the profile go (default target/pgo).
 #
 # The workload (each step under the instrumented binary, on one thread):
@@ -29,6 +31,7 @@ cd "$(dirname "$0")/.."
 data=""
 solvers=""
 wheel=0
+maturin_args=()
 out="target/pgo"
 [ -d ../shared/arc/training ] && data=../shared/arc
 [ -f ../shared/ref/arc-dsl/solvers.py ] && solvers=../shared/ref/arc-dsl/solvers.py
@@ -38,7 +41,8 @@ while [ $# -gt 0 ]; do
         --solvers) solvers="$2"; shift 2 ;;
         --wheel) wheel=1; shift ;;
         --out) out="$2"; shift 2 ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        --) shift; maturin_args=("$@"); break ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "pgo-build: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -119,6 +123,6 @@ use_flags="$base_flags -Cprofile-use=$out/arcbatch.profdata"
 RUSTFLAGS="$use_flags" cargo build --release --quiet --bin arcbatch --target-dir "$out"
 if [ "$wheel" -eq 1 ]; then
     echo "== wheel ($out/wheels)"
-    RUSTFLAGS="$use_flags" CARGO_TARGET_DIR="$out" maturin build --release --out "$out/wheels"
+    RUSTFLAGS="$use_flags" CARGO_TARGET_DIR="$out" maturin build --release --out "$out/wheels" "${maturin_args[@]}"
 fi
 echo "$out/release/arcbatch"
