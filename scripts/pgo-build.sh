@@ -79,10 +79,12 @@ case "$host" in x86_64-*) base_flags="-C target-cpu=x86-64-v2" ;; esac
 
 echo "== instrumented build ($out/instrumented)"
 raw="$out/raw"
-rm -rf "$raw"
 RUSTFLAGS="$base_flags -Cprofile-generate=$raw" \
     cargo build --release --quiet --bin arcbatch --target-dir "$out/instrumented"
 bin="$out/instrumented/release/arcbatch"
+# The build's own build scripts and proc macros, instrumented too, wrote profiles here as they
+# ran: only the workload's are kept.
+rm -rf "$raw"
 
 echo "== workload"
 work="$(mktemp -d)"
