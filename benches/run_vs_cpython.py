@@ -6,9 +6,12 @@ Every `solve_<id>` of the reference's solvers.py runs on all train and test pair
 task `<id>`: in CPython (the reference's own dsl.py, best of --repeat runs in a row per task,
 in one process) and through the CLI the same way (`arcbatch run --threads 1 --repeat N
 --json`: best of N runs in a row per task, in one process, as the report's per-task micros).
-With --cold, each CLI run is a process of its own and each task runs once per process (the
-best of --repeat processes): every task then starts with cold caches, which CPython's side
-never does. With --rounds N, both sides are timed N times, alternated, and each task keeps
+With --cold, each run is a process of its own on both sides and each task runs once per
+process (the best of --repeat processes): every task then starts with cold caches, and a
+CPython solver runs before its interpreter has specialised its code. The CLI's cold times are
+then reported twice: against CPython's cold times (the same measurement on both sides) and
+against its warm ones (best of --repeat in a row, as without --cold), which no cold run can
+have. With --rounds N, both sides are timed N times, alternated, and each task keeps
 its best time on each side: on a machine whose speed moves from minute to minute, a slow
 phase then costs both sides alike or neither. With several --cli builds, each round times
 CPython and then each build in turn, each build reported against the same CPython times: the
@@ -36,7 +39,8 @@ def as_grid(rows):
 
 def time_reference(ref: Path, tasks: Path, repeat: int) -> dict:
     """Best-of-`repeat` CPython seconds per task id, for every solver whose task exists."""
-    sys.path.insert(0, str(ref))
+    if str(ref) not in sys.path:
+        sys.path.insert(0, str(ref))
     import solvers  # noqa: E402  (the reference's module, from `ref`)
 
     times = {}
@@ -61,6 +65,18 @@ def time_reference(ref: Path, tasks: Path, repeat: int) -> dict:
             best = min(best, time.perf_counter() - start)
         times[task_id] = best
     return times
+
+
+def time_reference_cold(ref: Path, tasks: Path, repeat: int) -> dict:
+    """CPython seconds per task id with every task run once per fresh process (the best of
+    `repeat` processes), as `time_cli` times a cold CLI."""
+    best: dict = {}
+    for _ in range(repeat):
+        child = [sys.executable, __file__, "--cpython-pass", str(ref), str(tasks)]
+        times = json.loads(subprocess.run(child, check=True, capture_output=True, text=True).stdout)
+        for task_id, seconds in times.items():
+            best[task_id] = min(best.get(task_id, float("inf")), seconds)
+    return best
 
 
 def time_cli(cli: Path, solvers: Path, tasks: Path, repeat: int, cold: bool) -> dict:
@@ -89,7 +105,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="time both sides this many times, alternated; keep each task's best on each side")
     parser.add_argument("--cold", action="store_true", help="arcbatch: one process per run (cold caches)")
     parser.add_argument("--json", type=Path, help="write the per-task seconds of both sides here")
+    parser.add_argument("--cpython-pass", nargs=2, metavar=("REF", "TASKS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cpython_pass:
+        # A child of --cold: each task once in this fresh process, the seconds as JSON.
+        ref, tasks = map(Path, args.cpython_pass)
+        print(json.dumps(time_reference(ref, tasks, 1)))
+        return
     ref = args.shared / "ref" / "arc-dsl"
     tasks = args.shared / "arc" / "training"
     for needed in (ref / "solvers.py", tasks):
@@ -98,6 +120,7 @@ def main() -> None:
 
     builds = args.cli or [Path("target/release/arcbatch")]
     cpython: dict = {}
+    cpython_cold: dict = {}
     ours: dict = {b: {} for b in builds}
 
     def keep_best(best: dict, times: dict) -> None:
@@ -106,18 +129,25 @@ def main() -> None:
 
     for r in range(max(args.rounds, 1)):
         keep_best(cpython, time_reference(ref, tasks, args.repeat))
+        if args.cold:
+            keep_best(cpython_cold, time_reference_cold(ref, tasks, args.repeat))
         # Every other round the other way round: a build's place in a round showed once.
         for b in builds if r % 2 == 0 else builds[::-1]:
             keep_best(ours[b], time_cli(b, ref / "solvers.py", tasks, args.repeat, args.cold))
     for b in builds:
         if len(builds) > 1:
             print(f"== {b}")
+        if args.cold:
+            print("-- against CPython cold (each task once per fresh process, as arcbatch):")
+            report(cpython_cold, ours[b], args)
+            print(f"-- against CPython warm (best of {args.repeat} in a row in one process):")
         report(cpython, ours[b], args)
     if args.json:
         # One build: its seconds as "arcbatch"; several: under their paths.
         name = (lambda b: "arcbatch") if len(builds) == 1 else str
         common = sorted(set(cpython).intersection(*(set(ours[b]) for b in builds)))
-        rows = {t: {"cpython": cpython[t], **{name(b): ours[b][t] for b in builds}} for t in common}
+        cold = (lambda t: {"cpython_cold": cpython_cold[t]}) if args.cold else (lambda t: {})
+        rows = {t: {"cpython": cpython[t], **cold(t), **{name(b): ours[b][t] for b in builds}} for t in common}
         args.json.write_text(json.dumps(rows, indent=1))
 
 
