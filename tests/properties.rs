@@ -131,6 +131,42 @@ proptest! {
     }
 
     #[test]
+    fn fill_and_underfill_of_any_patch_write_its_locations(
+        g in grids(),
+        points in proptest::collection::vec((-3i64..33, -3i64..33, 0i64..4), 0..60),
+        form in 0..4u8,
+        value in 0i64..10,
+    ) {
+        // The patch in each form a program may hand them: a tuple of locations with repeats
+        // (what `merge` of a tuple of lines gives), an index set, a tuple of cells, an object.
+        let loc = |&(i, j, _): &(i64, i64, i64)| Value::Pair(i, j);
+        let cell = |&(i, j, c): &(i64, i64, i64)| Value::tuple(vec![Value::Int(c), Value::Pair(i, j)]);
+        let patch = match form {
+            0 => Value::tuple(points.iter().map(loc).collect()),
+            1 => Value::set(points.iter().map(loc).collect()),
+            2 => Value::tuple(points.iter().map(cell).collect()),
+            _ => Value::set(points.iter().map(cell).collect()),
+        };
+        // The reference's loop: each distinct location inside the grid, in order.
+        let mut locations: Vec<(i64, i64)> = points.iter().map(|&(i, j, _)| (i, j)).collect();
+        locations.sort();
+        locations.dedup();
+        let inside = |&&(i, j): &&(i64, i64)| (0..g.h as i64).contains(&i) && (0..g.w as i64).contains(&j);
+        let Value::Int(bg) = p("mostcolor", vec![Value::grid(g.clone())]) else { panic!("mostcolor") };
+        for under in [false, true] {
+            let mut expected = g.clone();
+            for &(i, j) in locations.iter().filter(inside) {
+                if !under || i64::from(g.get(i as usize, j as usize)) == bg {
+                    expected.set(i as usize, j as usize, value as Color);
+                }
+            }
+            let name = if under { "underfill" } else { "fill" };
+            let filled = p(name, vec![Value::grid(g.clone()), Value::Int(value), patch.clone()]);
+            prop_assert_eq!(filled, Value::grid(expected), "{} of {}", name, patch);
+        }
+    }
+
+    #[test]
     fn a_grid_as_a_tuple_of_rows_behaves_like_the_grid(g in grids()) {
         let v = Value::grid(g);
         let rows = Value::tuple(v.members().unwrap());

@@ -2,6 +2,7 @@
 //! reference's `toindices` and `for v, (i, j) in obj` loops see them; a grid's colour counts
 //! and its background (`mostcolor`); Python's slice rule.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -87,32 +88,42 @@ pub fn any_cells_in_order(obj: &Value) -> DslResult<Vec<(Value, Loc)>> {
 
 /// The locations of a patch, sorted and unique: the reference's `toindices`.
 pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
+    if let Value::Indices(l) = patch {
+        return Ok(l.clone());
+    }
+    let mut l = locs_in_any_order(patch)?.into_owned();
+    if l.is_empty() {
+        return Ok(Value::no_locs());
+    }
+    points::sort_dedup(&mut l);
+    Ok(Arc::new(l))
+}
+
+/// The locations of a patch in the order its members come, repeats kept (an index set's are
+/// sorted and unique already), with [`locs`]' errors: for a caller that does the same at every
+/// location whatever their order (`fill` writes one colour at each), which then skips the sort
+/// of a merged tuple of lines or an object's cells.
+pub fn locs_in_any_order(patch: &Value) -> DslResult<Cow<'_, [Loc]>> {
+    let members_to_locs = |members: &[Value]| -> DslResult<Vec<Loc>> {
+        let Some(of_cells) = holds_cells(members.first())? else {
+            return Ok(Vec::new());
+        };
+        try_collect(members.iter().map(|m| match of_cells {
+            true => member_any_cell(m).map(|(_, l)| l),
+            false => member_loc(m),
+        }))
+    };
     match patch {
-        Value::Indices(l) => Ok(l.clone()),
-        Value::Object(cells) if cells.is_empty() => Ok(Value::no_locs()),
-        Value::Object(cells) => {
-            let mut l: Vec<Loc> = cells.iter().map(|c| c.loc()).collect();
-            points::sort_dedup(&mut l);
-            Ok(Arc::new(l))
-        }
+        Value::Indices(l) => Ok(Cow::Borrowed(l)),
+        Value::Object(cells) => Ok(Cow::Owned(cells.iter().map(|c| c.loc()).collect())),
+        // Members read in place.
+        Value::Tuple(items) | Value::Set(items) => Ok(Cow::Owned(members_to_locs(items)?)),
         // A tuple of pairs may arrive as a grid of width 2 (from Python, say).
         _ if patch.is_tuple() || patch.is_set() => {
-            let members = patch.members().unwrap_or_default();
-            let Some(of_cells) = holds_cells(members.first())? else {
-                return Ok(Value::no_locs());
-            };
-            let mut l = try_collect(members.iter().map(|m| {
-                if of_cells {
-                    member_any_cell(m).map(|(_, l)| l)
-                } else {
-                    member_loc(m)
-                }
-            }))?;
-            points::sort_dedup(&mut l);
-            Ok(Arc::new(l))
+            Ok(Cow::Owned(members_to_locs(&patch.members().unwrap_or_default())?))
         }
         // Python treats any empty container, `()` included, as an empty patch.
-        other if other.is_empty() => Ok(Value::no_locs()),
+        other if other.is_empty() => Ok(Cow::Borrowed(&[])),
         _ => Err(DslError::type_error("a patch", patch)),
     }
 }

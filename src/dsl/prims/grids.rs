@@ -544,7 +544,10 @@ fn fill_patch(a: &[Value], under: bool) -> DslResult<Value> {
         |g| {
             let bg = target_grid(g, under)?;
             let value = fast_color(&a[1])?;
-            let locs = common::locs(&a[2])?;
+            // One colour written at each location (where `underfill` finds the background):
+            // a location met again writes what its first meeting wrote, or nothing, so their
+            // order and repeats change nothing.
+            let locs = common::locs_in_any_order(&a[2])?;
             written(g.view(), at_locations(&locs, value), bg)
         },
         |r| {
