@@ -131,7 +131,7 @@ proptest! {
     }
 
     #[test]
-    fn fill_and_underfill_of_any_patch_write_its_locations(
+    fn fill_underfill_cover_and_corners_of_any_patch_read_its_locations(
         g in grids(),
         points in proptest::collection::vec((-3i64..33, -3i64..33, 0i64..4), 0..60),
         form in 0..4u8,
@@ -163,6 +163,15 @@ proptest! {
             let name = if under { "underfill" } else { "fill" };
             let filled = p(name, vec![Value::grid(g.clone()), Value::Int(value), patch.clone()]);
             prop_assert_eq!(filled, Value::grid(expected), "{} of {}", name, patch);
+        }
+        // `cover` is `fill` with the background; the corners are the extremes of the locations.
+        let covered = p("fill", vec![Value::grid(g.clone()), Value::Int(bg), patch.clone()]);
+        prop_assert_eq!(p("cover", vec![Value::grid(g.clone()), patch.clone()]), covered);
+        if let (Some(&(top, _)), Some(&(bottom, _))) = (locations.first(), locations.last()) {
+            let left = locations.iter().map(|l| l.1).min().unwrap_or_default();
+            let right = locations.iter().map(|l| l.1).max().unwrap_or_default();
+            prop_assert_eq!(p("ulcorner", vec![patch.clone()]), Value::Pair(top, left));
+            prop_assert_eq!(p("lrcorner", vec![patch.clone()]), Value::Pair(bottom, right));
         }
     }
 

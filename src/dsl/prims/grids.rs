@@ -546,7 +546,7 @@ fn fill_patch(a: &[Value], under: bool) -> DslResult<Value> {
             let value = fast_color(&a[1])?;
             // One colour written at each location (where `underfill` finds the background):
             // a location met again writes what its first meeting wrote, or nothing, so their
-            // order and repeats change nothing.
+            // order and repeats change nothing (and `cover`'s likewise).
             let locs = common::locs_in_any_order(&a[2])?;
             written(g.view(), at_locations(&locs, value), bg)
         },
@@ -616,13 +616,15 @@ fn underpaint(a: &[Value]) -> DslResult<Value> {
     generic::or_generic(paint_object(a, true), || generic::paint(&a[0], &a[1], true))
 }
 
-/// The grid with the patch filled with the background colour (`cover`), as a grid to paint on.
-fn covered(g: &Grid, patch: &Value) -> DslResult<(Grid, Arc<Vec<Loc>>)> {
+/// The grid with the patch filled with the background colour (`cover`), as a grid to paint on,
+/// and whether the patch has no locations. (One colour at each location, as for `fill`: their
+/// order and repeats change nothing.)
+fn covered(g: &Grid, patch: &Value) -> DslResult<(Grid, bool)> {
     let bg = common::background(&g.cells)?;
-    let locs = common::locs(patch)?;
+    let locs = common::locs_in_any_order(patch)?;
     let mut out = g.clone();
     write(&mut out, at_locations(&locs, i64::from(bg)), None)?;
-    Ok((out, locs))
+    Ok((out, locs.is_empty()))
 }
 
 fn cover(a: &[Value]) -> DslResult<Value> {
@@ -647,9 +649,9 @@ fn move_object_fast(a: &[Value]) -> DslResult<Value> {
     rows::on_grid(
         &a[0],
         |g| {
-            let (mut out, locs) = covered(g, &a[1])?;
+            let (mut out, empty) = covered(g, &a[1])?;
             // `shift` returns an empty patch before reading the offset.
-            if !locs.is_empty() {
+            if !empty {
                 // `shift`'s `di, dj = directions`.
                 let (di, dj) = a[2].unpack_pair()?;
                 let cells = common::cells(&a[1])?;

@@ -436,7 +436,8 @@ fn patch_bounds(p: &Value) -> DslResult<Option<Bounds>> {
     Ok(match p {
         Value::Indices(l) => Bounds::of_locs(l),
         Value::Object(c) => Bounds::of_cells(c),
-        _ => Bounds::of_locs(&common::locs(p)?),
+        // Bounds are the same in any order.
+        _ => Bounds::of_locs(&common::locs_in_any_order(p)?),
     })
 }
 
@@ -803,7 +804,8 @@ fn neighbors(a: &[Value]) -> DslResult<Value> {
 
 /// The distinct rows (or columns) a patch occupies, ascending.
 fn lines(p: &Value, rows: bool) -> DslResult<Vec<i32>> {
-    let mut v: Vec<i32> = common::locs(p)?.iter().map(|l| if rows { l.i } else { l.j }).collect();
+    let locs = common::locs_in_any_order(p)?;
+    let mut v: Vec<i32> = locs.iter().map(|l| if rows { l.i } else { l.j }).collect();
     v.sort_unstable();
     v.dedup();
     Ok(v)
