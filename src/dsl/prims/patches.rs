@@ -434,9 +434,9 @@ fn toobject(a: &[Value]) -> DslResult<Value> {
 /// The bounding box of a patch's `toindices`, `None` when it is empty.
 fn patch_bounds(p: &Value) -> DslResult<Option<Bounds>> {
     Ok(match p {
-        Value::Indices(l) => Bounds::of_locs(l),
+        // An object's cells in place, without a list of their locations.
         Value::Object(c) => Bounds::of_cells(c),
-        // Bounds are the same in any order.
+        // Bounds are the same in any order (an index set's locations are borrowed).
         _ => Bounds::of_locs(&common::locs_in_any_order(p)?),
     })
 }
