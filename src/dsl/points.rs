@@ -81,46 +81,122 @@ fn cell_budget(n: usize) -> u64 {
 /// The bitmap path of [`sort_dedup`]: false (and `points` untouched) where their box is over
 /// [`cell_budget`].
 fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
-    let (lo, [planes, rows, cols]) = bounds(points);
-    let lines = planes.checked_mul(rows);
-    let budget = cell_budget(points.len());
-    if cols <= 64 {
-        // One word per line (colour and row): a point is one bit of its line's word, and the
-        // lines are read in order without a division per point.
-        let Some(lines) = lines.filter(|&n| n.saturating_mul(64) <= budget) else {
-            return false;
-        };
-        let mut words = vec![0u64; lines as usize];
-        for &p in points.iter() {
-            let [a, b, c] = p.coords();
-            let line = (i64::from(a) - i64::from(lo[0])) as u64 * rows + (i64::from(b) - i64::from(lo[1])) as u64;
-            words[line as usize] |= 1 << (i64::from(c) - i64::from(lo[2]));
-        }
+    let (lo, span) = bounds(points);
+    if let Some(mut lines) = LineBitmap::new(lo, span, points.len()) {
+        points.iter().for_each(|&p| lines.set(p));
         // The distinct points, written over the points already read (there are no more of
         // them), where pushing checked the list's room on every point.
         let mut distinct = 0;
-        let mut line = words.iter();
-        for plane in 0..planes as i32 {
-            for row in 0..rows as i32 {
-                let mut bits = line.next().copied().unwrap_or(0);
-                while bits != 0 {
-                    let col = bits.trailing_zeros() as i32;
-                    bits &= bits - 1;
-                    points[distinct] = P::from_coords([lo[0] + plane, lo[1] + row, lo[2] + col]);
-                    distinct += 1;
-                }
-            }
-        }
+        lines.each_point(|p| {
+            points[distinct] = p;
+            distinct += 1;
+        });
         points.truncate(distinct);
         return true;
     }
     // Wider boxes: one bit string over the box, read in order.
-    let Some(bitmap) = BoxBitmap::in_box(points, lo, [planes, rows, cols]) else {
+    let Some(bitmap) = BoxBitmap::in_box(points, lo, span) else {
         return false;
     };
     points.clear();
     bitmap.push_points(points);
     true
+}
+
+/// The union of sorted, deduplicated lists of points (the cells of objects, the locations of
+/// index sets), sorted and deduplicated: `parts.concat()` then [`sort_dedup`], `total` being
+/// their length in all. Where the points lie in a box of at most 64 columns within
+/// [`cell_budget`], their bits are set straight from the parts, without the concatenation: a
+/// merge of many overlapping shifted patches wrote and read back several times the points it
+/// keeps.
+pub fn union_of_sorted<P: Point>(parts: &[&[P]], total: usize) -> Vec<P> {
+    let box_of_parts = parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| bounds(p))
+        .reduce(|(lo, span), (lo2, span2)| {
+            let mut joined = ([0; 3], [0; 3]);
+            for d in 0..3 {
+                let low = lo[d].min(lo2[d]);
+                let high = (i64::from(lo[d]) + span[d] as i64).max(i64::from(lo2[d]) + span2[d] as i64);
+                joined.0[d] = low;
+                joined.1[d] = (high - i64::from(low)) as u64;
+            }
+            joined
+        });
+    let Some((lo, span)) = box_of_parts else {
+        return Vec::new();
+    };
+    match LineBitmap::new(lo, span, total) {
+        Some(mut lines) => {
+            // Part by part: a flattening iterator checked which part it was in on every point.
+            for part in parts {
+                part.iter().for_each(|&p| lines.set(p));
+            }
+            let mut out = Vec::with_capacity(lines.count());
+            lines.each_point(|p| out.push(p));
+            out
+        }
+        None => {
+            let mut all = parts.concat();
+            sort_dedup(&mut all);
+            all
+        }
+    }
+}
+
+/// Points in a box at most 64 columns wide: one word per line (colour and row), a point one
+/// bit of its line's word, so that the lines are read in order without a division per point.
+struct LineBitmap {
+    lo: [i32; 3],
+    planes: u64,
+    rows: u64,
+    words: Vec<u64>,
+}
+
+impl LineBitmap {
+    /// An empty bitmap over the box at `lo` of `span`, for `n` points; `None` where the box is
+    /// over 64 columns or [`cell_budget`].
+    fn new(lo: [i32; 3], [planes, rows, cols]: [u64; 3], n: usize) -> Option<LineBitmap> {
+        let lines = planes
+            .checked_mul(rows)
+            .filter(|&lines| cols <= 64 && lines.saturating_mul(64) <= cell_budget(n))?;
+        Some(LineBitmap {
+            lo,
+            planes,
+            rows,
+            words: vec![0; lines as usize],
+        })
+    }
+
+    /// Sets `p`, which lies in the box.
+    #[inline]
+    fn set<P: Point>(&mut self, p: P) {
+        let [a, b, c] = p.coords();
+        let lo = self.lo;
+        let line = (i64::from(a) - i64::from(lo[0])) as u64 * self.rows + (i64::from(b) - i64::from(lo[1])) as u64;
+        self.words[line as usize] |= 1 << (i64::from(c) - i64::from(lo[2]));
+    }
+
+    /// How many distinct points are set.
+    fn count(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Calls `f` on each point set, in order.
+    fn each_point<P: Point>(&self, mut f: impl FnMut(P)) {
+        let mut line = self.words.iter();
+        for plane in 0..self.planes as i32 {
+            for row in 0..self.rows as i32 {
+                let mut bits = line.next().copied().unwrap_or(0);
+                while bits != 0 {
+                    let col = bits.trailing_zeros() as i32;
+                    bits &= bits - 1;
+                    f(P::from_coords([self.lo[0] + plane, self.lo[1] + row, self.lo[2] + col]));
+                }
+            }
+        }
+    }
 }
 
 /// `p` moved by `(di, dj)` rows and columns, as `shift` moves a member; `None` where a row or
@@ -295,6 +371,30 @@ mod tests {
             let want = reference(v.clone());
             sort_dedup(&mut v);
             prop_assert_eq!(v, want);
+        }
+        /// The union of sorted parts is the sorted, deduplicated concatenation: overlapping
+        /// parts in a small box (the bitmap), parts far apart or wider than 64 columns (the
+        /// concatenation sorted), empty parts among them.
+        #[test]
+        fn a_union_of_sorted_parts_as_sort_dedup(
+            parts in prop::collection::vec(
+                (prop::collection::vec((0i32..10, 0i32..30, 0i32..30), 0..60), -3i32..3, -40i32..40, 0i32..4),
+                0..12,
+            ),
+        ) {
+            let parts: Vec<Vec<Cell>> = parts
+                .into_iter()
+                .map(|(cells, dc, dj, stretch)| {
+                    reference(cells.into_iter().map(|(c, i, j)| cell((c + dc, i, j * (stretch + 1) + dj))).collect())
+                })
+                .collect();
+            let slices: Vec<&[Cell]> = parts.iter().map(Vec::as_slice).collect();
+            let total = slices.iter().map(|s| s.len()).sum();
+            prop_assert_eq!(union_of_sorted(&slices, total), reference(parts.concat()));
+            let locs: Vec<Vec<Loc>> = parts.iter().map(|p| reference(p.iter().map(|c| Loc { i: c.i, j: c.j }).collect())).collect();
+            let slices: Vec<&[Loc]> = locs.iter().map(Vec::as_slice).collect();
+            let total = slices.iter().map(|s| s.len()).sum();
+            prop_assert_eq!(union_of_sorted(&slices, total), reference(locs.concat()));
         }
     }
 

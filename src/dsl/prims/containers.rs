@@ -12,12 +12,14 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use crate::dsl::column::{map, Mapped, Mapping};
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::exact::{collect_some, try_collect};
 use crate::dsl::func::{call1, holds_foreign, Func};
 use crate::dsl::labelled::ObjectMeta;
-use crate::dsl::points::{moved, BoxBitmap, Point};
+use crate::dsl::points::{self, moved, BoxBitmap, Point};
 use crate::dsl::registry::PrimSpec;
 use crate::dsl::value::{push_value, Cell, Color, Grid, Loc, SmallCell, Value};
 use crate::prim;
@@ -624,59 +626,63 @@ fn small_ints(c: &Value) -> Option<Vec<i32>> {
     }
 }
 
-/// The concatenated slices of `parts` when `view` sees a slice in each (empty sets count as
-/// empty slices); `total` is their length in all. With them, whether the concatenation is
-/// sorted and unique, the slices being so each: each one starts past where the one before
-/// ended (a merge of parts that lie apart, most of the time, needs no sorting).
+/// The slices of `parts` when `view` sees a slice in each (empty sets count as empty slices),
+/// and whether their concatenation is sorted and unique, the slices being so each: each one
+/// starts past where the one before ended (a merge of parts that lie apart, most of the time,
+/// needs no sorting).
 fn gather<'a, T: Copy + Ord + 'a>(
     parts: &'a [Value],
-    total: usize,
     view: impl Fn(&'a Value) -> Option<&'a [T]>,
-) -> Option<(Vec<T>, bool)> {
-    let mut out: Vec<T> = Vec::new();
+) -> Option<(SmallVec<[&'a [T]; 8]>, bool)> {
+    let mut slices: SmallVec<[&[T]; 8]> = SmallVec::new();
     let mut in_order = true;
+    let mut last: Option<T> = None;
     for p in parts {
         match view(p) {
             Some(s) => {
-                // Room for all at the first slice seen, where growing the list part by part
-                // copied it over and over (merges of thousands of lines).
-                if out.capacity() == 0 {
-                    out.reserve(total);
+                if let (Some(last), Some(first)) = (last, s.first()) {
+                    in_order &= last < *first;
                 }
-                if let (Some(last), Some(first)) = (out.last(), s.first()) {
-                    in_order &= last < first;
-                }
-                out.extend_from_slice(s)
+                last = s.last().copied().or(last);
+                slices.push(s);
             }
             None if p.is_set() && p.len() == Some(0) => {}
             None => return None,
         }
     }
-    Some((out, in_order))
+    Some((slices, in_order))
 }
 
-/// The merge of a set of objects, or of index sets (empty sets among them or not), as a flat
-/// slice of their members, sorted only where the parts do not come in order ([`gather`]);
-/// `None` for other parts. `total` is their length in all.
+/// The sorted, deduplicated union of `slices` (each sorted and unique), `total` points in all:
+/// their concatenation where it is in order already ([`gather`]).
+fn union_of<T: Point>((slices, in_order): (SmallVec<[&[T]; 8]>, bool), total: usize) -> Vec<T> {
+    match in_order {
+        // Room for all at once, where growing the list part by part copied it over and over
+        // (merges of thousands of lines).
+        true => {
+            let mut out = Vec::with_capacity(total);
+            slices.iter().for_each(|s| out.extend_from_slice(s));
+            out
+        }
+        false => points::union_of_sorted(&slices, total),
+    }
+}
+
+/// The merge of a set of objects, or of index sets (empty sets among them or not): the union
+/// of their members ([`union_of`]); `None` for other parts. `total` is their length in all.
 fn merge_point_sets(parts: &[Value], total: usize) -> Option<Value> {
-    let cells = gather(parts, total, |p| match p {
+    let cells = gather(parts, |p| match p {
         Value::Object(c) => Some(c.as_slice()),
         _ => None,
     });
-    if let Some((cells, in_order)) = cells {
-        return Some(match in_order {
-            true => Value::object_sorted(cells),
-            false => Value::object(cells),
-        });
+    if let Some(cells) = cells {
+        return Some(Value::object_sorted(union_of(cells, total)));
     }
-    let locs = gather(parts, total, |p| match p {
+    let locs = gather(parts, |p| match p {
         Value::Indices(l) => Some(l.as_slice()),
         _ => None,
     });
-    locs.map(|(locs, in_order)| match in_order {
-        true => Value::indices_sorted(locs),
-        false => Value::indices(locs),
-    })
+    locs.map(|locs| Value::indices_sorted(union_of(locs, total)))
 }
 
 /// `merge(frozenset(results))` without the frozenset, where every result is an object or every
