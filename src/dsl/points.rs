@@ -62,11 +62,18 @@ pub fn sort_dedup<P: Point>(points: &mut Vec<P>) {
 /// The bounding box of `points` (not empty): its lowest corner and its extent along each
 /// coordinate.
 fn bounds<P: Point>(points: &[P]) -> ([i32; 3], [u64; 3]) {
+    bounds_of_parts(&[points])
+}
+
+/// [`bounds`] of the points of all `parts` (not all empty).
+fn bounds_of_parts<P: Point>(parts: &[&[P]]) -> ([i32; 3], [u64; 3]) {
     let (mut lo, mut hi) = ([i32::MAX; 3], [i32::MIN; 3]);
-    for p in points.iter() {
-        for (d, c) in p.coords().into_iter().enumerate() {
-            lo[d] = lo[d].min(c);
-            hi[d] = hi[d].max(c);
+    for part in parts {
+        for p in part.iter() {
+            for (d, c) in p.coords().into_iter().enumerate() {
+                lo[d] = lo[d].min(c);
+                hi[d] = hi[d].max(c);
+            }
         }
     }
     (lo, [0, 1, 2].map(|d| (i64::from(hi[d]) - i64::from(lo[d]) + 1) as u64))
@@ -110,23 +117,10 @@ fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
 /// merge of many overlapping shifted patches wrote and read back several times the points it
 /// keeps.
 pub fn union_of_sorted<P: Point>(parts: &[&[P]], total: usize) -> Vec<P> {
-    let box_of_parts = parts
-        .iter()
-        .filter(|p| !p.is_empty())
-        .map(|p| bounds(p))
-        .reduce(|(lo, span), (lo2, span2)| {
-            let mut joined = ([0; 3], [0; 3]);
-            for d in 0..3 {
-                let low = lo[d].min(lo2[d]);
-                let high = (i64::from(lo[d]) + span[d] as i64).max(i64::from(lo2[d]) + span2[d] as i64);
-                joined.0[d] = low;
-                joined.1[d] = (high - i64::from(low)) as u64;
-            }
-            joined
-        });
-    let Some((lo, span)) = box_of_parts else {
+    if total == 0 {
         return Vec::new();
-    };
+    }
+    let (lo, span) = bounds_of_parts(parts);
     match LineBitmap::new(lo, span, total) {
         Some(mut lines) => {
             // Part by part: a flattening iterator checked which part it was in on every point.

@@ -657,13 +657,7 @@ fn gather<'a, T: Copy + Ord + 'a>(
 /// their concatenation where it is in order already ([`gather`]).
 fn union_of<T: Point>((slices, in_order): (SmallVec<[&[T]; 8]>, bool), total: usize) -> Vec<T> {
     match in_order {
-        // Room for all at once, where growing the list part by part copied it over and over
-        // (merges of thousands of lines).
-        true => {
-            let mut out = Vec::with_capacity(total);
-            slices.iter().for_each(|s| out.extend_from_slice(s));
-            out
-        }
+        true => slices.concat(),
         false => points::union_of_sorted(&slices, total),
     }
 }
