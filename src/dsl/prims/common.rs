@@ -410,6 +410,12 @@ impl Histogram {
         // `max_by_key` keeps the last of equal maxima: walking down, that is the smallest colour.
         self.iter().rev().max_by_key(|&(_, n)| n).map(|(c, _)| c)
     }
+
+    /// The least common colour, ties to the smallest (the rule of [`extreme_color`]).
+    pub fn least_common(&self) -> Option<Color> {
+        // `min_by_key` keeps the first of equal minima, the smallest colour.
+        self.iter().min_by_key(|&(_, n)| n).map(|(c, _)| c)
+    }
 }
 
 /// `mostcolor(grid)` of a grid's cells (ties to the smallest colour), or the reference's
