@@ -1369,9 +1369,9 @@ impl<'p> Builder<'p> {
         }
     }
 
-    /// Runs `size(difference(a, b))`, `size(intersection(a, b))`, and both with `a =
-    /// shift(patch, offset)`, as one [`Node::Fused`] each (see [`Fused`]), where nothing else
-    /// reads the sets in between. The fused node takes the place of the last call, and the calls
+    /// Runs `size(difference(a, b))`, `size(intersection(a, b))`, both with `a =
+    /// shift(patch, offset)`, and `colorcount(toobject(patch, grid), value)`, as one
+    /// [`Node::Fused`] each (see [`Fused`]), where nothing else reads the values in between. The fused node takes the place of the last call, and the calls
     /// it replaces become [`Node::Moved`]. This keeps each element's first error: the fused node
     /// raises what the first of its calls to fail would, and it only moves a call past nodes
     /// that cannot raise (the reference never calls anything between the calls fused).
@@ -1391,14 +1391,16 @@ impl<'p> Builder<'p> {
         let quiet =
             |b: &Builder, from: NodeId, to: usize| (from as usize + 1..to).all(|k| cannot_raise(&b.nodes, &b.syms, k));
         for k in 0..self.nodes.len() {
-            let Some((outer, set)) = prim(&self.nodes, k as NodeId) else {
+            let Some((outer, outer_args)) = prim(&self.nodes, k as NodeId) else {
                 continue;
             };
-            let [set] = set[..] else { continue };
+            let Some((&set, rest)) = outer_args.split_first() else {
+                continue;
+            };
             let Some((inner, operands)) = prim(&self.nodes, set) else {
                 continue;
             };
-            let Some(mut op) = Fused::of(outer, inner) else {
+            let Some(mut op) = Fused::of(outer, inner).filter(|op| operands.len() + rest.len() == op.arity()) else {
                 continue;
             };
             if readers[set as usize] != 1 || self.syms[set as usize].is_some() || !quiet(self, set, k) {
@@ -1415,6 +1417,7 @@ impl<'p> Builder<'p> {
                     self.nodes[first_set as usize] = Node::Moved;
                 }
             }
+            args.extend_from_slice(rest);
             debug_assert_eq!(args.len(), op.arity());
             self.nodes[k] = Node::Fused { op, args };
         }
@@ -2064,7 +2067,7 @@ fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dsl::value::Loc;
+    use crate::dsl::value::{Grid, Loc};
 
     fn prim(name: &str) -> Value {
         Value::prim(PrimId::of(name).expect("registered"))
@@ -2278,6 +2281,24 @@ mod tests {
         let kept = Value::func(Func::Fork(prim("astuple"), prim("size"), prim("identity")));
         let both = Value::func(Func::Compose(kept, bound("difference", cells)));
         assert_eq!(fused(&Kernel::compile(&both, 1)), (vec![], 0));
+    }
+
+    /// `chain(rbind(colorcount, c), rbind(toobject, grid), neighbors)`, a colour counted around
+    /// each location: the object is never built. Over a column of locations it counts what
+    /// the scalar path counts.
+    #[test]
+    fn a_colour_counted_in_an_object_of_a_grid_is_read_from_the_grid() {
+        let grid = Value::grid(Grid::new(3, 3, vec![1, 2, 1, 2, 1, 2, 1, 1, 0]));
+        let bound = |f: &str, v: Value| Value::func(Func::Rbind(prim(f), v));
+        let around = Value::func(Func::Chain(
+            bound("colorcount", Value::Int(1)),
+            bound("toobject", grid),
+            prim("neighbors"),
+        ));
+        assert_eq!(fused(&Kernel::compile(&around, 1)), (vec![3], 1));
+        let locs: Vec<Value> = (-1..4).flat_map(|i| (-1..4).map(move |j| Value::Pair(i, j))).collect();
+        let (vectorised, scalar) = both_ways(&around, &locs);
+        assert_eq!(vectorised.unwrap(), scalar.unwrap());
     }
 
     /// Index sets of the locations `(k, k)` for `k` in `ks`.

@@ -1,31 +1,42 @@
 //! Compositions of primitives that the column engine runs as one node, without building the
-//! value in between: `size(difference(a, b))`, `size(intersection(a, b))`, and both with
-//! `a = shift(patch, offset)`. Solvers test where a pattern fits with
-//! `size(difference(shift(pattern, offset), cells)) == 0` over every offset, and score
-//! candidates with `size(intersection(candidate, cells))`: each such call built one or two sets
-//! only to count them.
+//! value in between: `size(difference(a, b))`, `size(intersection(a, b))`, both with
+//! `a = shift(patch, offset)`, and `colorcount(toobject(patch, grid), value)`. Solvers test
+//! where a pattern fits with `size(difference(shift(pattern, offset), cells)) == 0` over every
+//! offset, score candidates with `size(intersection(candidate, cells))`, and count a colour
+//! around each location with `colorcount(toobject(neighbors(loc), grid), colour)`: each such
+//! call built one or two sets only to count them.
 //!
 //! A fused node is the composition of the registered primitives by definition. Where the sets
 //! are index sets or objects it counts their common members directly
-//! ([`containers::moved_op_len`]); anything else runs the primitives one after the other,
-//! raising what they raise, in their order.
+//! ([`containers::moved_op_len`]), and the cells of a colour at a patch's locations straight
+//! from the grid; anything else runs the primitives one after the other, raising what they
+//! raise, in their order.
 
 use std::sync::LazyLock;
 
+use super::common;
 use super::containers::{self, SetOp};
 use crate::dsl::error::DslResult;
 use crate::dsl::registry::{PrimFn, PrimId};
-use crate::dsl::value::Value;
+use crate::dsl::value::{Loc, Value};
 
-/// A fused composition: `size` of a set operation on two sets, the first one possibly `shift`ed.
+/// A fused composition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fused {
-    /// The set operation, as the primitive and as what it counts.
-    inner: PrimId,
-    op: SetOp,
+    counted: Counted,
     /// Whether the arguments are `(patch, offset, b)` for `size(op(shift(patch, offset), b))`
     /// rather than `(a, b)` for `size(op(a, b))`.
     shifted: bool,
+}
+
+/// What a fused composition counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Counted {
+    /// `size` of a set operation on two sets, the first one possibly `shift`ed: the operation
+    /// as the primitive and as what it counts.
+    SetOp { inner: PrimId, op: SetOp },
+    /// `colorcount(toobject(patch, grid), value)`, on the arguments `(patch, grid, value)`.
+    ColorAt,
 }
 
 /// The primitives a fused node is made of.
@@ -34,6 +45,8 @@ struct Parts {
     shift: PrimId,
     difference: PrimId,
     intersection: PrimId,
+    colorcount: PrimId,
+    toobject: PrimId,
 }
 
 static PARTS: LazyLock<Parts> = LazyLock::new(|| {
@@ -43,22 +56,31 @@ static PARTS: LazyLock<Parts> = LazyLock::new(|| {
         shift: id("shift"),
         difference: id("difference"),
         intersection: id("intersection"),
+        colorcount: id("colorcount"),
+        toobject: id("toobject"),
     }
 });
 
 impl Fused {
-    /// `outer(inner(a, b))` fused, where there is such a composition.
+    /// `outer(inner(..), ..)` fused, where there is such a composition: its arguments are
+    /// `inner`'s, then `outer`'s after the first.
     pub fn of(outer: PrimId, inner: PrimId) -> Option<Fused> {
         let parts = &*PARTS;
-        let op = match inner {
+        let counted = match inner {
+            id if outer == parts.colorcount && id == parts.toobject => Counted::ColorAt,
             _ if outer != parts.size => return None,
-            id if id == parts.difference => SetOp::Difference,
-            id if id == parts.intersection => SetOp::Intersection,
+            id if id == parts.difference => Counted::SetOp {
+                inner,
+                op: SetOp::Difference,
+            },
+            id if id == parts.intersection => Counted::SetOp {
+                inner,
+                op: SetOp::Intersection,
+            },
             _ => return None,
         };
         Some(Fused {
-            inner,
-            op,
+            counted,
             shifted: false,
         })
     }
@@ -66,27 +88,29 @@ impl Fused {
     /// This composition with its first argument made by `first` (`shift(patch, offset)`),
     /// where that fuses too.
     pub fn with_first(self, first: PrimId) -> Option<Fused> {
-        (!self.shifted && first == PARTS.shift).then_some(Fused { shifted: true, ..self })
+        let counts_a_set_op = matches!(self.counted, Counted::SetOp { .. });
+        (counts_a_set_op && !self.shifted && first == PARTS.shift).then_some(Fused { shifted: true, ..self })
     }
 
     /// How many arguments the fused node takes.
     pub fn arity(self) -> usize {
-        if self.shifted {
-            3
-        } else {
-            2
+        match self.counted {
+            Counted::SetOp { .. } => 2 + usize::from(self.shifted),
+            Counted::ColorAt => 3,
         }
     }
 
     /// The composition on one row of arguments.
     pub fn run(self, args: &[Value]) -> DslResult<Value> {
-        let (a, offset, b) = match args {
-            [patch, Value::Pair(di, dj), b] if self.shifted => (patch, (*di, *dj), b),
-            [a, b] if !self.shifted => (a, (0, 0), b),
-            _ => return self.composed(args),
+        let counted = match self.counted {
+            Counted::SetOp { op, .. } => set_op_len(op, self.shifted, args),
+            Counted::ColorAt => match args {
+                [patch, grid, value] => color_at(patch, grid, value),
+                _ => None,
+            },
         };
-        match containers::moved_op_len(self.op, a, offset, b) {
-            Some(n) => Ok(Value::Int(n as i64)),
+        match counted {
+            Some(n) => Ok(Value::Int(n? as i64)),
             None => self.composed(args),
         }
     }
@@ -95,19 +119,62 @@ impl Fused {
     fn composed(self, args: &[Value]) -> DslResult<Value> {
         let parts = &*PARTS;
         let imp = |id: PrimId| -> PrimFn { id.spec().imp };
-        let op = imp(self.inner);
-        let set = match args {
-            [patch, offset, b] => op(&[imp(parts.shift)(&[patch.clone(), offset.clone()])?, b.clone()])?,
-            _ => op(args)?,
-        };
-        imp(parts.size)(&[set])
+        match (self.counted, args) {
+            (Counted::ColorAt, [patch, grid, value]) => {
+                let object = imp(parts.toobject)(&[patch.clone(), grid.clone()])?;
+                imp(parts.colorcount)(&[object, value.clone()])
+            }
+            (Counted::SetOp { inner, .. }, [patch, offset, b]) => {
+                let moved = imp(parts.shift)(&[patch.clone(), offset.clone()])?;
+                imp(parts.size)(&[imp(inner)(&[moved, b.clone()])?])
+            }
+            (Counted::SetOp { inner, .. }, _) => imp(parts.size)(&[imp(inner)(args)?]),
+            (Counted::ColorAt, _) => crate::bail!(
+                Type,
+                "colorcount(toobject(patch, grid), value) takes 3 arguments, not {}",
+                args.len()
+            ),
+        }
     }
+}
+
+/// `size(op(a, b))` (with `a` shifted, the arguments `(patch, offset, b)`) counted without the
+/// sets, where they are index sets or objects.
+fn set_op_len(op: SetOp, shifted: bool, args: &[Value]) -> Option<DslResult<usize>> {
+    let (a, offset, b) = match args {
+        [patch, Value::Pair(di, dj), b] if shifted => (patch, (*di, *dj), b),
+        [a, b] if !shifted => (a, (0, 0), b),
+        _ => return None,
+    };
+    containers::moved_op_len(op, a, offset, b).map(Ok)
+}
+
+/// `colorcount(toobject(patch, grid), value)` read from the grid: how many of the patch's
+/// distinct locations inside the grid hold `value`, for a grid with rows (where `toobject`
+/// raises, the composition does) and an integer value (where a boolean counts as one, the
+/// composition says so). A patch that is no patch raises what `toobject` raises.
+fn color_at(patch: &Value, grid: &Value, value: &Value) -> Option<DslResult<usize>> {
+    let (Value::Grid(g), &Value::Int(value)) = (grid, value) else {
+        return None;
+    };
+    if g.h == 0 {
+        return None;
+    }
+    let count = |locs: &[Loc]| {
+        let holds = |l: &&Loc| g.at(l.i.into(), l.j.into()).is_some_and(|c| i64::from(c) == value);
+        locs.iter().filter(holds).count()
+    };
+    Some(match patch {
+        // Sorted and distinct already: read in place.
+        Value::Indices(locs) => Ok(count(locs)),
+        _ => common::locs(patch).map(|locs| count(&locs)),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dsl::value::{Cell, Loc};
+    use crate::dsl::value::{Cell, Grid};
     use proptest::strategy::Strategy;
 
     fn loc(i: i32, j: i32) -> Loc {
@@ -164,6 +231,67 @@ mod tests {
         assert_eq!(compared, 2 * sets.len() * sets.len() * 2 * offsets.len());
         assert_eq!(Fused::of(parts.shift, parts.difference), None);
         assert_eq!(Fused::of(parts.size, parts.shift), None);
+    }
+
+    /// `colorcount(toobject(patch, grid), value)` fused gives what the two primitives give in
+    /// turn, results and errors: index sets and objects (one with two colours at a location),
+    /// locations outside the grid, tuples and lists of pairs, values that are no patch; grids
+    /// held as grids, as rows, empty or with empty rows; integer, boolean and other values.
+    #[test]
+    fn a_colour_counted_in_an_object_of_a_grid_is_the_two_primitives_in_turn() {
+        let parts = &*PARTS;
+        let at = Fused::of(parts.colorcount, parts.toobject).expect("fuses");
+        assert_eq!(at.with_first(parts.shift), None);
+        let cell = |color, i, j| Cell { color, i, j };
+        let patches = vec![
+            Value::indices(vec![loc(-1, 0), loc(0, 0), loc(0, 1), loc(1, 2), loc(2, 2), loc(5, 1)]),
+            Value::object(vec![cell(1, 0, 0), cell(1, 1, 1), cell(3, 0, 0), cell(4, 2, 9)]),
+            Value::indices(vec![loc(i32::MAX, i32::MIN)]),
+            Value::empty_set(),
+            Value::tuple(vec![Value::Pair(0, 0), Value::Pair(0, 0), Value::Pair(1, 0)]),
+            Value::set_sorted(vec![Value::Pair(0, 2), Value::Pair(i64::MAX, 0)]),
+            Value::Int(3),
+            Value::tuple(vec![Value::Int(1), Value::Int(2), Value::Int(3)]),
+        ];
+        let rows = |r: &[&[i64]]| {
+            Value::tuple(
+                r.iter()
+                    .map(|r| Value::tuple(r.iter().map(|&c| Value::Int(c)).collect()))
+                    .collect(),
+            )
+        };
+        let grids = vec![
+            Value::grid(Grid::new(2, 3, vec![1, 2, 1, 0, 1, 3])),
+            Value::grid(Grid::new(1, 1, vec![5])),
+            rows(&[&[1, 1, 1], &[1, 2, 1]]),
+            Value::tuple(vec![]),
+            Value::tuple(vec![Value::tuple(vec![]), Value::tuple(vec![])]),
+            Value::Int(4),
+        ];
+        let values = [
+            Value::Int(1),
+            Value::Int(0),
+            Value::Int(7),
+            Value::Bool(true),
+            Value::Pair(1, 1),
+        ];
+        let mut compared = 0;
+        for patch in &patches {
+            for grid in &grids {
+                for value in &values {
+                    let args = [patch.clone(), grid.clone(), value.clone()];
+                    assert_same(at.run(&args), at.composed(&args), &args);
+                    compared += 1;
+                }
+            }
+        }
+        assert_eq!(compared, patches.len() * grids.len() * values.len());
+        let args = [patches[0].clone(), grids[0].clone(), Value::Int(1)];
+        assert_eq!(
+            at.run(&args).unwrap(),
+            Value::Int(1),
+            "of the locations inside, only (0, 0) holds 1"
+        );
     }
 
     /// The fast path counts what the composition counts, on sets it builds.
@@ -230,6 +358,23 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// A colour counted at a patch's locations, read from the grid, is the count of that
+        /// colour in the object `toobject` builds, for patches inside and around the grid.
+        #[test]
+        fn a_colour_at_a_patchs_locations_is_the_count_in_its_object(
+            patch in proptest::bool::ANY.prop_flat_map(points),
+            (h, w, cells) in (1usize..6, 1usize..6).prop_flat_map(|(h, w)| {
+                (proptest::strategy::Just(h), proptest::strategy::Just(w), proptest::collection::vec(0..3, h * w))
+            }),
+            value in -1i64..4,
+        ) {
+            let at = Fused::of(PARTS.colorcount, PARTS.toobject).expect("fuses");
+            let args = [patch, Value::grid(Grid::new(h, w, cells)), Value::Int(value)];
+            proptest::prop_assert_eq!(at.run(&args).ok(), at.composed(&args).ok());
         }
     }
 
