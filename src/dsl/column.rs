@@ -518,7 +518,12 @@ impl Kernel {
                 (Column::Values(out), failure)
             }
             Node::Fused { op, args } => {
-                let (out, failure) = per_element(args, values_read, columns, rows, |_, a| op.run(a));
+                let (out, failure) = op.with(PerElement {
+                    args,
+                    values: values_read,
+                    columns,
+                    rows,
+                });
                 (Column::Values(out), failure)
             }
             Node::Without { op, args } => {
@@ -2067,7 +2072,7 @@ fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dsl::value::{Grid, Loc};
+    use crate::dsl::value::{Cell, Grid, Loc};
 
     fn prim(name: &str) -> Value {
         Value::prim(PrimId::of(name).expect("registered"))
@@ -2281,6 +2286,40 @@ mod tests {
         let kept = Value::func(Func::Fork(prim("astuple"), prim("size"), prim("identity")));
         let both = Value::func(Func::Compose(kept, bound("difference", cells)));
         assert_eq!(fused(&Kernel::compile(&both, 1)), (vec![], 0));
+    }
+
+    /// Two projections in a row, `fork(equality, power(first, TWO), compose(first, last))` as
+    /// solvers pick pairs of locations on a row: one node each, whose results and errors
+    /// (members that are not pairs, empty tuples, integers) are the scalar path's, the first
+    /// error included.
+    #[test]
+    fn a_projection_of_a_projection_is_one_node() {
+        let twice = Value::func(Func::Power(prim("first"), 2));
+        let first_of_last = Value::func(Func::Compose(prim("first"), prim("last")));
+        let same_row = Value::func(Func::Fork(prim("equality"), twice, first_of_last));
+        assert_eq!(fused(&Kernel::compile(&same_row, 1)), (vec![1, 1], 2));
+        let locs = |i, j, k, l| Value::duo(Value::Pair(i, j), Value::Pair(k, l));
+        let cells = Value::duo(
+            Value::Cell(Cell { color: 1, i: 2, j: 3 }),
+            Value::Cell(Cell { color: 2, i: 3, j: 4 }),
+        );
+        let mut pairs = vec![
+            locs(0, 1, 0, 5),
+            locs(1, 1, 2, 1),
+            cells,
+            Value::tuple(vec![Value::Pair(7, 8); 3]),
+        ];
+        let (vectorised, scalar) = both_ways(&same_row, &pairs);
+        assert_eq!(vectorised.unwrap(), scalar.unwrap());
+        for bad in [
+            Value::tuple(vec![]),
+            Value::Int(3),
+            Value::tuple(vec![Value::tuple(vec![]), Value::Pair(1, 2)]),
+        ] {
+            pairs.insert(2, bad);
+            let (vectorised, scalar) = both_ways(&same_row, &pairs);
+            assert_eq!(vectorised.unwrap_err().to_string(), scalar.unwrap_err().to_string());
+        }
     }
 
     /// `chain(rbind(colorcount, c), rbind(toobject, grid), neighbors)`, a colour counted around

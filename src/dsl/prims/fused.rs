@@ -1,19 +1,22 @@
 //! Compositions of primitives that the column engine runs as one node, without building the
 //! value in between: `size(difference(a, b))`, `size(intersection(a, b))`, both with
-//! `a = shift(patch, offset)`, and `colorcount(toobject(patch, grid), value)`. Solvers test
-//! where a pattern fits with `size(difference(shift(pattern, offset), cells)) == 0` over every
-//! offset, score candidates with `size(intersection(candidate, cells))`, and count a colour
-//! around each location with `colorcount(toobject(neighbors(loc), grid), colour)`: each such
-//! call built one or two sets only to count them.
+//! `a = shift(patch, offset)`, `colorcount(toobject(patch, grid), value)`, and two projections
+//! in a row (`first(last(x))`, `power(first, TWO)`, ...). Solvers test where a pattern fits
+//! with `size(difference(shift(pattern, offset), cells)) == 0` over every offset, score
+//! candidates with `size(intersection(candidate, cells))`, and count a colour around each
+//! location with `colorcount(toobject(neighbors(loc), grid), colour)`: each such call built one
+//! or two sets only to count them. A projection of a projection (of the pairs of locations
+//! `product` makes, say) wrote a column of the values in between only to read each once.
 //!
 //! A fused node is the composition of the registered primitives by definition. Where the sets
 //! are index sets or objects it counts their common members directly
 //! ([`containers::moved_op_len`]), and the cells of a colour at a patch's locations straight
 //! from the grid; anything else runs the primitives one after the other, raising what they
-//! raise, in their order.
+//! raise, in their order. Projections always run one after the other, on each row.
 
 use std::sync::LazyLock;
 
+use super::cheap::WithPrim;
 use super::common;
 use super::containers::{self, SetOp};
 use crate::dsl::error::DslResult;
@@ -37,6 +40,8 @@ enum Counted {
     SetOp { inner: PrimId, op: SetOp },
     /// `colorcount(toobject(patch, grid), value)`, on the arguments `(patch, grid, value)`.
     ColorAt,
+    /// `outer(inner(x))` for `first` or `last` each (`true`: `last`).
+    Pick { outer_last: bool, inner_last: bool },
 }
 
 /// The primitives a fused node is made of.
@@ -47,6 +52,8 @@ struct Parts {
     intersection: PrimId,
     colorcount: PrimId,
     toobject: PrimId,
+    first: PrimId,
+    last: PrimId,
 }
 
 static PARTS: LazyLock<Parts> = LazyLock::new(|| {
@@ -58,6 +65,8 @@ static PARTS: LazyLock<Parts> = LazyLock::new(|| {
         intersection: id("intersection"),
         colorcount: id("colorcount"),
         toobject: id("toobject"),
+        first: id("first"),
+        last: id("last"),
     }
 });
 
@@ -66,6 +75,13 @@ impl Fused {
     /// `inner`'s, then `outer`'s after the first.
     pub fn of(outer: PrimId, inner: PrimId) -> Option<Fused> {
         let parts = &*PARTS;
+        let last = |id: PrimId| [parts.first, parts.last].iter().position(|&p| p == id).map(|k| k == 1);
+        if let (Some(outer_last), Some(inner_last)) = (last(outer), last(inner)) {
+            return Some(Fused {
+                counted: Counted::Pick { outer_last, inner_last },
+                shifted: false,
+            });
+        }
         let counted = match inner {
             id if outer == parts.colorcount && id == parts.toobject => Counted::ColorAt,
             _ if outer != parts.size => return None,
@@ -97,12 +113,14 @@ impl Fused {
         match self.counted {
             Counted::SetOp { .. } => 2 + usize::from(self.shifted),
             Counted::ColorAt => 3,
+            Counted::Pick { .. } => 1,
         }
     }
 
     /// The composition on one row of arguments.
     pub fn run(self, args: &[Value]) -> DslResult<Value> {
         let counted = match self.counted {
+            Counted::Pick { .. } => return self.with(Row(args)),
             Counted::SetOp { op, .. } => set_op_len(op, self.shifted, args),
             Counted::ColorAt => match args {
                 [patch, grid, value] => color_at(patch, grid, value),
@@ -112,6 +130,36 @@ impl Fused {
         match counted {
             Some(n) => Ok(Value::Int(n? as i64)),
             None => self.composed(args),
+        }
+    }
+
+    /// `work` run with this composition as a statically known function (as
+    /// [`super::cheap::Cheap::with`] runs a primitive): a projection's loop is compiled for each
+    /// of the four with the picks inlined.
+    #[inline]
+    pub fn with<W: WithPrim>(self, work: W) -> W::Out {
+        let picks = move |a: &[Value], twice: fn(&Value) -> DslResult<Value>| match a {
+            [x] => twice(x),
+            _ => self.composed(a),
+        };
+        match self.counted {
+            Counted::Pick {
+                inner_last: false,
+                outer_last: false,
+            } => work.run(move |a| picks(a, pick_twice::<false, false>)),
+            Counted::Pick {
+                inner_last: false,
+                outer_last: true,
+            } => work.run(move |a| picks(a, pick_twice::<false, true>)),
+            Counted::Pick {
+                inner_last: true,
+                outer_last: false,
+            } => work.run(move |a| picks(a, pick_twice::<true, false>)),
+            Counted::Pick {
+                inner_last: true,
+                outer_last: true,
+            } => work.run(move |a| picks(a, pick_twice::<true, true>)),
+            Counted::SetOp { .. } | Counted::ColorAt => work.run(move |a| self.run(a)),
         }
     }
 
@@ -129,6 +177,10 @@ impl Fused {
                 imp(parts.size)(&[imp(inner)(&[moved, b.clone()])?])
             }
             (Counted::SetOp { inner, .. }, _) => imp(parts.size)(&[imp(inner)(args)?]),
+            (Counted::Pick { outer_last, inner_last }, _) => {
+                let pick = |last: bool| imp(if last { parts.last } else { parts.first });
+                pick(outer_last)(&[pick(inner_last)(args)?])
+            }
             (Counted::ColorAt, _) => crate::bail!(
                 Type,
                 "colorcount(toobject(patch, grid), value) takes 3 arguments, not {}",
@@ -136,6 +188,43 @@ impl Fused {
             ),
         }
     }
+}
+
+/// One row's arguments, as [`Fused::run`] runs a projection through [`Fused::with`].
+struct Row<'a>(&'a [Value]);
+
+impl WithPrim for Row<'_> {
+    type Out = DslResult<Value>;
+
+    fn run(self, imp: impl Fn(&[Value]) -> DslResult<Value>) -> DslResult<Value> {
+        imp(self.0)
+    }
+}
+
+/// `outer(inner(x))` for `first` and `last` (`true`: `last`): a pair of locations or of cells,
+/// as `product` makes them, projected in place; anything else through the two primitives.
+#[inline(always)]
+fn pick_twice<const INNER_LAST: bool, const OUTER_LAST: bool>(x: &Value) -> DslResult<Value> {
+    match x {
+        Value::LocPair(a, b) => {
+            let loc = if INNER_LAST { b } else { a };
+            return Ok(Value::Int(i64::from(if OUTER_LAST { loc.j } else { loc.i })));
+        }
+        Value::CellPair(a, b) => {
+            let cell = if INNER_LAST { b } else { a }.cell();
+            return Ok(if OUTER_LAST {
+                Value::loc(cell.loc())
+            } else {
+                Value::Int(cell.color.into())
+            });
+        }
+        _ => {}
+    }
+    let pick = |x: &Value, last: bool| match last {
+        true => containers::last(std::slice::from_ref(x)),
+        false => containers::first(std::slice::from_ref(x)),
+    };
+    pick(&pick(x, INNER_LAST)?, OUTER_LAST)
 }
 
 /// `size(op(a, b))` (with `a` shifted, the arguments `(patch, offset, b)`) counted without the
@@ -292,6 +381,41 @@ mod tests {
             Value::Int(1),
             "of the locations inside, only (0, 0) holds 1"
         );
+    }
+
+    /// Each of the four projections of a projection gives what `first` and `last` give in
+    /// turn, results and errors: pairs of locations and of cells read in place, and tuples,
+    /// sets, grids, integers and empty tuples through the primitives.
+    #[test]
+    fn a_projection_of_a_projection_is_the_two_primitives_in_turn() {
+        let parts = &*PARTS;
+        let cell = |color, i, j| Value::Cell(Cell { color, i, j });
+        let values = [
+            Value::duo(Value::Pair(1, 2), Value::Pair(3, 4)),
+            Value::duo(cell(5, 1, 2), cell(6, 3, 4)),
+            Value::duo(cell(5, 1, 2), cell(6, 70_000, 4)),
+            Value::duo(Value::Int(1), Value::Pair(3, 4)),
+            Value::tuple(vec![Value::Pair(1, 2), Value::Pair(3, 4), Value::Pair(5, 6)]),
+            Value::set(vec![Value::Pair(8, 2), Value::Pair(3, 9)]),
+            Value::grid(Grid::new(2, 2, vec![1, 2, 3, 4])),
+            Value::Pair(1, 2),
+            Value::Int(3),
+            Value::tuple(vec![]),
+            Value::tuple(vec![Value::tuple(vec![]), Value::Pair(1, 2)]),
+        ];
+        assert!(matches!(values[0], Value::LocPair(..)) && matches!(values[1], Value::CellPair(..)));
+        for outer in [parts.first, parts.last] {
+            for inner in [parts.first, parts.last] {
+                let picks = Fused::of(outer, inner).expect("fuses");
+                assert_eq!(picks.arity(), 1);
+                for v in &values {
+                    let args = [v.clone()];
+                    assert_same(picks.run(&args), picks.composed(&args), &args);
+                }
+            }
+        }
+        let (first_of_last, pair) = (Fused::of(parts.first, parts.last).expect("fuses"), [values[0].clone()]);
+        assert_eq!(first_of_last.run(&pair).unwrap(), Value::Int(3));
     }
 
     /// The fast path counts what the composition counts, on sets it builds.
