@@ -17,8 +17,8 @@
 use std::sync::LazyLock;
 
 use super::cheap::WithPrim;
-use super::common;
 use super::containers::{self, SetOp};
+use super::{common, patches};
 use crate::dsl::error::DslResult;
 use crate::dsl::registry::{PrimFn, PrimId};
 use crate::dsl::value::{Loc, Value};
@@ -40,6 +40,13 @@ enum Counted {
     SetOp { inner: PrimId, op: SetOp },
     /// `colorcount(toobject(patch, grid), value)`, on the arguments `(patch, grid, value)`.
     ColorAt,
+    /// `colorcount(toobject(around(loc), grid), value)` for `around` one of `dneighbors`,
+    /// `ineighbors` and `neighbors` (the offsets of its locations), on the arguments `(loc,
+    /// grid, value)`.
+    ColorAround {
+        around: PrimId,
+        offsets: &'static [(i64, i64)],
+    },
     /// `outer(inner(x))` for `first` or `last` each (`true`: `last`).
     Pick { outer_last: bool, inner_last: bool },
 }
@@ -54,6 +61,8 @@ struct Parts {
     toobject: PrimId,
     first: PrimId,
     last: PrimId,
+    /// `dneighbors`, `ineighbors` and `neighbors`, with the offsets of the locations each makes.
+    around: [(PrimId, &'static [(i64, i64)]); 3],
 }
 
 static PARTS: LazyLock<Parts> = LazyLock::new(|| {
@@ -67,6 +76,11 @@ static PARTS: LazyLock<Parts> = LazyLock::new(|| {
         toobject: id("toobject"),
         first: id("first"),
         last: id("last"),
+        around: [
+            (id("dneighbors"), patches::DIRECT),
+            (id("ineighbors"), patches::DIAGONAL),
+            (id("neighbors"), patches::ALL_AROUND),
+        ],
     }
 });
 
@@ -101,18 +115,28 @@ impl Fused {
         })
     }
 
-    /// This composition with its first argument made by `first` (`shift(patch, offset)`),
-    /// where that fuses too.
+    /// This composition with its first argument made by `first` (`shift(patch, offset)` for a
+    /// set operation, the neighbours of a location for a colour count), where that fuses too.
     pub fn with_first(self, first: PrimId) -> Option<Fused> {
-        let counts_a_set_op = matches!(self.counted, Counted::SetOp { .. });
-        (counts_a_set_op && !self.shifted && first == PARTS.shift).then_some(Fused { shifted: true, ..self })
+        let parts = &*PARTS;
+        match self.counted {
+            Counted::SetOp { .. } => (!self.shifted && first == parts.shift).then_some(Fused { shifted: true, ..self }),
+            Counted::ColorAt => {
+                let &(around, offsets) = parts.around.iter().find(|&&(id, _)| id == first)?;
+                Some(Fused {
+                    counted: Counted::ColorAround { around, offsets },
+                    ..self
+                })
+            }
+            Counted::ColorAround { .. } | Counted::Pick { .. } => None,
+        }
     }
 
     /// How many arguments the fused node takes.
     pub fn arity(self) -> usize {
         match self.counted {
             Counted::SetOp { .. } => 2 + usize::from(self.shifted),
-            Counted::ColorAt => 3,
+            Counted::ColorAt | Counted::ColorAround { .. } => 3,
             Counted::Pick { .. } => 1,
         }
     }
@@ -124,6 +148,10 @@ impl Fused {
             Counted::SetOp { op, .. } => set_op_len(op, self.shifted, args),
             Counted::ColorAt => match args {
                 [patch, grid, value] => color_at(patch, grid, value),
+                _ => None,
+            },
+            Counted::ColorAround { offsets, .. } => match args {
+                [loc, grid, value] => color_around(loc, offsets, grid, value),
                 _ => None,
             },
         };
@@ -143,23 +171,13 @@ impl Fused {
             _ => self.composed(a),
         };
         match self.counted {
-            Counted::Pick {
-                inner_last: false,
-                outer_last: false,
-            } => work.run(move |a| picks(a, pick_twice::<false, false>)),
-            Counted::Pick {
-                inner_last: false,
-                outer_last: true,
-            } => work.run(move |a| picks(a, pick_twice::<false, true>)),
-            Counted::Pick {
-                inner_last: true,
-                outer_last: false,
-            } => work.run(move |a| picks(a, pick_twice::<true, false>)),
-            Counted::Pick {
-                inner_last: true,
-                outer_last: true,
-            } => work.run(move |a| picks(a, pick_twice::<true, true>)),
-            Counted::SetOp { .. } | Counted::ColorAt => work.run(move |a| self.run(a)),
+            Counted::Pick { inner_last, outer_last } => match (inner_last, outer_last) {
+                (false, false) => work.run(move |a| picks(a, pick_twice::<false, false>)),
+                (false, true) => work.run(move |a| picks(a, pick_twice::<false, true>)),
+                (true, false) => work.run(move |a| picks(a, pick_twice::<true, false>)),
+                (true, true) => work.run(move |a| picks(a, pick_twice::<true, true>)),
+            },
+            Counted::SetOp { .. } | Counted::ColorAt | Counted::ColorAround { .. } => work.run(move |a| self.run(a)),
         }
     }
 
@@ -172,6 +190,10 @@ impl Fused {
                 let object = imp(parts.toobject)(&[patch.clone(), grid.clone()])?;
                 imp(parts.colorcount)(&[object, value.clone()])
             }
+            (Counted::ColorAround { around, .. }, [loc, grid, value]) => {
+                let object = imp(parts.toobject)(&[imp(around)(std::slice::from_ref(loc))?, grid.clone()])?;
+                imp(parts.colorcount)(&[object, value.clone()])
+            }
             (Counted::SetOp { inner, .. }, [patch, offset, b]) => {
                 let moved = imp(parts.shift)(&[patch.clone(), offset.clone()])?;
                 imp(parts.size)(&[imp(inner)(&[moved, b.clone()])?])
@@ -181,13 +203,30 @@ impl Fused {
                 let pick = |last: bool| imp(if last { parts.last } else { parts.first });
                 pick(outer_last)(&[pick(inner_last)(args)?])
             }
-            (Counted::ColorAt, _) => crate::bail!(
+            (Counted::ColorAt | Counted::ColorAround { .. }, _) => crate::bail!(
                 Type,
                 "colorcount(toobject(patch, grid), value) takes 3 arguments, not {}",
                 args.len()
             ),
         }
     }
+}
+
+/// [`color_at`] of the neighbours of a location `(i, j)`, the locations `(i + di, j + dj)`
+/// for `offsets` (distinct, as the primitives' sets hold them, and at most one away), without
+/// the set.
+fn color_around(loc: &Value, offsets: &[(i64, i64)], grid: &Value, value: &Value) -> Option<DslResult<usize>> {
+    let (&Value::Pair(i, j), Value::Grid(g), &Value::Int(value)) = (loc, grid, value) else {
+        return None;
+    };
+    // Neighbours whose coordinates leave `i32` are an error of the port's (a location holds
+    // two `i32`s): the primitives raise it.
+    let inside = |x: i64| (i64::from(i32::MIN) + 1..i64::from(i32::MAX)).contains(&x);
+    if g.h == 0 || !inside(i) || !inside(j) {
+        return None;
+    }
+    let holds = |&&(di, dj): &&(i64, i64)| g.at(i + di, j + dj).is_some_and(|c| i64::from(c) == value);
+    Some(Ok(offsets.iter().filter(holds).count()))
 }
 
 /// One row's arguments, as [`Fused::run`] runs a projection through [`Fused::with`].
@@ -381,6 +420,51 @@ mod tests {
             Value::Int(1),
             "of the locations inside, only (0, 0) holds 1"
         );
+    }
+
+    /// A colour counted around a location, for each of `dneighbors`, `ineighbors` and
+    /// `neighbors`, gives what the three primitives give in turn, results and errors: locations
+    /// inside, on the edge of and far outside the grid (at the ends of the integers), and
+    /// values that are no location; grids and values as for the count at a patch.
+    #[test]
+    fn a_colour_counted_around_a_location_is_the_three_primitives_in_turn() {
+        let parts = &*PARTS;
+        let at = Fused::of(parts.colorcount, parts.toobject).expect("fuses");
+        let locs = [
+            Value::Pair(1, 1),
+            Value::Pair(0, 2),
+            Value::Pair(-1, 0),
+            Value::Pair(i64::MAX, i64::MIN),
+            Value::Pair(i64::from(i32::MAX), 0),
+            Value::Pair(i64::from(i32::MAX) - 1, i64::from(i32::MIN) + 1),
+            Value::Cell(Cell { color: 1, i: 1, j: 1 }),
+            Value::tuple(vec![Value::Int(1), Value::Int(1), Value::Int(1)]),
+            Value::tuple(vec![Value::Bool(true), Value::Int(1)]),
+            Value::Int(3),
+        ];
+        let grids = [
+            Value::grid(Grid::new(3, 3, vec![1, 2, 1, 2, 1, 2, 1, 1, 0])),
+            Value::tuple(vec![Value::tuple(vec![Value::Int(1), Value::Int(2)])]),
+            Value::tuple(vec![]),
+            Value::Int(4),
+        ];
+        let values = [Value::Int(1), Value::Int(2), Value::Bool(true), Value::Pair(1, 1)];
+        for (around, _) in parts.around {
+            let counted = at.with_first(around).expect("fuses");
+            assert_eq!(counted.arity(), 3);
+            for loc in &locs {
+                for grid in &grids {
+                    for value in &values {
+                        let args = [loc.clone(), grid.clone(), value.clone()];
+                        assert_same(counted.run(&args), counted.composed(&args), &args);
+                    }
+                }
+            }
+        }
+        let all_around = at.with_first(parts.around[2].0).expect("fuses");
+        let args = [Value::Pair(1, 1), grids[0].clone(), Value::Int(1)];
+        assert_eq!(all_around.run(&args).unwrap(), Value::Int(4), "the four corners hold 1");
+        assert_eq!(at.with_first(parts.shift), None);
     }
 
     /// Each of the four projections of a projection gives what `first` and `last` give in

@@ -760,11 +760,11 @@ fn normalize(a: &[Value]) -> DslResult<Value> {
 }
 
 /// The offsets of the direct neighbours, in canonical order.
-const DIRECT: &[(i64, i64)] = &[(-1, 0), (0, -1), (0, 1), (1, 0)];
+pub(super) const DIRECT: &[(i64, i64)] = &[(-1, 0), (0, -1), (0, 1), (1, 0)];
 /// The offsets of the diagonal neighbours, in canonical order.
-const DIAGONAL: &[(i64, i64)] = &[(-1, -1), (-1, 1), (1, -1), (1, 1)];
+pub(super) const DIAGONAL: &[(i64, i64)] = &[(-1, -1), (-1, 1), (1, -1), (1, 1)];
 /// The offsets of all eight neighbours, in canonical order.
-const ALL_AROUND: &[(i64, i64)] = &[(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)];
+pub(super) const ALL_AROUND: &[(i64, i64)] = &[(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)];
 
 /// The locations at the given offsets (sorted) from a location.
 fn around(loc: &Value, offsets: &[(i64, i64)]) -> DslResult<Value> {
