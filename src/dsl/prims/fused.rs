@@ -12,7 +12,8 @@
 //! are index sets or objects it counts their common members directly
 //! ([`containers::moved_op_len`]), and the cells of a colour at a patch's locations straight
 //! from the grid; anything else runs the primitives one after the other, raising what they
-//! raise, in their order. Projections always run one after the other, on each row.
+//! raise, in their order. A projection of a pair of locations or cells is read in place; of
+//! anything else, it is the two primitives in turn.
 
 use std::sync::LazyLock;
 
@@ -25,19 +26,15 @@ use crate::dsl::value::{Loc, Value};
 
 /// A fused composition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Fused {
-    counted: Counted,
-    /// Whether the arguments are `(patch, offset, b)` for `size(op(shift(patch, offset), b))`
-    /// rather than `(a, b)` for `size(op(a, b))`.
-    shifted: bool,
-}
+pub struct Fused(Composition);
 
-/// What a fused composition counts.
+/// The compositions that fuse.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Counted {
-    /// `size` of a set operation on two sets, the first one possibly `shift`ed: the operation
-    /// as the primitive and as what it counts.
-    SetOp { inner: PrimId, op: SetOp },
+enum Composition {
+    /// `size` of a set operation on two sets: the operation as the primitive and as what it
+    /// counts, and whether the arguments are `(patch, offset, b)` for
+    /// `size(op(shift(patch, offset), b))` rather than `(a, b)` for `size(op(a, b))`.
+    SetOp { inner: PrimId, op: SetOp, shifted: bool },
     /// `colorcount(toobject(patch, grid), value)`, on the arguments `(patch, grid, value)`.
     ColorAt,
     /// `colorcount(toobject(around(loc), grid), value)` for `around` one of `dneighbors`,
@@ -91,66 +88,63 @@ impl Fused {
         let parts = &*PARTS;
         let last = |id: PrimId| [parts.first, parts.last].iter().position(|&p| p == id).map(|k| k == 1);
         if let (Some(outer_last), Some(inner_last)) = (last(outer), last(inner)) {
-            return Some(Fused {
-                counted: Counted::Pick { outer_last, inner_last },
-                shifted: false,
-            });
+            return Some(Fused(Composition::Pick { outer_last, inner_last }));
         }
-        let counted = match inner {
-            id if outer == parts.colorcount && id == parts.toobject => Counted::ColorAt,
+        let op = match inner {
+            id if outer == parts.colorcount && id == parts.toobject => return Some(Fused(Composition::ColorAt)),
             _ if outer != parts.size => return None,
-            id if id == parts.difference => Counted::SetOp {
-                inner,
-                op: SetOp::Difference,
-            },
-            id if id == parts.intersection => Counted::SetOp {
-                inner,
-                op: SetOp::Intersection,
-            },
+            id if id == parts.difference => SetOp::Difference,
+            id if id == parts.intersection => SetOp::Intersection,
             _ => return None,
         };
-        Some(Fused {
-            counted,
+        Some(Fused(Composition::SetOp {
+            inner,
+            op,
             shifted: false,
-        })
+        }))
     }
 
     /// This composition with its first argument made by `first` (`shift(patch, offset)` for a
     /// set operation, the neighbours of a location for a colour count), where that fuses too.
     pub fn with_first(self, first: PrimId) -> Option<Fused> {
         let parts = &*PARTS;
-        match self.counted {
-            Counted::SetOp { .. } => (!self.shifted && first == parts.shift).then_some(Fused { shifted: true, ..self }),
-            Counted::ColorAt => {
+        match self.0 {
+            Composition::SetOp {
+                inner,
+                op,
+                shifted: false,
+            } if first == parts.shift => Some(Fused(Composition::SetOp {
+                inner,
+                op,
+                shifted: true,
+            })),
+            Composition::ColorAt => {
                 let &(around, offsets) = parts.around.iter().find(|&&(id, _)| id == first)?;
-                Some(Fused {
-                    counted: Counted::ColorAround { around, offsets },
-                    ..self
-                })
+                Some(Fused(Composition::ColorAround { around, offsets }))
             }
-            Counted::ColorAround { .. } | Counted::Pick { .. } => None,
+            Composition::SetOp { .. } | Composition::ColorAround { .. } | Composition::Pick { .. } => None,
         }
     }
 
     /// How many arguments the fused node takes.
     pub fn arity(self) -> usize {
-        match self.counted {
-            Counted::SetOp { .. } => 2 + usize::from(self.shifted),
-            Counted::ColorAt | Counted::ColorAround { .. } => 3,
-            Counted::Pick { .. } => 1,
+        match self.0 {
+            Composition::SetOp { shifted, .. } => 2 + usize::from(shifted),
+            Composition::ColorAt | Composition::ColorAround { .. } => 3,
+            Composition::Pick { .. } => 1,
         }
     }
 
     /// The composition on one row of arguments.
     pub fn run(self, args: &[Value]) -> DslResult<Value> {
-        let counted = match self.counted {
-            Counted::Pick { .. } => return self.with(Row(args)),
-            Counted::SetOp { op, .. } => set_op_len(op, self.shifted, args),
-            Counted::ColorAt => match args {
+        let counted = match self.0 {
+            Composition::Pick { .. } => return self.with(Row(args)),
+            Composition::SetOp { op, shifted, .. } => set_op_len(op, shifted, args),
+            Composition::ColorAt => match args {
                 [patch, grid, value] => color_at(patch, grid, value),
                 _ => None,
             },
-            Counted::ColorAround { offsets, .. } => match args {
+            Composition::ColorAround { offsets, .. } => match args {
                 [loc, grid, value] => color_around(loc, offsets, grid, value),
                 _ => None,
             },
@@ -170,14 +164,16 @@ impl Fused {
             [x] => twice(x),
             _ => self.composed(a),
         };
-        match self.counted {
-            Counted::Pick { inner_last, outer_last } => match (inner_last, outer_last) {
+        match self.0 {
+            Composition::Pick { inner_last, outer_last } => match (inner_last, outer_last) {
                 (false, false) => work.run(move |a| picks(a, pick_twice::<false, false>)),
                 (false, true) => work.run(move |a| picks(a, pick_twice::<false, true>)),
                 (true, false) => work.run(move |a| picks(a, pick_twice::<true, false>)),
                 (true, true) => work.run(move |a| picks(a, pick_twice::<true, true>)),
             },
-            Counted::SetOp { .. } | Counted::ColorAt | Counted::ColorAround { .. } => work.run(move |a| self.run(a)),
+            Composition::SetOp { .. } | Composition::ColorAt | Composition::ColorAround { .. } => {
+                work.run(move |a| self.run(a))
+            }
         }
     }
 
@@ -185,25 +181,25 @@ impl Fused {
     fn composed(self, args: &[Value]) -> DslResult<Value> {
         let parts = &*PARTS;
         let imp = |id: PrimId| -> PrimFn { id.spec().imp };
-        match (self.counted, args) {
-            (Counted::ColorAt, [patch, grid, value]) => {
+        match (self.0, args) {
+            (Composition::ColorAt, [patch, grid, value]) => {
                 let object = imp(parts.toobject)(&[patch.clone(), grid.clone()])?;
                 imp(parts.colorcount)(&[object, value.clone()])
             }
-            (Counted::ColorAround { around, .. }, [loc, grid, value]) => {
+            (Composition::ColorAround { around, .. }, [loc, grid, value]) => {
                 let object = imp(parts.toobject)(&[imp(around)(std::slice::from_ref(loc))?, grid.clone()])?;
                 imp(parts.colorcount)(&[object, value.clone()])
             }
-            (Counted::SetOp { inner, .. }, [patch, offset, b]) => {
+            (Composition::SetOp { inner, .. }, [patch, offset, b]) => {
                 let moved = imp(parts.shift)(&[patch.clone(), offset.clone()])?;
                 imp(parts.size)(&[imp(inner)(&[moved, b.clone()])?])
             }
-            (Counted::SetOp { inner, .. }, _) => imp(parts.size)(&[imp(inner)(args)?]),
-            (Counted::Pick { outer_last, inner_last }, _) => {
+            (Composition::SetOp { inner, .. }, _) => imp(parts.size)(&[imp(inner)(args)?]),
+            (Composition::Pick { outer_last, inner_last }, _) => {
                 let pick = |last: bool| imp(if last { parts.last } else { parts.first });
                 pick(outer_last)(&[pick(inner_last)(args)?])
             }
-            (Counted::ColorAt | Counted::ColorAround { .. }, _) => crate::bail!(
+            (Composition::ColorAt | Composition::ColorAround { .. }, _) => crate::bail!(
                 Type,
                 "colorcount(toobject(patch, grid), value) takes 3 arguments, not {}",
                 args.len()
