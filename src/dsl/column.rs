@@ -1374,10 +1374,11 @@ impl<'p> Builder<'p> {
         }
     }
 
-    /// Runs `size(difference(a, b))`, `size(intersection(a, b))`, both with `a =
-    /// shift(patch, offset)`, and `colorcount(toobject(patch, grid), value)`, as one
-    /// [`Node::Fused`] each (see [`Fused`]), where nothing else reads the values in between. The fused node takes the place of the last call, and the calls
-    /// it replaces become [`Node::Moved`]. This keeps each element's first error: the fused node
+    /// Runs the compositions [`Fused`] knows (a count of a set operation or of a colour, the
+    /// first argument made by `shift` or the neighbours of a location or not, and two
+    /// projections in a row) as one [`Node::Fused`] each, where nothing else reads the values in
+    /// between. The fused node takes the place of the last call, and the calls it replaces
+    /// become [`Node::Moved`]. This keeps each element's first error: the fused node
     /// raises what the first of its calls to fail would, and it only moves a call past nodes
     /// that cannot raise (the reference never calls anything between the calls fused).
     fn fuse(&mut self, outs: &[NodeId]) {
@@ -1414,11 +1415,11 @@ impl<'p> Builder<'p> {
             self.nodes[set as usize] = Node::Moved;
             let mut args = operands;
             let first_set = args[0];
-            if let Some((first, shift_args)) = prim(&self.nodes, first_set) {
+            if let Some((first, first_args)) = prim(&self.nodes, first_set) {
                 let alone = readers[first_set as usize] == 1 && self.syms[first_set as usize].is_none();
-                if let Some(shifted) = op.with_first(first).filter(|_| alone && quiet(self, first_set, k)) {
-                    op = shifted;
-                    args = shift_args.iter().chain(&args[1..]).copied().collect();
+                if let Some(with_first) = op.with_first(first).filter(|_| alone && quiet(self, first_set, k)) {
+                    op = with_first;
+                    args = first_args.iter().chain(&args[1..]).copied().collect();
                     self.nodes[first_set as usize] = Node::Moved;
                 }
             }
@@ -2258,8 +2259,9 @@ mod tests {
         assert!(Kernel::compile(&apart, 1).siblings.is_none());
     }
 
-    /// The fused compositions a kernel runs, by their arity (2: `size(op(a, b))`, 3: with
-    /// `a = shift(patch, offset)`), and how many calls were moved into them.
+    /// The fused compositions a kernel runs, by their arity (1: two projections, 2:
+    /// `size(op(a, b))`, 3: with `a = shift(patch, offset)`, or a colour count), and how many
+    /// calls were moved into them.
     fn fused(kernel: &Kernel) -> (Vec<usize>, usize) {
         let arities = kernel.nodes.iter().filter_map(|n| match n {
             Node::Fused { op, .. } => Some(op.arity()),

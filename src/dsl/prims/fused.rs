@@ -86,7 +86,8 @@ impl Fused {
     /// `inner`'s, then `outer`'s after the first.
     pub fn of(outer: PrimId, inner: PrimId) -> Option<Fused> {
         let parts = &*PARTS;
-        let last = |id: PrimId| [parts.first, parts.last].iter().position(|&p| p == id).map(|k| k == 1);
+        // `Some(true)` for `last`, `Some(false)` for `first`.
+        let last = |id: PrimId| (id == parts.first || id == parts.last).then_some(id == parts.last);
         if let (Some(outer_last), Some(inner_last)) = (last(outer), last(inner)) {
             return Some(Fused(Composition::Pick { outer_last, inner_last }));
         }
@@ -212,17 +213,26 @@ impl Fused {
 /// for `offsets` (distinct, as the primitives' sets hold them, and at most one away), without
 /// the set.
 fn color_around(loc: &Value, offsets: &[(i64, i64)], grid: &Value, value: &Value) -> Option<DslResult<usize>> {
-    let (&Value::Pair(i, j), Value::Grid(g), &Value::Int(value)) = (loc, grid, value) else {
+    let (&Value::Pair(i, j), Some(holds)) = (loc, holds_colour(grid, value)) else {
         return None;
     };
     // Neighbours whose coordinates leave `i32` are an error of the port's (a location holds
     // two `i32`s): the primitives raise it.
     let inside = |x: i64| (i64::from(i32::MIN) + 1..i64::from(i32::MAX)).contains(&x);
-    if g.h == 0 || !inside(i) || !inside(j) {
+    if !inside(i) || !inside(j) {
         return None;
     }
-    let holds = |&&(di, dj): &&(i64, i64)| g.at(i + di, j + dj).is_some_and(|c| i64::from(c) == value);
-    Some(Ok(offsets.iter().filter(holds).count()))
+    Some(Ok(offsets.iter().filter(|&&(di, dj)| holds(i + di, j + dj)).count()))
+}
+
+/// Whether `grid` holds `value` at a location (`false` outside it), for the colour counts read
+/// from the grid: a grid with rows (where `toobject` raises, the composition does) and an
+/// integer value (where a boolean counts as one, the composition says so).
+fn holds_colour<'a>(grid: &'a Value, value: &Value) -> Option<impl Fn(i64, i64) -> bool + 'a> {
+    let (Value::Grid(g), &Value::Int(value)) = (grid, value) else {
+        return None;
+    };
+    (g.h > 0).then_some(move |i, j| g.at(i, j).is_some_and(|c| i64::from(c) == value))
 }
 
 /// One row's arguments, as [`Fused::run`] runs a projection through [`Fused::with`].
@@ -274,20 +284,11 @@ fn set_op_len(op: SetOp, shifted: bool, args: &[Value]) -> Option<DslResult<usiz
 }
 
 /// `colorcount(toobject(patch, grid), value)` read from the grid: how many of the patch's
-/// distinct locations inside the grid hold `value`, for a grid with rows (where `toobject`
-/// raises, the composition does) and an integer value (where a boolean counts as one, the
-/// composition says so). A patch that is no patch raises what `toobject` raises.
+/// distinct locations inside the grid hold `value` (see [`holds_colour`]). A patch that is no
+/// patch raises what `toobject` raises.
 fn color_at(patch: &Value, grid: &Value, value: &Value) -> Option<DslResult<usize>> {
-    let (Value::Grid(g), &Value::Int(value)) = (grid, value) else {
-        return None;
-    };
-    if g.h == 0 {
-        return None;
-    }
-    let count = |locs: &[Loc]| {
-        let holds = |l: &&Loc| g.at(l.i.into(), l.j.into()).is_some_and(|c| i64::from(c) == value);
-        locs.iter().filter(holds).count()
-    };
+    let holds = holds_colour(grid, value)?;
+    let count = |locs: &[Loc]| locs.iter().filter(|l| holds(l.i.into(), l.j.into())).count();
     Some(match patch {
         // Sorted and distinct already: read in place.
         Value::Indices(locs) => Ok(count(locs)),
