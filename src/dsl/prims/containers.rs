@@ -1120,13 +1120,18 @@ fn product(args: &[Value]) -> DslResult<Value> {
     Ok(Value::set(items))
 }
 
+/// `pair` of two rows of integers: the tuple of their numbers paired, as far as the shorter goes.
+pub(super) fn paired(xs: &[Color], ys: &[Color]) -> Value {
+    let pairs = xs.iter().zip(ys).map(|(&x, &y)| Value::Pair(x.into(), y.into()));
+    Value::tuple(pairs.collect())
+}
+
 fn pair(args: &[Value]) -> DslResult<Value> {
     let (a, b) = (&args[0], &args[1]);
     // Two rows of a grid (`papply(pair, grid, other)`): their numbers paired without listing
     // them as values first.
     if let (Value::Ints(xs), Value::Ints(ys)) = (a, b) {
-        let pairs = xs.iter().zip(ys.iter()).map(|(&x, &y)| Value::Pair(x.into(), y.into()));
-        return Ok(Value::tuple(pairs.collect()));
+        return Ok(paired(xs, ys));
     }
     let (xs, ys) = (members_of(a)?, members_of(b)?);
     let mut items = Vec::with_capacity(xs.len().min(ys.len()));

@@ -13,10 +13,10 @@ use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::exact::try_collect;
 use crate::dsl::func::{call1, Func, MAX_POWER};
 use crate::dsl::registry::{PrimId, PrimSpec};
-use crate::dsl::value::Value;
+use crate::dsl::value::{Color, Value};
 use crate::prim;
 
-use super::containers::{members_of, merge_as_set, push_members_of};
+use super::containers::{members_of, merge_as_set, paired, push_members_of};
 use super::grids;
 use super::merge_values;
 
@@ -130,7 +130,60 @@ fn applied(container: &Value, _members: &[Value], results: &mut Mapped) -> DslRe
 }
 
 fn apply(a: &[Value]) -> DslResult<Value> {
+    if let Some(extremes) = extremes_of_pairs(a) {
+        return Ok(extremes);
+    }
     lines_of_pairs(a).unwrap_or_else(|| APPLY.run(a))
+}
+
+/// `apply(lbind(apply, maximum), rows)` (or `minimum`) of rows of integer pairs, as
+/// `papply(pair, grid, other)` makes them: the cellwise maximum (minimum) of two grids, which
+/// solvers take to complete a symmetric picture. Each row's extremes are read straight from its
+/// pairs and built as the general path builds them ([`Value::ints`] is [`Value::tuple`] of
+/// small integers), without a column of pairs laid out for `maximum`. `None` for anything else
+/// (a member that is not a non-empty tuple of pairs of integers that fit an `i32`, as grid
+/// cells do): the general path then runs, raising what it raises.
+fn extremes_of_pairs(a: &[Value]) -> Option<Value> {
+    let (Value::Func(f), Value::Tuple(rows) | Value::Set(rows)) = (&a[0], &a[1]) else {
+        return None;
+    };
+    let Func::Lbind(inner, extreme) = &**f else {
+        return None;
+    };
+    if !is_prim(inner, *APPLY_ID) {
+        return None;
+    }
+    let max = match extreme {
+        e if is_prim(e, *MAXIMUM) => true,
+        e if is_prim(e, *MINIMUM) => false,
+        _ => return None,
+    };
+    let pick = |x: i64, y: i64| {
+        let (x, y) = (Color::try_from(x).ok()?, Color::try_from(y).ok()?);
+        Some(if max { x.max(y) } else { x.min(y) })
+    };
+    let mut extremes: Vec<Color> = Vec::new();
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows.iter() {
+        extremes.clear();
+        match row {
+            Value::Tuple(pairs) if !pairs.is_empty() => {
+                for p in pairs.iter() {
+                    let Value::Pair(x, y) = p else {
+                        return None;
+                    };
+                    extremes.push(pick(*x, *y)?);
+                }
+            }
+            Value::LocPair(p, q) => {
+                extremes.push(pick(p.i.into(), p.j.into())?);
+                extremes.push(pick(q.i.into(), q.j.into())?);
+            }
+            _ => return None,
+        }
+        out.push(Value::ints(&extremes));
+    }
+    Some(same_kind(&a[1], out))
 }
 
 /// `apply(fork(connect, first, last), pairs)` of a set of location pairs (`product` of two
@@ -167,6 +220,29 @@ fn mapply(a: &[Value]) -> DslResult<Value> {
 }
 
 fn papply_values(a: &[Value]) -> DslResult<Value> {
+    match paired_grids(a) {
+        Some(rows) => Ok(rows),
+        None => papply_by_columns(a),
+    }
+}
+
+/// `papply(pair, grid, other)`, the first half of a cellwise maximum (see
+/// [`extremes_of_pairs`]): each row of one grid paired with the same row of the other,
+/// straight from the grids' cells, without their rows listed as values and run through the
+/// column engine. `None` unless the function is `pair` and both are grids.
+fn paired_grids(a: &[Value]) -> Option<Value> {
+    let (Value::Grid(g), Value::Grid(h)) = (&a[1], &a[2]) else {
+        return None;
+    };
+    if !is_prim(&a[0], *PAIR) {
+        return None;
+    }
+    let rows = (0..g.h.min(h.h)).map(|r| paired(g.row(r), h.row(r)));
+    Some(Value::tuple(rows.collect()))
+}
+
+/// `papply` by the column engine: the function over the columns of both containers' members.
+fn papply_by_columns(a: &[Value]) -> DslResult<Value> {
     let (mut xs, mut ys) = (members_of(&a[1])?, members_of(&a[2])?);
     let n = xs.len().min(ys.len());
     xs.truncate(n);
@@ -188,6 +264,12 @@ fn mpapply(a: &[Value]) -> DslResult<Value> {
 static CONNECT: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("connect"));
 static FIRST: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("first"));
 static LAST: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("last"));
+/// `apply`, `maximum`, `minimum` and `pair`: `apply(lbind(apply, maximum), ..)` of rows of
+/// pairs and `papply(pair, ..)` of two grids have a path of their own.
+static APPLY_ID: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("apply"));
+static MAXIMUM: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("maximum"));
+static MINIMUM: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("minimum"));
+static PAIR: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("pair"));
 
 /// Whether `v` is primitive `id` as a function value.
 fn is_prim(v: &Value, id: PrimId) -> bool {
@@ -247,6 +329,47 @@ mod tests {
         })
     }
 
+    /// The variants of a value and of its members: what [`Value`]'s structural equality does
+    /// not tell apart.
+    fn form(v: &Value) -> Vec<std::mem::Discriminant<Value>> {
+        let mut form = vec![std::mem::discriminant(v)];
+        if let Value::Tuple(items) | Value::Set(items) = v {
+            form.extend(items.iter().map(std::mem::discriminant));
+        }
+        form
+    }
+
+    /// A grid of up to 4 by 4 cells, some colours past 9.
+    fn small_grid() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::strategy::Strategy;
+        (0..4usize, 0..4usize)
+            .prop_flat_map(|(h, w)| {
+                (
+                    proptest::strategy::Just((h, w)),
+                    proptest::collection::vec(-2i32..12, h * w),
+                )
+            })
+            .prop_map(|((h, w), cells)| Value::grid(crate::dsl::value::Grid::new(h, w, cells)))
+    }
+
+    /// Rows as `papply(pair, grid, other)` makes them (`pair` of two rows of integers), or with
+    /// one member that is not a pair of integers, or empty.
+    fn rows_of_pairs() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::strategy::Strategy;
+        let number = proptest::prop_oneof![-3i64..12, proptest::sample::select(vec![i64::MIN, i64::MAX, 1 << 31])];
+        let row = (proptest::collection::vec((number.clone(), number), 0..5), 0..8u8).prop_map(|(pairs, odd)| {
+            let mut members: Vec<Value> = pairs.into_iter().map(|(x, y)| Value::Pair(x, y)).collect();
+            if odd == 0 && !members.is_empty() {
+                members[0] = Value::Int(3);
+            }
+            Value::tuple(members)
+        });
+        (proptest::collection::vec(row, 0..5), proptest::bool::ANY).prop_map(|(rows, set)| match set {
+            true => Value::set(rows),
+            false => Value::tuple(rows),
+        })
+    }
+
     proptest::proptest! {
         /// `apply(fork(connect, first, last), product(a, b))` and `prapply(connect, a, b)`,
         /// each line built once, are `connect` pair by pair in each one's order, error included:
@@ -269,6 +392,55 @@ mod tests {
                 .collect();
             proptest::prop_assert_eq!(grids::lines_between(xs, ys).is_some(), loop_order.is_ok());
             proptest::prop_assert_eq!(prapply(&[prim("connect"), a, b]), loop_order.map(Value::set));
+        }
+
+        /// `papply(pair, grid, other)` straight from the cells is `pair` run row by row over
+        /// the grids' rows, in the same representation (rows of one, two or more cells, none,
+        /// grids of different heights and widths).
+        #[test]
+        fn paired_grids_are_pair_row_by_row(a in small_grid(), b in small_grid()) {
+            let args = [prim("pair"), a.clone(), b.clone()];
+            let by_columns = papply_by_columns(&args).unwrap();
+            let fast = paired_grids(&args);
+            proptest::prop_assert_eq!(fast.is_some(), matches!((&a, &b), (Value::Grid(_), Value::Grid(_))));
+            if let Some(fast) = fast {
+                proptest::prop_assert_eq!(&fast, &by_columns);
+                proptest::prop_assert_eq!(form(&fast), form(&by_columns));
+                let rows = |v: &Value| v.members().unwrap_or_default().iter().map(form).collect::<Vec<_>>();
+                proptest::prop_assert_eq!(rows(&fast), rows(&by_columns));
+                // The reference's `tuple(zip(a, b))` of each two rows, member by member.
+                let members = |v: &Value| v.members().unwrap_or_default().to_vec();
+                let zipped = members(&a).into_iter().zip(members(&b)).map(|(x, y)| {
+                    let cells = members(&x).into_iter().zip(members(&y));
+                    Value::tuple(cells.map(|(p, q)| Value::tuple(vec![p, q])).collect())
+                });
+                let zipped = Value::tuple(zipped.collect());
+                proptest::prop_assert_eq!(rows(&fast), rows(&zipped));
+                proptest::prop_assert_eq!(fast, zipped);
+            }
+        }
+
+        /// `apply(lbind(apply, maximum), rows)` and with `minimum`, of rows of integer pairs,
+        /// are `maximum` (`minimum`) applied pair by pair, in the same representation, errors
+        /// included; the rows `papply(pair, grid, other)` makes take the path of their own.
+        #[test]
+        fn extremes_of_pairs_are_apply_of_apply_pair_by_pair(rows in rows_of_pairs(), max in proptest::bool::ANY) {
+            let extreme = prim(if max { "maximum" } else { "minimum" });
+            let f = lbind(&[prim("apply"), extreme]).unwrap();
+            let pair_by_pair = APPLY.run(&[f.clone(), rows.clone()]);
+            let fast = apply(&[f.clone(), rows.clone()]);
+            proptest::prop_assert_eq!(&fast, &pair_by_pair);
+            if let Ok(v) = &fast {
+                proptest::prop_assert_eq!(form(v), form(pair_by_pair.as_ref().unwrap()));
+            }
+            let members = rows.members().unwrap_or_default();
+            let of_grid_rows = !members.is_empty() && members.iter().all(|row| {
+                let pairs = row.members().unwrap_or_default();
+                !pairs.is_empty() && pairs.iter().all(|p| matches!(p, Value::Pair(x, y) if i32::try_from(*x).is_ok() && i32::try_from(*y).is_ok()))
+            });
+            if !members.is_empty() {
+                proptest::prop_assert_eq!(extremes_of_pairs(&[f, rows.clone()]).is_some(), of_grid_rows);
+            }
         }
     }
 }
