@@ -1837,7 +1837,33 @@ const WALKED_PARTS: u32 = 64;
 /// the test never walks data. A solver's `fork(either, vline, hline)` is built anew on every
 /// sample, and finds the kernel compiled for the first.
 fn same_func(a: &Func, b: &Func) -> bool {
-    std::ptr::eq(a, b) || same_tree(a, b, same_part)
+    same_func_walked(a, b, &mut SmallVec::new())
+}
+
+/// [`same_func`], given the pairs of closures (by address) found the same so far in this walk.
+/// A pair met again is not walked again, as [`same_shape`] does: a closure built by sharing (a
+/// solver's `x5`, which every step that uses it holds) may be exponentially larger as a tree
+/// than its distinct parts (`fork(f, f, f)` nested twenty deep is 3^20 closures, 21 distinct),
+/// and this walk, unlike the hash's, has no budget.
+fn same_func_walked(a: &Func, b: &Func, same: &mut SmallVec<[(usize, usize); 8]>) -> bool {
+    if std::ptr::eq(a, b) {
+        return true;
+    }
+    if let (Func::Prim(x), Func::Prim(y)) = (a, b) {
+        return x == y;
+    }
+    let key = (a as *const Func as usize, b as *const Func as usize);
+    if same.contains(&key) {
+        return true;
+    }
+    let found = same_tree(a, b, |x, y| match (x, y) {
+        (Value::Func(f), Value::Func(g)) => same_func_walked(f, g, same),
+        _ => same_part(x, y),
+    });
+    if found {
+        same.push(key);
+    }
+    found
 }
 
 /// Whether two functions are the same kind of closure with the same primitive or the same
@@ -1859,7 +1885,7 @@ fn same_tree(a: &Func, b: &Func, mut same: impl FnMut(&Value, &Value) -> bool) -
     }
 }
 
-/// A part of a closure, for [`same_func`].
+/// A part of a closure that is not a closure itself, for [`same_func`] (which walks those).
 fn same_part(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::None, Value::None) => true,
@@ -1874,7 +1900,6 @@ fn same_part(a: &Value, b: &Value) -> bool {
         (Value::Indices(x), Value::Indices(y)) => Arc::ptr_eq(x, y),
         (Value::Object(x), Value::Object(y)) => Arc::ptr_eq(x, y),
         (Value::Tuple(x), Value::Tuple(y)) | (Value::Set(x), Value::Set(y)) => Items::ptr_eq(x, y),
-        (Value::Func(f), Value::Func(g)) => same_func(f, g),
         _ => false,
     }
 }
@@ -2269,6 +2294,29 @@ mod tests {
         });
         let moved = kernel.nodes.iter().filter(|n| matches!(n, Node::Moved)).count();
         (arities.collect(), moved)
+    }
+
+    /// Two closures built alike by sharing, as a solver builds one per sample: `fork(f, f, f)`
+    /// twelve levels deep is 3^12 closures as a tree and 13 distinct ones. The look-up walks
+    /// each pair once, and still tells apart two that differ in the innermost part.
+    #[test]
+    fn closures_built_by_sharing_are_compared_part_by_part_once() {
+        let deep = |innermost: &str| {
+            let mut f = Value::func(Func::Rbind(prim(innermost), Value::Int(1)));
+            for _ in 0..12 {
+                f = Value::func(Func::Fork(f.clone(), f.clone(), f));
+            }
+            f
+        };
+        let func = |v: &Value| match v {
+            Value::Func(f) => f.clone(),
+            _ => unreachable!("a closure"),
+        };
+        let (a, b, other) = (func(&deep("add")), func(&deep("add")), func(&deep("subtract")));
+        let mut walked = SmallVec::new();
+        assert!(same_func_walked(&a, &b, &mut walked));
+        assert_eq!(walked.len(), 13, "each pair of distinct parts walked once");
+        assert!(!same_func(&a, &other));
     }
 
     #[test]
