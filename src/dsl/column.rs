@@ -2391,6 +2391,35 @@ mod tests {
         assert_eq!(vectorised.unwrap(), scalar.unwrap());
     }
 
+    /// `chain(size, rbind(intersection, cells), delta)` and with `outbox`, as solvers score
+    /// placements of a shape: one node for the three calls, neither set built, over a column of
+    /// patches what the scalar path counts.
+    #[test]
+    fn a_part_of_a_box_counted_in_a_set_is_one_node() {
+        let cells = Value::indices(
+            (0..4)
+                .flat_map(|i| (0..5).map(move |j| Loc { i, j }))
+                .filter(|l| l.i != l.j)
+                .collect(),
+        );
+        let patches: Vec<Value> = (-1..4)
+            .map(|k| diagonal([k, k + 1]))
+            .chain([Value::empty_set(), Value::Int(2)])
+            .collect();
+        for part in ["delta", "outbox"] {
+            let counted = Value::func(Func::Chain(
+                prim("size"),
+                Value::func(Func::Rbind(prim("intersection"), cells.clone())),
+                prim(part),
+            ));
+            assert_eq!(fused(&Kernel::compile(&counted, 1)), (vec![2], 2));
+            let (vectorised, scalar) = both_ways(&counted, &patches[..5]);
+            assert_eq!(vectorised.unwrap(), scalar.unwrap());
+            let (vectorised, scalar) = both_ways(&counted, &patches);
+            assert_eq!(vectorised.unwrap_err().to_string(), scalar.unwrap_err().to_string());
+        }
+    }
+
     /// Index sets of the locations `(k, k)` for `k` in `ks`.
     fn diagonal(ks: impl IntoIterator<Item = i32>) -> Value {
         Value::indices(ks.into_iter().map(|k| Loc { i: k, j: k }).collect())

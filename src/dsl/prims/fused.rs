@@ -1,12 +1,14 @@
 //! Compositions of primitives that the column engine runs as one node, without building the
 //! value in between: `size(difference(a, b))`, `size(intersection(a, b))`, both with
-//! `a = shift(patch, offset)`, `colorcount(toobject(patch, grid), value)`, and two projections
-//! in a row (`first(last(x))`, `power(first, TWO)`, ...). Solvers test where a pattern fits
-//! with `size(difference(shift(pattern, offset), cells)) == 0` over every offset, score
-//! candidates with `size(intersection(candidate, cells))`, and count a colour around each
-//! location with `colorcount(toobject(neighbors(loc), grid), colour)`: each such call built one
-//! or two sets only to count them. A projection of a projection (of the pairs of locations
-//! `product` makes, say) wrote a column of the values in between only to read each once.
+//! `a = shift(patch, offset)`, `size(intersection(delta(patch), b))` and with `outbox`,
+//! `colorcount(toobject(patch, grid), value)`, and two projections in a row (`first(last(x))`,
+//! `power(first, TWO)`, ...). Solvers test where a pattern fits with
+//! `size(difference(shift(pattern, offset), cells)) == 0` over every offset, score candidates
+//! with `size(intersection(candidate, cells))` (and the cells in the holes of a candidate's box
+//! or on the ring around it), and count a colour around each location with
+//! `colorcount(toobject(neighbors(loc), grid), colour)`: each such call built one or two sets
+//! only to count them. A projection of a projection (of the pairs of locations `product`
+//! makes, say) wrote a column of the values in between only to read each once.
 //!
 //! A fused node is the composition of the registered primitives by definition. Where the sets
 //! are index sets or objects it counts their common members directly
@@ -19,7 +21,7 @@ use std::sync::LazyLock;
 
 use super::cheap::WithPrim;
 use super::containers::{self, SetOp};
-use super::{common, patches};
+use super::{common, grids, patches};
 use crate::dsl::error::DslResult;
 use crate::dsl::registry::{PrimFn, PrimId};
 use crate::dsl::value::{Loc, Value};
@@ -46,6 +48,10 @@ enum Composition {
     },
     /// `outer(inner(x))` for `first` or `last` each (`true`: `last`).
     Pick { outer_last: bool, inner_last: bool },
+    /// `size(intersection(part(patch), b))` for `part` `delta` (the patch's box less the
+    /// patch) or `outbox` (the ring just outside its box: `ring`), on the arguments
+    /// `(patch, b)`.
+    BoxPart { part: PrimId, ring: bool },
 }
 
 /// The primitives a fused node is made of.
@@ -58,6 +64,8 @@ struct Parts {
     toobject: PrimId,
     first: PrimId,
     last: PrimId,
+    delta: PrimId,
+    outbox: PrimId,
     /// `dneighbors`, `ineighbors` and `neighbors`, with the offsets of the locations each makes.
     around: [(PrimId, &'static [(i64, i64)]); 3],
 }
@@ -73,6 +81,8 @@ static PARTS: LazyLock<Parts> = LazyLock::new(|| {
         toobject: id("toobject"),
         first: id("first"),
         last: id("last"),
+        delta: id("delta"),
+        outbox: id("outbox"),
         around: [
             (id("dneighbors"), patches::DIRECT),
             (id("ineighbors"), patches::DIAGONAL),
@@ -106,7 +116,8 @@ impl Fused {
     }
 
     /// This composition with its first argument made by `first` (`shift(patch, offset)` for a
-    /// set operation, the neighbours of a location for a colour count), where that fuses too.
+    /// set operation, `delta` or `outbox` of a patch for an intersection, the neighbours of a
+    /// location for a colour count), where that fuses too.
     pub fn with_first(self, first: PrimId) -> Option<Fused> {
         let parts = &*PARTS;
         match self.0 {
@@ -119,11 +130,22 @@ impl Fused {
                 op,
                 shifted: true,
             })),
+            Composition::SetOp {
+                op: SetOp::Intersection,
+                shifted: false,
+                ..
+            } if first == parts.delta || first == parts.outbox => Some(Fused(Composition::BoxPart {
+                part: first,
+                ring: first == parts.outbox,
+            })),
             Composition::ColorAt => {
                 let &(around, offsets) = parts.around.iter().find(|&&(id, _)| id == first)?;
                 Some(Fused(Composition::ColorAround { around, offsets }))
             }
-            Composition::SetOp { .. } | Composition::ColorAround { .. } | Composition::Pick { .. } => None,
+            Composition::SetOp { .. }
+            | Composition::ColorAround { .. }
+            | Composition::Pick { .. }
+            | Composition::BoxPart { .. } => None,
         }
     }
 
@@ -131,6 +153,7 @@ impl Fused {
     pub fn arity(self) -> usize {
         match self.0 {
             Composition::SetOp { shifted, .. } => 2 + usize::from(shifted),
+            Composition::BoxPart { .. } => 2,
             Composition::ColorAt | Composition::ColorAround { .. } => 3,
             Composition::Pick { .. } => 1,
         }
@@ -141,6 +164,10 @@ impl Fused {
         let counted = match self.0 {
             Composition::Pick { .. } => return self.with(Row(args)),
             Composition::SetOp { op, shifted, .. } => set_op_len(op, shifted, args),
+            Composition::BoxPart { ring, .. } => match args {
+                [patch, b] => box_part_len(ring, patch, b).map(Ok),
+                _ => None,
+            },
             Composition::ColorAt => match args {
                 [patch, grid, value] => color_at(patch, grid, value),
                 _ => None,
@@ -172,9 +199,10 @@ impl Fused {
                 (true, false) => work.run(move |a| picks(a, pick_twice::<true, false>)),
                 (true, true) => work.run(move |a| picks(a, pick_twice::<true, true>)),
             },
-            Composition::SetOp { .. } | Composition::ColorAt | Composition::ColorAround { .. } => {
-                work.run(move |a| self.run(a))
-            }
+            Composition::SetOp { .. }
+            | Composition::ColorAt
+            | Composition::ColorAround { .. }
+            | Composition::BoxPart { .. } => work.run(move |a| self.run(a)),
         }
     }
 
@@ -196,6 +224,10 @@ impl Fused {
                 imp(parts.size)(&[imp(inner)(&[moved, b.clone()])?])
             }
             (Composition::SetOp { inner, .. }, _) => imp(parts.size)(&[imp(inner)(args)?]),
+            (Composition::BoxPart { part, .. }, [patch, b]) => {
+                let around = imp(part)(std::slice::from_ref(patch))?;
+                imp(parts.size)(&[imp(parts.intersection)(&[around, b.clone()])?])
+            }
             (Composition::Pick { outer_last, inner_last }, _) => {
                 let pick = |last: bool| imp(if last { parts.last } else { parts.first });
                 pick(outer_last)(&[pick(inner_last)(args)?])
@@ -203,6 +235,11 @@ impl Fused {
             (Composition::ColorAt | Composition::ColorAround { .. }, _) => crate::bail!(
                 Type,
                 "colorcount(toobject(patch, grid), value) takes 3 arguments, not {}",
+                args.len()
+            ),
+            (Composition::BoxPart { .. }, _) => crate::bail!(
+                Type,
+                "size(intersection(part(patch), b)) takes 2 arguments, not {}",
                 args.len()
             ),
         }
@@ -281,6 +318,57 @@ fn set_op_len(op: SetOp, shifted: bool, args: &[Value]) -> Option<DslResult<usiz
         _ => return None,
     };
     containers::moved_op_len(op, a, offset, b).map(Ok)
+}
+
+/// `size(intersection(delta(patch), b))`, or with `outbox` (`ring`), counted in `b` without
+/// either set: `b`'s locations in the patch's box less those in the patch, or in the box
+/// grown by one less those in the box (the ring `outbox` draws is the grown box's border).
+/// `None` unless the patch is a non-empty index set or object and `b` an index set, and
+/// where the box (the ring's grown box) reaches the ends of `i32` or holds more members than
+/// a container may (the primitives then raise what they raise).
+fn box_part_len(ring: bool, patch: &Value, b_value: &Value) -> Option<usize> {
+    let Value::Indices(b) = b_value else {
+        return None;
+    };
+    let bounds = match patch {
+        Value::Indices(locs) => locs.iter().map(|l| (l.i, l.j)).fold(None, grow),
+        Value::Object(cells) => cells.iter().map(|c| (c.i, c.j)).fold(None, grow),
+        _ => None,
+    }?;
+    let (top, bottom, left, right) = bounds;
+    let inside = |x: i32| x > i32::MIN && x < i32::MAX;
+    if !(inside(top) && inside(bottom) && inside(left) && inside(right)) {
+        return None;
+    }
+    let area = (i128::from(bottom) - i128::from(top) + 3) * (i128::from(right) - i128::from(left) + 3);
+    grids::capped(area).ok()?;
+    let in_box = |(top, bottom, left, right): (i32, i32, i32, i32)| {
+        let from = b.partition_point(|l| l.i < top);
+        b[from..]
+            .iter()
+            .take_while(|l| l.i <= bottom)
+            .filter(|l| (left..=right).contains(&l.j))
+            .count()
+    };
+    if ring {
+        return Some(in_box((top - 1, bottom + 1, left - 1, right + 1)) - in_box(bounds));
+    }
+    let in_patch = match patch {
+        Value::Indices(_) => containers::moved_op_len(SetOp::Intersection, patch, (0, 0), b_value)?,
+        _ => {
+            let locs = Value::Indices(common::locs(patch).ok()?);
+            containers::moved_op_len(SetOp::Intersection, &locs, (0, 0), b_value)?
+        }
+    };
+    Some(in_box(bounds) - in_patch)
+}
+
+/// `bounds` (top, bottom, left, right) grown to hold the point `(i, j)`.
+fn grow(bounds: Option<(i32, i32, i32, i32)>, (i, j): (i32, i32)) -> Option<(i32, i32, i32, i32)> {
+    Some(match bounds {
+        None => (i, i, j, j),
+        Some((t, b, l, r)) => (t.min(i), b.max(i), l.min(j), r.max(j)),
+    })
 }
 
 /// `colorcount(toobject(patch, grid), value)` read from the grid: how many of the patch's
@@ -464,6 +552,76 @@ mod tests {
         assert_eq!(at.with_first(parts.shift), None);
     }
 
+    /// `size(intersection(delta(patch), b))` and with `outbox` give what the three primitives
+    /// give in turn, results and errors: index sets and objects (one with two colours at a
+    /// location, one with a hole), a patch filling its box, patches at the ends of `i32` and
+    /// spanning it (whose box no container holds), empty sets, tuples of pairs and values that
+    /// are no patch; `b` an index set, an object, empty or no set.
+    #[test]
+    fn a_part_of_a_box_counted_in_a_set_is_the_three_primitives_in_turn() {
+        let parts = &*PARTS;
+        let both = Fused::of(parts.size, parts.intersection).expect("fuses");
+        let cell = |color, i, j| Cell { color, i, j };
+        let patches = vec![
+            Value::indices(vec![loc(1, 1), loc(1, 3), loc(3, 2)]),
+            Value::indices(vec![loc(0, 0), loc(0, 1), loc(1, 0), loc(1, 1)]),
+            Value::indices(vec![loc(2, 2)]),
+            Value::object(vec![cell(1, 1, 1), cell(2, 1, 1), cell(3, 2, 4)]),
+            Value::object(vec![
+                cell(1, 0, 0),
+                cell(1, 0, 1),
+                cell(1, 0, 2),
+                cell(1, 1, 0),
+                cell(1, 1, 2),
+                cell(1, 2, 0),
+                cell(1, 2, 1),
+                cell(1, 2, 2),
+            ]),
+            Value::indices(vec![loc(i32::MAX, 0), loc(i32::MAX - 1, 1)]),
+            Value::indices(vec![loc(i32::MIN + 1, i32::MIN + 1)]),
+            Value::indices(vec![loc(i32::MIN, 0), loc(i32::MAX, 0)]),
+            Value::empty_set(),
+            Value::tuple(vec![Value::Pair(0, 0), Value::Pair(2, 2)]),
+            Value::Int(3),
+        ];
+        let others = vec![
+            Value::indices(
+                (-1..5)
+                    .flat_map(|i| (-1..6).map(move |j| loc(i, j)))
+                    .filter(|l| (l.i + l.j) % 3 != 0)
+                    .collect(),
+            ),
+            Value::indices(vec![
+                loc(0, 0),
+                loc(2, 2),
+                loc(i32::MAX, 1),
+                loc(i32::MIN + 1, i32::MIN + 2),
+            ]),
+            Value::object(vec![cell(1, 1, 2), cell(1, 2, 2)]),
+            Value::empty_set(),
+            Value::tuple(vec![Value::Pair(1, 2)]),
+        ];
+        for part in [parts.delta, parts.outbox] {
+            let counted = both.with_first(part).expect("fuses");
+            assert_eq!(counted.arity(), 2);
+            for patch in &patches {
+                for b in &others {
+                    let args = [patch.clone(), b.clone()];
+                    assert_same(counted.run(&args), counted.composed(&args), &args);
+                }
+            }
+        }
+        let ring = both.with_first(parts.outbox).expect("fuses");
+        let args = [patches[2].clone(), others[0].clone()];
+        let around =
+            "of the eight around (2, 2), all but (1, 2), (2, 1) and (3, 3), whose coordinates sum to a multiple of 3";
+        assert_eq!(ring.run(&args).unwrap(), Value::Int(5), "{around}");
+        assert_eq!(
+            Fused::of(parts.size, parts.difference).and_then(|f| f.with_first(parts.delta)),
+            None
+        );
+    }
+
     /// Each of the four projections of a projection gives what `first` and `last` give in
     /// turn, results and errors: pairs of locations and of cells read in place, and tuples,
     /// sets, grids, integers and empty tuples through the primitives.
@@ -580,6 +738,24 @@ mod tests {
             let at = Fused::of(PARTS.colorcount, PARTS.toobject).expect("fuses");
             let args = [patch, Value::grid(Grid::new(h, w, cells)), Value::Int(value)];
             proptest::prop_assert_eq!(at.run(&args).ok(), at.composed(&args).ok());
+        }
+    }
+
+    proptest::proptest! {
+        /// `b`'s locations in a patch's box less the patch, and on the ring around the box,
+        /// are the counts of the primitives' sets, for index sets and objects in a small box.
+        #[test]
+        fn a_part_of_a_box_counted_in_a_set_is_the_count_of_the_built_set(
+            patch in proptest::bool::ANY.prop_flat_map(points),
+            b in points(false),
+        ) {
+            let parts = &*PARTS;
+            let both = Fused::of(parts.size, parts.intersection).expect("fuses");
+            for part in [parts.delta, parts.outbox] {
+                let counted = both.with_first(part).expect("fuses");
+                let args = [patch.clone(), b.clone()];
+                proptest::prop_assert_eq!(counted.run(&args).ok(), counted.composed(&args).ok());
+            }
         }
     }
 

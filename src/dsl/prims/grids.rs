@@ -307,7 +307,7 @@ fn loc(i: i64, j: i64) -> DslResult<Loc> {
 }
 
 /// A count of members to build, checked against [`MAX_MEMBERS`] (negative counts build nothing).
-fn capped(n: i128) -> DslResult<usize> {
+pub(super) fn capped(n: i128) -> DslResult<usize> {
     match usize::try_from(n.max(0)) {
         Ok(n) if n <= MAX_MEMBERS => {
             memory::room_for(n * MEMBER_BYTES, || format!("a container of {n} members"))?;
