@@ -1375,9 +1375,9 @@ impl<'p> Builder<'p> {
     }
 
     /// Runs the compositions [`Fused`] knows (a count of a set operation or of a colour, the
-    /// first argument made by `shift` or the neighbours of a location or not, and two
-    /// projections in a row) as one [`Node::Fused`] each, where nothing else reads the values in
-    /// between. The fused node takes the place of the last call, and the calls it replaces
+    /// first argument made by `shift`, `delta`, `outbox` or the neighbours of a location or
+    /// not, a set operation's count compared with zero, and two projections in a row) as one
+    /// [`Node::Fused`] each, where nothing else reads the values in between. The fused node takes the place of the last call, and the calls it replaces
     /// become [`Node::Moved`]. This keeps each element's first error: the fused node
     /// raises what the first of its calls to fail would, and it only moves a call past nodes
     /// that cannot raise (the reference never calls anything between the calls fused).
@@ -1426,6 +1426,26 @@ impl<'p> Builder<'p> {
             args.extend_from_slice(rest);
             debug_assert_eq!(args.len(), op.arity());
             self.nodes[k] = Node::Fused { op, args };
+        }
+        // `matcher(size, ZERO)` of a fused count: the count tested, which may stop early.
+        for k in 0..self.nodes.len() {
+            let Node::Equals(value, target) = self.nodes[k] else {
+                continue;
+            };
+            let (Node::Fused { op, args }, Node::Const(Value::Int(0))) =
+                (&self.nodes[value as usize], &self.nodes[target as usize])
+            else {
+                continue;
+            };
+            let Some(tested) = op.tested_against_zero() else {
+                continue;
+            };
+            if readers[value as usize] != 1 || self.syms[value as usize].is_some() || !quiet(self, value, k) {
+                continue;
+            }
+            let args = args.clone();
+            self.nodes[value as usize] = Node::Moved;
+            self.nodes[k] = Node::Fused { op: tested, args };
         }
     }
 
@@ -2325,6 +2345,18 @@ mod tests {
         let bound = |f: &str, v: Value| Value::func(Func::Rbind(prim(f), v));
         let counted = Value::func(Func::Compose(prim("size"), bound("difference", cells.clone())));
         assert_eq!(fused(&Kernel::compile(&counted, 1)), (vec![2], 1));
+        // `matcher(size, ZERO)` of it: the count tested is the same one node.
+        let covered = Value::func(Func::Compose(
+            Value::func(Func::Matcher(prim("size"), Value::Int(0))),
+            bound("difference", cells.clone()),
+        ));
+        assert_eq!(fused(&Kernel::compile(&covered, 1)), (vec![2], 2));
+        let patches: Vec<Value> = (0..3)
+            .map(|k| diagonal([k, k + 1]))
+            .chain([Value::empty_set()])
+            .collect();
+        let (vectorised, scalar) = both_ways(&covered, &patches);
+        assert_eq!(vectorised.unwrap(), scalar.unwrap());
         // `size(difference(shift(x, (1, 0)), cells))`: one node for all three calls.
         let fits = Value::func(Func::Chain(
             prim("size"),

@@ -386,6 +386,45 @@ fn points_op_len<P: Point>(
     })
 }
 
+/// Whether `op(moved, b)` is empty, `moved` and `b` as for [`moved_op_len`]: for a difference,
+/// whether every moved member is in `b`; for an intersection, whether none is. Where `b` has
+/// a bitmap (see [`with_bitmap`]) the members are looked up until the first that decides,
+/// once every moved coordinate is known to stay inside `i32` (the count would give way to the
+/// primitives at any member that leaves it); else it is the count's. `None` where
+/// [`moved_op_len`] gives none.
+pub(super) fn moved_op_is_empty(op: SetOp, a: &Value, offset: (i64, i64), b: &Value) -> Option<bool> {
+    let early = match (a, b) {
+        (Value::Indices(x), Value::Indices(y)) => decided_early(op, x, offset, (b, y)),
+        (Value::Object(x), Value::Object(y)) => decided_early(op, x, offset, (b, y)),
+        _ => None,
+    };
+    early.or_else(|| moved_op_len(op, a, offset, b).map(|n| n == 0))
+}
+
+/// [`moved_op_is_empty`] by `b`'s bitmap, stopping at the first member that decides; `None`
+/// for a union, without a bitmap, or where a moved coordinate may leave `i32`.
+fn decided_early<P: Point>(op: SetOp, x: &[P], offset: (i64, i64), (b, y): (&Value, &[P])) -> Option<bool> {
+    let in_b_when_empty = match op {
+        SetOp::Difference => true,
+        SetOp::Intersection => false,
+        SetOp::Union => return None,
+    };
+    // Every coordinate, of either axis, lies between `lo` and `hi`.
+    let (lo, hi) = x.iter().fold((i32::MAX, i32::MIN), |(lo, hi), p| {
+        let [_, i, j] = p.coords();
+        (lo.min(i).min(j), hi.max(i).max(j))
+    });
+    let stays = |c: i32, d: i64| i64::from(c).checked_add(d).is_some_and(|m| i32::try_from(m).is_ok());
+    let inside = x.is_empty() || [lo, hi].iter().all(|&c| stays(c, offset.0) && stays(c, offset.1));
+    if !inside {
+        return None;
+    }
+    with_bitmap(b, y, |bitmap| {
+        x.iter()
+            .all(|&p| moved(p, offset).is_some_and(|p| bitmap.contains(p) == in_b_when_empty))
+    })
+}
+
 /// `op` on two frozensets: a merge of index sets or of objects when both sides are one, of
 /// their members in canonical order otherwise.
 pub(super) fn set_algebra(op: SetOp, a: &Value, b: &Value) -> Value {

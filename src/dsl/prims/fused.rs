@@ -34,9 +34,16 @@ pub struct Fused(Composition);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Composition {
     /// `size` of a set operation on two sets: the operation as the primitive and as what it
-    /// counts, and whether the arguments are `(patch, offset, b)` for
-    /// `size(op(shift(patch, offset), b))` rather than `(a, b)` for `size(op(a, b))`.
-    SetOp { inner: PrimId, op: SetOp, shifted: bool },
+    /// counts, whether the arguments are `(patch, offset, b)` for
+    /// `size(op(shift(patch, offset), b))` rather than `(a, b)` for `size(op(a, b))`, and
+    /// whether the size is `tested` against zero (`matcher(size, ZERO)` of the set: a boolean,
+    /// which the first member that decides it may give).
+    SetOp {
+        inner: PrimId,
+        op: SetOp,
+        shifted: bool,
+        tested: bool,
+    },
     /// `colorcount(toobject(patch, grid), value)`, on the arguments `(patch, grid, value)`.
     ColorAt,
     /// `colorcount(toobject(around(loc), grid), value)` for `around` one of `dneighbors`,
@@ -112,7 +119,27 @@ impl Fused {
             inner,
             op,
             shifted: false,
+            tested: false,
         }))
+    }
+
+    /// This composition's result compared with zero (`matcher(size, ZERO)` of it), where that
+    /// fuses too: a set operation's size.
+    pub fn tested_against_zero(self) -> Option<Fused> {
+        match self.0 {
+            Composition::SetOp {
+                inner,
+                op,
+                shifted,
+                tested: false,
+            } => Some(Fused(Composition::SetOp {
+                inner,
+                op,
+                shifted,
+                tested: true,
+            })),
+            _ => None,
+        }
     }
 
     /// This composition with its first argument made by `first` (`shift(patch, offset)` for a
@@ -125,14 +152,17 @@ impl Fused {
                 inner,
                 op,
                 shifted: false,
+                tested: false,
             } if first == parts.shift => Some(Fused(Composition::SetOp {
                 inner,
                 op,
                 shifted: true,
+                tested: false,
             })),
             Composition::SetOp {
                 op: SetOp::Intersection,
                 shifted: false,
+                tested: false,
                 ..
             } if first == parts.delta || first == parts.outbox => Some(Fused(Composition::BoxPart {
                 part: first,
@@ -163,6 +193,17 @@ impl Fused {
     pub fn run(self, args: &[Value]) -> DslResult<Value> {
         let counted = match self.0 {
             Composition::Pick { .. } => return self.with(Row(args)),
+            Composition::SetOp {
+                op,
+                shifted,
+                tested: true,
+                ..
+            } => {
+                return match set_op_is_empty(op, shifted, args) {
+                    Some(empty) => Ok(Value::Bool(empty)),
+                    None => self.composed(args),
+                }
+            }
             Composition::SetOp { op, shifted, .. } => set_op_len(op, shifted, args),
             Composition::BoxPart { ring, .. } => match args {
                 [patch, b] => box_part_len(ring, patch, b).map(Ok),
@@ -218,6 +259,23 @@ impl Fused {
             (Composition::ColorAround { around, .. }, [loc, grid, value]) => {
                 let object = imp(parts.toobject)(&[imp(around)(std::slice::from_ref(loc))?, grid.clone()])?;
                 imp(parts.colorcount)(&[object, value.clone()])
+            }
+            (
+                Composition::SetOp {
+                    inner,
+                    op,
+                    shifted,
+                    tested: true,
+                },
+                _,
+            ) => {
+                let size = Fused(Composition::SetOp {
+                    inner,
+                    op,
+                    shifted,
+                    tested: false,
+                });
+                Ok(Value::Bool(size.composed(args)? == Value::Int(0)))
             }
             (Composition::SetOp { inner, .. }, [patch, offset, b]) => {
                 let moved = imp(parts.shift)(&[patch.clone(), offset.clone()])?;
@@ -320,6 +378,17 @@ fn set_op_len(op: SetOp, shifted: bool, args: &[Value]) -> Option<DslResult<usiz
     containers::moved_op_len(op, a, offset, b).map(Ok)
 }
 
+/// `size(op(a, b)) == 0` (with `a` shifted, as for [`set_op_len`]) without the sets, where
+/// they are index sets or objects.
+fn set_op_is_empty(op: SetOp, shifted: bool, args: &[Value]) -> Option<bool> {
+    let (a, offset, b) = match args {
+        [patch, Value::Pair(di, dj), b] if shifted => (patch, (*di, *dj), b),
+        [a, b] if !shifted => (a, (0, 0), b),
+        _ => return None,
+    };
+    containers::moved_op_is_empty(op, a, offset, b)
+}
+
 /// `size(intersection(delta(patch), b))`, or with `outbox` (`ring`), counted in `b` without
 /// either set: `b`'s locations in the patch's box less those in the patch, or in the box
 /// grown by one less those in the box (the ring `outbox` draws is the grown box's border).
@@ -396,7 +465,7 @@ mod tests {
 
     /// Every fused composition gives what its primitives give one after the other, results and
     /// errors, on sets of every kind it meets (and values it rejects), shifted by offsets that
-    /// keep or leave the coordinates' range.
+    /// keep or leave the coordinates' range, counted or tested against zero.
     #[test]
     fn each_fused_composition_is_its_primitives_in_turn() {
         let sets = vec![
@@ -426,15 +495,20 @@ mod tests {
         for inner in [parts.difference, parts.intersection] {
             let plain = Fused::of(parts.size, inner).expect("size of a set operation fuses");
             let shifted = plain.with_first(parts.shift).expect("a shifted first argument fuses");
+            let tested = |f: Fused| f.tested_against_zero().expect("a count compared with zero fuses");
+            let (plain_zero, shifted_zero) = (tested(plain), tested(shifted));
+            assert_eq!(plain_zero.tested_against_zero(), None);
             for a in &sets {
                 for b in &sets {
                     // Twice: the second time, `b` has been met before and may have a bitmap.
                     for _ in 0..2 {
                         let args = [a.clone(), b.clone()];
                         assert_same(plain.run(&args), plain.composed(&args), &args);
+                        assert_same(plain_zero.run(&args), plain_zero.composed(&args), &args);
                         for offset in &offsets {
                             let args = [a.clone(), offset.clone(), b.clone()];
                             assert_same(shifted.run(&args), shifted.composed(&args), &args);
+                            assert_same(shifted_zero.run(&args), shifted_zero.composed(&args), &args);
                             compared += 1;
                         }
                     }
@@ -708,14 +782,18 @@ mod tests {
             for inner in [parts.difference, parts.intersection] {
                 let plain = Fused::of(parts.size, inner).expect("fuses");
                 let shifted = plain.with_first(parts.shift).expect("fuses");
+                let tested = |f: Fused| f.tested_against_zero().expect("fuses");
+                let (plain_zero, shifted_zero) = (tested(plain), tested(shifted));
                 for other in &others {
                     for (a, b) in [(&fixed, other), (other, &fixed)] {
                         for _ in 0..3 {
                             let args = [a.clone(), b.clone()];
                             proptest::prop_assert_eq!(plain.run(&args).ok(), plain.composed(&args).ok());
+                            proptest::prop_assert_eq!(plain_zero.run(&args).ok(), plain_zero.composed(&args).ok());
                             for &(di, dj) in &offsets {
                                 let args = [a.clone(), Value::Pair(di, dj), b.clone()];
                                 proptest::prop_assert_eq!(shifted.run(&args).ok(), shifted.composed(&args).ok());
+                                proptest::prop_assert_eq!(shifted_zero.run(&args).ok(), shifted_zero.composed(&args).ok());
                             }
                         }
                     }
