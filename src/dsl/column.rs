@@ -1377,8 +1377,9 @@ impl<'p> Builder<'p> {
     /// Runs the compositions [`Fused`] knows (a count of a set operation or of a colour, the
     /// first argument made by `shift`, `delta`, `outbox` or the neighbours of a location or
     /// not, a set operation's count compared with zero, and two projections in a row) as one
-    /// [`Node::Fused`] each, where nothing else reads the values in between. The fused node takes the place of the last call, and the calls it replaces
-    /// become [`Node::Moved`]. This keeps each element's first error: the fused node
+    /// [`Node::Fused`] each, where nothing else reads the values in between. The fused node
+    /// takes the place of the last call, and the calls it replaces become [`Node::Moved`]. This
+    /// keeps each element's first error: the fused node
     /// raises what the first of its calls to fail would, and it only moves a call past nodes
     /// that cannot raise (the reference never calls anything between the calls fused).
     fn fuse(&mut self, outs: &[NodeId]) {

@@ -400,17 +400,19 @@ fn box_part_len(ring: bool, patch: &Value, b_value: &Value) -> Option<usize> {
         return None;
     };
     let bounds = match patch {
-        Value::Indices(locs) => locs.iter().map(|l| (l.i, l.j)).fold(None, grow),
-        Value::Object(cells) => cells.iter().map(|c| (c.i, c.j)).fold(None, grow),
+        Value::Indices(locs) => grids::Bounds::of_locs(locs),
+        Value::Object(cells) => grids::Bounds::of_cells(cells),
         _ => None,
     }?;
-    let (top, bottom, left, right) = bounds;
-    let inside = |x: i32| x > i32::MIN && x < i32::MAX;
-    if !(inside(top) && inside(bottom) && inside(left) && inside(right)) {
-        return None;
-    }
-    let area = (i128::from(bottom) - i128::from(top) + 3) * (i128::from(right) - i128::from(left) + 3);
-    grids::capped(area).ok()?;
+    // Inside `i32` with a row and a column to spare, so that the ring's locations are too.
+    let inside = |x: i64| i32::try_from(x).ok().filter(|&x| x > i32::MIN && x < i32::MAX);
+    let (top, bottom, left, right) = (
+        inside(bounds.top)?,
+        inside(bounds.bottom)?,
+        inside(bounds.left)?,
+        inside(bounds.right)?,
+    );
+    grids::capped(i128::from(bounds.height() + 2) * i128::from(bounds.width() + 2)).ok()?;
     let in_box = |(top, bottom, left, right): (i32, i32, i32, i32)| {
         let from = b.partition_point(|l| l.i < top);
         b[from..]
@@ -419,8 +421,9 @@ fn box_part_len(ring: bool, patch: &Value, b_value: &Value) -> Option<usize> {
             .filter(|l| (left..=right).contains(&l.j))
             .count()
     };
+    let inner = (top, bottom, left, right);
     if ring {
-        return Some(in_box((top - 1, bottom + 1, left - 1, right + 1)) - in_box(bounds));
+        return Some(in_box((top - 1, bottom + 1, left - 1, right + 1)) - in_box(inner));
     }
     let in_patch = match patch {
         Value::Indices(_) => containers::moved_op_len(SetOp::Intersection, patch, (0, 0), b_value)?,
@@ -429,15 +432,7 @@ fn box_part_len(ring: bool, patch: &Value, b_value: &Value) -> Option<usize> {
             containers::moved_op_len(SetOp::Intersection, &locs, (0, 0), b_value)?
         }
     };
-    Some(in_box(bounds) - in_patch)
-}
-
-/// `bounds` (top, bottom, left, right) grown to hold the point `(i, j)`.
-fn grow(bounds: Option<(i32, i32, i32, i32)>, (i, j): (i32, i32)) -> Option<(i32, i32, i32, i32)> {
-    Some(match bounds {
-        None => (i, i, j, j),
-        Some((t, b, l, r)) => (t.min(i), b.max(i), l.min(j), r.max(j)),
-    })
+    Some(in_box(inner) - in_patch)
 }
 
 /// `colorcount(toobject(patch, grid), value)` read from the grid: how many of the patch's
