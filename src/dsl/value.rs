@@ -836,7 +836,7 @@ impl Value {
     }
 
     /// This value as a location, only if it is exactly a pair of integers that fit.
-    fn as_loc_exact(&self) -> Option<Loc> {
+    pub(crate) fn as_loc_exact(&self) -> Option<Loc> {
         match self {
             Value::Pair(a, b) => Some(Loc {
                 i: i32::try_from(*a).ok()?,
@@ -847,7 +847,7 @@ impl Value {
     }
 
     /// This value as a cell, only if it is exactly `(int, (int, int))`.
-    fn as_cell_exact(&self) -> Option<Cell> {
+    pub(crate) fn as_cell_exact(&self) -> Option<Cell> {
         match self {
             Value::Cell(c) => Some(*c),
             Value::Tuple(items) if items.len() == 2 => {

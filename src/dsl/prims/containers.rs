@@ -1087,10 +1087,39 @@ fn insert(a: &[Value]) -> DslResult<Value> {
     if !c.is_set() {
         crate::bail!(Attribute, "'{}' object has no attribute 'union'", c.type_name());
     }
+    match c {
+        Value::Indices(locs) => {
+            if let Some(l) = value.as_loc_exact() {
+                return Ok(Value::Indices(with_member(locs, l)));
+            }
+        }
+        Value::Object(cells) => {
+            if let Some(cell) = value.as_cell_exact() {
+                return Ok(Value::Object(with_member(cells, cell)));
+            }
+        }
+        _ => {}
+    }
     if set_find(c, value).is_some() {
         return Ok(c.clone());
     }
     Ok(set_algebra(SetOp::Union, c, &Value::set(vec![value.clone()])))
+}
+
+/// A sorted set of points with `x` added in its place: the set itself when it holds `x`
+/// already, else one copy (what `insert` of a location into an index set, or of a cell into an
+/// object, makes without a singleton set to merge).
+fn with_member<T: Ord + Copy>(set: &Arc<Vec<T>>, x: T) -> Arc<Vec<T>> {
+    match set.binary_search(&x) {
+        Ok(_) => set.clone(),
+        Err(at) => {
+            let mut out = Vec::with_capacity(set.len() + 1);
+            out.extend_from_slice(&set[..at]);
+            out.push(x);
+            out.extend_from_slice(&set[at..]);
+            Arc::new(out)
+        }
+    }
 }
 
 fn remove(a: &[Value]) -> DslResult<Value> {
@@ -1365,6 +1394,36 @@ mod tests {
                 let sorted = commonest_by_sorting(members_of(&tuple).unwrap(), most);
                 proptest::prop_assert_eq!(commonest(&tuple, most).ok(), sorted.ok());
             }
+        }
+
+        /// `insert` of a location into an index set, or of a cell (held as a cell or as a
+        /// tuple) into an object, is the union with the singleton set, as the reference
+        /// builds it: members already present, at either end, into empty sets, and values of
+        /// other shapes (a location into an object, coordinates beyond `i32`).
+        #[test]
+        fn inserting_a_point_is_the_union_with_its_singleton(
+            members in proptest::collection::btree_set((0..3i32, -2..4i32, -2..4i32), 0..12),
+            point in (0..3i64, -3..5i64, -3..5i64),
+            shape in 0..5usize,
+            cells in proptest::bool::ANY,
+        ) {
+            let set = if cells {
+                Value::object(members.iter().map(|&(color, i, j)| Cell { color, i, j }).collect())
+            } else {
+                Value::indices(members.iter().map(|&(_, i, j)| Loc { i, j }).collect())
+            };
+            let (color, i, j) = point;
+            let value = match shape {
+                0 => Value::Pair(i, j),
+                1 => Value::Pair(i64::from(i32::MAX) + i, j),
+                2 => Value::cell(Cell { color: color as i32, i: i as i32, j: j as i32 }),
+                3 => Value::tuple(vec![Value::Int(color), Value::Pair(i, j)]),
+                _ => Value::Int(i),
+            };
+            let union = set_algebra(SetOp::Union, &set, &Value::set(vec![value.clone()]));
+            let got = insert(&[value, set]).expect("a set");
+            proptest::prop_assert_eq!(&got, &union);
+            proptest::prop_assert_eq!(std::mem::discriminant(&got), std::mem::discriminant(&union));
         }
 
         /// `merge` of objects and of index sets, as `mapply` over a set does it without the set
