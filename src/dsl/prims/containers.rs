@@ -814,6 +814,9 @@ fn filtered(container: &Value, members: &[Value], tests: &mut Mapped) -> DslResu
 
 /// `remove(value, container)`.
 fn remove_value(value: &Value, c: &Value) -> DslResult<Value> {
+    if let Some(edited) = point_edited(c, value, false) {
+        return Ok(edited);
+    }
     if c.is_set() {
         return Ok(match set_find(c, value) {
             None => c.clone(),
@@ -1087,18 +1090,8 @@ fn insert(a: &[Value]) -> DslResult<Value> {
     if !c.is_set() {
         crate::bail!(Attribute, "'{}' object has no attribute 'union'", c.type_name());
     }
-    match c {
-        Value::Indices(locs) => {
-            if let Some(l) = value.as_loc_exact() {
-                return Ok(Value::Indices(with_member(locs, l)));
-            }
-        }
-        Value::Object(cells) => {
-            if let Some(cell) = value.as_cell_exact() {
-                return Ok(Value::Object(with_member(cells, cell)));
-            }
-        }
-        _ => {}
+    if let Some(edited) = point_edited(c, value, true) {
+        return Ok(edited);
     }
     if set_find(c, value).is_some() {
         return Ok(c.clone());
@@ -1106,20 +1099,35 @@ fn insert(a: &[Value]) -> DslResult<Value> {
     Ok(set_algebra(SetOp::Union, c, &Value::set(vec![value.clone()])))
 }
 
-/// A sorted set of points with `x` added in its place: the set itself when it holds `x`
-/// already, else one copy (what `insert` of a location into an index set, or of a cell into an
-/// object, makes without a singleton set to merge).
-fn with_member<T: Ord + Copy>(set: &Arc<Vec<T>>, x: T) -> Arc<Vec<T>> {
-    match set.binary_search(&x) {
-        Ok(_) => set.clone(),
-        Err(at) => {
-            let mut out = Vec::with_capacity(set.len() + 1);
-            out.extend_from_slice(&set[..at]);
-            out.push(x);
-            out.extend_from_slice(&set[at..]);
-            Arc::new(out)
-        }
+/// `insert` (`adding`) or `remove` of a location in an index set, or of a cell in an object,
+/// without a singleton set to merge with or take away; `None` for any other set or value.
+fn point_edited(c: &Value, value: &Value, adding: bool) -> Option<Value> {
+    match c {
+        Value::Indices(locs) => Some(Value::Indices(edited(locs, value.as_loc_exact()?, adding))),
+        Value::Object(cells) => Some(Value::Object(edited(cells, value.as_cell_exact()?, adding))),
+        _ => None,
     }
+}
+
+/// A sorted set of points with `x` added in its place (`adding`) or taken out: the set itself
+/// where that changes nothing, else one copy.
+fn edited<T: Ord + Copy>(set: &Arc<Vec<T>>, x: T, adding: bool) -> Arc<Vec<T>> {
+    let (at, present) = match set.binary_search(&x) {
+        Ok(at) => (at, true),
+        Err(at) => (at, false),
+    };
+    if present == adding {
+        return set.clone();
+    }
+    let mut out = Vec::with_capacity(if adding { set.len() + 1 } else { set.len() - 1 });
+    out.extend_from_slice(&set[..at]);
+    if adding {
+        out.push(x);
+        out.extend_from_slice(&set[at..]);
+    } else {
+        out.extend_from_slice(&set[at + 1..]);
+    }
+    Arc::new(out)
 }
 
 fn remove(a: &[Value]) -> DslResult<Value> {
@@ -1397,11 +1405,12 @@ mod tests {
         }
 
         /// `insert` of a location into an index set, or of a cell (held as a cell or as a
-        /// tuple) into an object, is the union with the singleton set, as the reference
-        /// builds it: members already present, at either end, into empty sets, and values of
-        /// other shapes (a location into an object, coordinates beyond `i32`).
+        /// tuple) into an object, is the union with the singleton set, and `remove` the
+        /// difference, as the reference builds them: members present or not, at either end,
+        /// empty sets, and values of other shapes (a location into an object, coordinates
+        /// beyond `i32`).
         #[test]
-        fn inserting_a_point_is_the_union_with_its_singleton(
+        fn inserting_or_removing_a_point_is_the_union_or_difference_with_its_singleton(
             members in proptest::collection::btree_set((0..3i32, -2..4i32, -2..4i32), 0..12),
             point in (0..3i64, -3..5i64, -3..5i64),
             shape in 0..5usize,
@@ -1420,10 +1429,18 @@ mod tests {
                 3 => Value::tuple(vec![Value::Int(color), Value::Pair(i, j)]),
                 _ => Value::Int(i),
             };
-            let union = set_algebra(SetOp::Union, &set, &Value::set(vec![value.clone()]));
-            let got = insert(&[value, set]).expect("a set");
+            let singleton = Value::set(vec![value.clone()]);
+            let union = set_algebra(SetOp::Union, &set, &singleton);
+            let got = insert(&[value.clone(), set.clone()]).expect("a set");
             proptest::prop_assert_eq!(&got, &union);
             proptest::prop_assert_eq!(std::mem::discriminant(&got), std::mem::discriminant(&union));
+            let difference = match set_find(&set, &value) {
+                None => set.clone(),
+                Some(_) => set_algebra(SetOp::Difference, &set, &singleton),
+            };
+            let got = remove(&[value, set]).expect("a set");
+            proptest::prop_assert_eq!(&got, &difference);
+            proptest::prop_assert_eq!(std::mem::discriminant(&got), std::mem::discriminant(&difference));
         }
 
         /// `merge` of objects and of index sets, as `mapply` over a set does it without the set
