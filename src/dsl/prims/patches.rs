@@ -702,32 +702,36 @@ fn shifted(p: &Value, di: i64, dj: i64) -> DslResult<Value> {
 /// The locations or cells of a non-empty patch moved by `(di, dj)` in one pass, each sum
 /// checked as it is made; `None` for any other patch, or when a sum leaves the coordinates.
 fn translated(patch: &Patch, di: i32, dj: i32) -> Option<Value> {
-    let mut overflow = false;
-    let mut moved = |i: i32, j: i32| {
-        let ((i, over_i), (j, over_j)) = (i.overflowing_add(di), j.overflowing_add(dj));
-        overflow |= over_i | over_j;
-        (i, j)
+    // A sum `r = x + d` wrapped past the end of `i32` exactly where `x` and `d` share a sign
+    // that `r` lacks: the sign bit of `(x ^ r) & (d ^ r)`. Gathered over every sum without a
+    // flag per sum, those bits let the compiler run the locations' loop on vectors.
+    let mut wrapped = 0i32;
+    let mut add = |x: i32, d: i32| {
+        let r = x.wrapping_add(d);
+        wrapped |= (x ^ r) & (d ^ r);
+        r
     };
     let value = match patch {
         Patch::Locs(l) if !l.is_empty() => Value::Indices(Arc::new(
             l.iter()
-                .map(|l| {
-                    let (i, j) = moved(l.i, l.j);
-                    Loc { i, j }
+                .map(|l| Loc {
+                    i: add(l.i, di),
+                    j: add(l.j, dj),
                 })
                 .collect(),
         )),
         Patch::Cells(c) if !c.is_empty() => Value::Object(Arc::new(
             c.iter()
-                .map(|c| {
-                    let (i, j) = moved(c.i, c.j);
-                    Cell { color: c.color, i, j }
+                .map(|c| Cell {
+                    color: c.color,
+                    i: add(c.i, di),
+                    j: add(c.j, dj),
                 })
                 .collect(),
         )),
         _ => return None,
     };
-    (!overflow).then_some(value)
+    (wrapped >= 0).then_some(value)
 }
 
 /// Whether a patch is empty (`len(patch) == 0`); an error for values without a length.
