@@ -699,8 +699,8 @@ fn shifted(p: &Value, di: i64, dj: i64) -> DslResult<Value> {
     }
 }
 
-/// The locations or cells of a non-empty patch moved by `(di, dj)` in one pass, each sum
-/// checked as it is made; `None` for any other patch, or when a sum leaves the coordinates.
+/// The locations or cells of a non-empty patch moved by `(di, dj)` in one pass, the sums
+/// checked together after it; `None` for any other patch, or when a sum leaves the coordinates.
 fn translated(patch: &Patch, di: i32, dj: i32) -> Option<Value> {
     // A sum `r = x + d` wrapped past the end of `i32` exactly where `x` and `d` share a sign
     // that `r` lacks: the sign bit of `(x ^ r) & (d ^ r)`. Gathered over every sum without a
