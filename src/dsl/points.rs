@@ -266,19 +266,29 @@ impl BoxBitmap {
         )
     }
 
-    /// Appends the points, in their order (the box's cells are numbered in it).
+    /// Appends the points, in their order (the box's cells are numbered in it). The bits come
+    /// in ascending order, so the line (colour and row) of each is found by stepping on from
+    /// the line of the one before, not by dividing its number by the box's sides.
     fn push_points<P: Point>(&self, out: &mut Vec<P>) {
         let [_, rows, cols] = self.span;
+        // The line the last point lay on: its first cell's number, its colour and row.
+        let (mut line_start, mut plane, mut row) = (0u64, 0u64, 0u64);
         for (w, &word) in self.words.iter().enumerate() {
             let mut bits = word;
             while bits != 0 {
                 let k = w as u64 * 64 + u64::from(bits.trailing_zeros());
                 bits &= bits - 1;
-                let (plane, rest) = (k / (rows * cols), k % (rows * cols));
+                while k >= line_start + cols {
+                    line_start += cols;
+                    row += 1;
+                    if row == rows {
+                        (row, plane) = (0, plane + 1);
+                    }
+                }
                 out.push(P::from_coords([
                     self.lo[0] + plane as i32,
-                    self.lo[1] + (rest / cols) as i32,
-                    self.lo[2] + (rest % cols) as i32,
+                    self.lo[1] + row as i32,
+                    self.lo[2] + (k - line_start) as i32,
                 ]));
             }
         }
@@ -355,12 +365,14 @@ mod tests {
             prop_assert_eq!(v, want);
         }
 
+        /// As for locations, with several colours: boxes up to 64 columns wide and wider.
         #[test]
         fn cells_as_sort_dedup(
-            points in prop::collection::vec((-2i32..12, -5i32..35, -5i32..35), 0..400),
+            points in prop::collection::vec((-2i32..12, -5i32..35, -40i32..40), 0..400),
+            width in 1i32..90,
             far in prop::option::of((i32::MIN..i32::MAX, i32::MIN..i32::MAX, i32::MIN..i32::MAX)),
         ) {
-            let mut v: Vec<Cell> = points.into_iter().map(cell).collect();
+            let mut v: Vec<Cell> = points.into_iter().map(|(c, i, j)| cell((c, i, j.rem_euclid(width) - width / 2))).collect();
             v.extend(far.map(cell));
             let want = reference(v.clone());
             sort_dedup(&mut v);
