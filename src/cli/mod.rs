@@ -401,15 +401,22 @@ impl RunFlags {
 /// (`main` prints the whole chain).
 pub type Failure = Box<dyn std::error::Error + Send + Sync>;
 
-/// Sizes the global rayon pool: `--threads`, else `ARCBATCH_THREADS`, else all cores.
+/// Starts the global rayon pool: `--threads` workers, else `ARCBATCH_THREADS`, else one per
+/// core. Its workers keep recently freed blocks for reuse, and hand them back as they end
+/// ([`crate::allocator`]).
 fn init_threads(threads: Option<usize>) -> Result<(), Failure> {
     let from_env = std::env::var("ARCBATCH_THREADS").ok().and_then(|s| s.parse().ok());
-    let Some(n) = threads.or(from_env) else { return Ok(()) };
+    let n = threads.or(from_env).unwrap_or(0);
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .thread_name(|k| format!("arcbatch-{k}"))
+        .start_handler(|_| crate::allocator::keep_freed_blocks_on_this_thread())
+        .exit_handler(|_| crate::allocator::release_this_threads_blocks())
         .build_global()
-        .map_err(|e| format!("cannot start {n} threads: {e}").into())
+        .map_err(|e| match n {
+            0 => format!("cannot start the thread pool: {e}").into(),
+            n => format!("cannot start {n} threads: {e}").into(),
+        })
 }
 
 /// Runs a parsed command line; `Err` is a usage or input error (exit status 2).

@@ -1,0 +1,271 @@
+//! The command line's allocator below the counting layer ([`arcbatch::dsl::memory`]):
+//! mimalloc through its plain entry points ([`WordAligned`]), with a small per-thread stack of
+//! recently freed blocks in front of it ([`Recent`]).
+//!
+//! Values are small and short-lived: a step builds a tuple or a set, the next reads it, and it
+//! is freed a few microseconds later. mimalloc hands out blocks from a page's free list and
+//! puts freed ones on another list that it reads only when the first runs dry, so the block
+//! a `malloc` returns was usually freed long before and is no longer in the cache: most of
+//! mimalloc's own time in `arcbatch run` was one load, of that block's link, waiting on memory
+//! (docs/performance.md). A freed block of up to 64 KiB is kept instead on a stack of its size
+//! class, and the next request of that class takes the block freed last, which is still in
+//! the cache, without reading it.
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::cell::UnsafeCell;
+
+/// mimalloc, through its plain entry points for what asks no more than a word's alignment
+/// (all but a few of the program's allocations), with [`Recent`] in front of them. The
+/// `mimalloc` crate calls `mi_malloc_aligned` for every allocation, which checks the
+/// alignment of the block it finds and takes a slower path for blocks over 1 KB: 3 % of the
+/// instructions of `run` on the training tasks where CPython takes 0.3 to 2 ms (callgrind,
+/// 2026-11-28).
+pub struct WordAligned;
+
+const WORD: usize = std::mem::size_of::<usize>();
+
+extern "C" {
+    fn mi_malloc(size: usize) -> *mut libc::c_void;
+    fn mi_zalloc(size: usize) -> *mut libc::c_void;
+    fn mi_realloc(p: *mut libc::c_void, size: usize) -> *mut libc::c_void;
+    fn mi_free(p: *mut libc::c_void);
+    fn mi_option_set(option: libc::c_int, value: libc::c_long);
+}
+
+/// Size classes of [`Recent`], those of mimalloc's own bins: up to [`SMALL_UP_TO`] bytes,
+/// every multiple of [`GRAIN`]; above it, four per doubling (80, 96, 112, 128, 160, ...
+/// bytes) up to [`KEPT_UP_TO`]. A request is served from the smallest class that holds it, and
+/// mimalloc is asked for that class's size, which it rounds to the same bin: a kept block
+/// costs no memory that mimalloc would not have used.
+const GRAIN: usize = 8;
+const SMALL_UP_TO: usize = 64;
+const SMALL_CLASSES: usize = SMALL_UP_TO / GRAIN;
+const KEPT_UP_TO: usize = 64 << 10;
+/// Four classes per doubling from `SMALL_UP_TO` to `KEPT_UP_TO`.
+const CLASSES: usize = SMALL_CLASSES + 4 * (KEPT_UP_TO.trailing_zeros() - SMALL_UP_TO.trailing_zeros()) as usize;
+/// Blocks kept per class at most: of a class of up to 1 KiB, and of a larger one. A thread
+/// keeps at most 0.42 MB of the first and 1.68 MB of the second.
+const PER_SMALL_CLASS: u8 = 64;
+const PER_LARGE_CLASS: u8 = 4;
+const LARGE_CLASS_ABOVE: usize = 1 << 10;
+const PER_CLASS_ROOM: usize = PER_SMALL_CLASS as usize;
+
+/// The class of a request of `size` bytes (1 to [`KEPT_UP_TO`]).
+#[inline]
+fn class(size: usize) -> usize {
+    if size <= SMALL_UP_TO {
+        return (size - 1) / GRAIN;
+    }
+    // `size - 1` in [2^e, 2^(e+1)): its next two bits after the leading one pick the quarter.
+    let e = (usize::BITS - 1 - (size - 1).leading_zeros()) as usize;
+    let quarter = ((size - 1) >> (e - 2)) & 3;
+    SMALL_CLASSES + 4 * (e - SMALL_UP_TO.trailing_zeros() as usize) + quarter
+}
+
+/// The size of the blocks of `class`: the largest request it serves.
+#[inline]
+fn class_size(class: usize) -> usize {
+    if class < SMALL_CLASSES {
+        return (class + 1) * GRAIN;
+    }
+    let (doubling, quarter) = ((class - SMALL_CLASSES) / 4, (class - SMALL_CLASSES) % 4);
+    (5 + quarter) << (SMALL_UP_TO.trailing_zeros() as usize + doubling - 2)
+}
+
+/// The size mimalloc is asked for: sizes up to [`KEPT_UP_TO`] rounded up to their class, so
+/// that every block freed with such a layout has room for any request of its class. (A block
+/// is freed with the layout it was last allocated or reallocated with.)
+#[inline]
+fn asked(size: usize) -> usize {
+    match size {
+        1..=KEPT_UP_TO => class_size(class(size)),
+        _ => size,
+    }
+}
+
+/// One thread's recently freed blocks, a stack per size class.
+struct Recent {
+    /// Whether this thread keeps freed blocks (see [`keep_freed_blocks_on_this_thread`]).
+    on: bool,
+    len: [u8; CLASSES],
+    blocks: [[*mut u8; PER_CLASS_ROOM]; CLASSES],
+}
+
+thread_local! {
+    // Constant-initialised and without a destructor: reading it never allocates, as an
+    // allocator must not. A thread that keeps blocks hands them back before it ends
+    // ([`release_this_threads_blocks`]); others never keep any.
+    static RECENT: UnsafeCell<Recent> = const {
+        UnsafeCell::new(Recent {
+            on: false,
+            len: [0; CLASSES],
+            blocks: [[std::ptr::null_mut(); PER_CLASS_ROOM]; CLASSES],
+        })
+    };
+}
+
+impl Recent {
+    /// The block freed last in `class`, if one is kept.
+    #[inline]
+    fn take(&mut self, class: usize) -> Option<*mut u8> {
+        let n = self.len[class];
+        if n == 0 {
+            return None;
+        }
+        self.len[class] = n - 1;
+        Some(self.blocks[class][n as usize - 1])
+    }
+
+    /// Keeps `block` of `class`; false where this thread keeps none or the class is full.
+    #[inline]
+    fn keep(&mut self, class: usize, block: *mut u8) -> bool {
+        let n = self.len[class];
+        let room = match class_size(class) <= LARGE_CLASS_ABOVE {
+            true => PER_SMALL_CLASS,
+            false => PER_LARGE_CLASS,
+        };
+        if !self.on || n == room {
+            return false;
+        }
+        self.blocks[class][n as usize] = block;
+        self.len[class] = n + 1;
+        true
+    }
+}
+
+/// Runs `f` on this thread's [`Recent`].
+#[inline]
+fn with_recent<R>(f: impl FnOnce(&mut Recent) -> R) -> R {
+    // SAFETY: the cell is this thread's own, and no reference to it outlives `f`, which calls
+    // nothing that allocates (so nothing re-enters it).
+    RECENT.with(|r| f(unsafe { &mut *r.get() }))
+}
+
+/// Lets this thread keep the blocks it frees (see the module's doc). Only for threads that
+/// call [`release_this_threads_blocks`] before they end (the pool's workers, through its
+/// exit handler) or that end with the process (the main thread): a thread that ended with
+/// blocks kept would leave them allocated for good.
+pub fn keep_freed_blocks_on_this_thread() {
+    with_recent(|r| r.on = true);
+}
+
+/// Hands this thread's kept blocks back to mimalloc and keeps no more.
+pub fn release_this_threads_blocks() {
+    with_recent(|r| r.on = false);
+    for class in 0..CLASSES {
+        while let Some(block) = with_recent(|r| r.take(class)) {
+            // SAFETY: a kept block came from mimalloc and is not in use.
+            unsafe { mi_free(block.cast()) };
+        }
+    }
+}
+
+// SAFETY: every block mimalloc hands out is word-aligned (a page's first block is 16-byte
+// aligned, and blocks are whole numbers of words), so its plain entry points serve any layout
+// aligned to a word or less; the rest goes to its aligned ones, through the crate. Both kinds
+// are freed by `mi_free`. A kept block is one freed with a layout of its class, so it has room
+// for any request of that class (see `asked`), and it is handed out once: taken off the stack.
+unsafe impl GlobalAlloc for WordAligned {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let size = layout.size();
+        if layout.align() > WORD {
+            return mimalloc::MiMalloc.alloc(layout);
+        }
+        if (1..=KEPT_UP_TO).contains(&size) {
+            if let Some(block) = with_recent(|r| r.take(class(size))) {
+                return block;
+            }
+        }
+        mi_malloc(asked(size)).cast()
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        match layout.align() <= WORD {
+            true => mi_zalloc(asked(layout.size())).cast(),
+            false => mimalloc::MiMalloc.alloc_zeroed(layout),
+        }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        let size = layout.size();
+        if layout.align() <= WORD && (1..=KEPT_UP_TO).contains(&size) && with_recent(|r| r.keep(class(size), ptr)) {
+            return;
+        }
+        mimalloc::MiMalloc.dealloc(ptr, layout)
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        match layout.align() <= WORD {
+            true => mi_realloc(ptr.cast(), asked(new_size)).cast(),
+            false => mimalloc::MiMalloc.realloc(ptr, layout, new_size),
+        }
+    }
+}
+
+/// mimalloc's `mi_option_purge_delay` (15 in the option enums of both its v2 and v3).
+const MI_OPTION_PURGE_DELAY: libc::c_int = 15;
+
+/// Tells mimalloc never to hand freed memory back to the system (unless
+/// `MIMALLOC_PURGE_DELAY` says otherwise). A batched step frees megabytes that the next one
+/// allocates again; returned after mimalloc's delay, they came back as fresh pages that the
+/// kernel zeroed on first touch: 3 to 4 of `batt --cross`'s 55 CPU-s were system time, most of
+/// it that, 0.4 to 0.7 without (peak memory 440 to 500 MB).
+pub fn keep_freed_memory() {
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: sets one integer option; mimalloc reads it when it next considers purging.
+        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_size_takes_the_smallest_class_that_holds_it() {
+        for size in 1..=KEPT_UP_TO {
+            let c = class(size);
+            assert!(c < CLASSES, "{size}");
+            assert!(class_size(c) >= size, "{size} in class {c} of {}", class_size(c));
+            if c > 0 {
+                assert!(class_size(c - 1) < size, "{size} fits class {}", c - 1);
+            }
+            assert_eq!(asked(size), class_size(c));
+        }
+        assert_eq!(class_size(CLASSES - 1), KEPT_UP_TO);
+        assert_eq!(asked(KEPT_UP_TO + 1), KEPT_UP_TO + 1);
+    }
+
+    /// Blocks freed on a thread that keeps them come back last in, first out, by class, and are
+    /// handed back to mimalloc when the thread stops keeping them; a thread that does not keep
+    /// them frees them at once.
+    #[test]
+    fn freed_blocks_are_reused_last_first_and_released() {
+        std::thread::spawn(|| unsafe {
+            let layout = Layout::from_size_align(33, 8).unwrap();
+            let a = WordAligned.alloc(layout);
+            WordAligned.dealloc(a, layout);
+            assert!(with_recent(|r| r.len.iter().all(|&n| n == 0)), "kept while off");
+            keep_freed_blocks_on_this_thread();
+            let (b, c) = (WordAligned.alloc(layout), WordAligned.alloc(layout));
+            WordAligned.dealloc(b, layout);
+            WordAligned.dealloc(c, layout);
+            // A request of another size of the same class takes the block freed last.
+            let d = WordAligned.alloc(Layout::from_size_align(40, 8).unwrap());
+            assert_eq!(d, c);
+            d.write_bytes(7, 40);
+            WordAligned.dealloc(d, Layout::from_size_align(40, 8).unwrap());
+            release_this_threads_blocks();
+            assert!(with_recent(|r| r.len.iter().all(|&n| n == 0)));
+            let e = WordAligned.alloc(layout);
+            WordAligned.dealloc(e, layout);
+            assert!(with_recent(|r| r.len.iter().all(|&n| n == 0)), "kept after release");
+        })
+        .join()
+        .unwrap();
+    }
+}
