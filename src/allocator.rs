@@ -47,12 +47,13 @@ const CLASSES: usize = SMALL_CLASSES + 4 * (KEPT_UP_TO.trailing_zeros() - SMALL_
 /// keeps at most 0.42 MB of the first and 1.68 MB of the second.
 const PER_SMALL_CLASS: u8 = 64;
 const PER_LARGE_CLASS: u8 = 4;
-const LARGE_CLASS_ABOVE: usize = 1 << 10;
+/// The first class of blocks over 1 KiB.
+const FIRST_LARGE_CLASS: usize = class(1 << 10) + 1;
 const PER_CLASS_ROOM: usize = PER_SMALL_CLASS as usize;
 
 /// The class of a request of `size` bytes (1 to [`KEPT_UP_TO`]).
 #[inline]
-fn class(size: usize) -> usize {
+const fn class(size: usize) -> usize {
     if size <= SMALL_UP_TO {
         return (size - 1) / GRAIN;
     }
@@ -120,7 +121,7 @@ impl Recent {
     #[inline]
     fn keep(&mut self, class: usize, block: *mut u8) -> bool {
         let n = self.len[class];
-        let room = match class_size(class) <= LARGE_CLASS_ABOVE {
+        let room = match class < FIRST_LARGE_CLASS {
             true => PER_SMALL_CLASS,
             false => PER_LARGE_CLASS,
         };
@@ -172,12 +173,14 @@ unsafe impl GlobalAlloc for WordAligned {
         if layout.align() > WORD {
             return mimalloc::MiMalloc.alloc(layout);
         }
-        if (1..=KEPT_UP_TO).contains(&size) {
-            if let Some(block) = with_recent(|r| r.take(class(size))) {
-                return block;
-            }
+        if !(1..=KEPT_UP_TO).contains(&size) {
+            return mi_malloc(size).cast();
         }
-        mi_malloc(asked(size)).cast()
+        let class = class(size);
+        match with_recent(|r| r.take(class)) {
+            Some(block) => block,
+            None => mi_malloc(class_size(class)).cast(),
+        }
     }
 
     #[inline]
@@ -237,6 +240,7 @@ mod tests {
             assert_eq!(asked(size), class_size(c));
         }
         assert_eq!(class_size(CLASSES - 1), KEPT_UP_TO);
+        assert_eq!(class_size(FIRST_LARGE_CLASS - 1), 1 << 10);
         assert_eq!(asked(KEPT_UP_TO + 1), KEPT_UP_TO + 1);
     }
 
