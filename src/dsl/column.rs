@@ -1992,8 +1992,57 @@ fn closure_hashes(f: &Func, budget: &mut u32) -> (u64, u64) {
 }
 
 /// For each container and function of a closure (by [`identity`]), what another closure of
-/// the same shape holds in its place.
-type Rebinding = HashMap<u64, Value>;
+/// the same shape holds in its place. A closure holds a handful of containers: a scan of a
+/// small vector finds one for less than a hash table costs to allocate and hash. Its functions
+/// (every closure of its tree) are kept apart, so that a constant container does not scan them.
+struct Rebinding {
+    containers: Pairs,
+    functions: Pairs,
+}
+
+/// Identities and the values paired with them.
+type Pairs = SmallVec<[(u64, Value); 8]>;
+
+impl Rebinding {
+    fn new() -> Rebinding {
+        Rebinding {
+            containers: SmallVec::new(),
+            functions: SmallVec::new(),
+        }
+    }
+
+    /// The pairs that would hold `old`'s: none for a primitive, which holds no container and
+    /// is never paired.
+    fn pairs(&self, old: &Value) -> Option<&Pairs> {
+        match old {
+            Value::Func(f) if matches!(**f, Func::Prim(_)) => None,
+            Value::Func(_) => Some(&self.functions),
+            _ => is_container(old).then_some(&self.containers),
+        }
+    }
+
+    /// What `old` (of identity `key`) is paired with, if it is.
+    fn get(&self, old: &Value, key: u64) -> Option<&Value> {
+        let pairs = self.pairs(old)?;
+        pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    /// What `old` (a container or a closure, of identity `key`) is paired with, if it is; else
+    /// pairs it with `new`.
+    fn get_or_pair(&mut self, old: &Value, key: u64, new: &Value) -> Option<&Value> {
+        let pairs = match old {
+            Value::Func(_) => &mut self.functions,
+            _ => &mut self.containers,
+        };
+        match pairs.iter().position(|(k, _)| *k == key) {
+            Some(at) => Some(&pairs[at].1),
+            None => {
+                pairs.push((key, new.clone()));
+                None
+            }
+        }
+    }
+}
 
 /// Whether `b` is `a` with other containers of the same kinds in places: the same tree, the
 /// same primitives and numbers. Records what `b` holds in place of each of `a`'s containers and
@@ -2005,13 +2054,9 @@ fn same_shape(a: &Value, b: &Value, rebinding: &mut Rebinding, budget: &mut u32)
         let (Some(key), Some(new)) = (identity(a), identity(b)) else {
             return Some(false);
         };
-        match rebinding.entry(key) {
-            hashbrown::hash_map::Entry::Occupied(e) => Some(identity(e.get()) == Some(new)),
-            hashbrown::hash_map::Entry::Vacant(e) => {
-                e.insert(b.clone());
-                None
-            }
-        }
+        rebinding
+            .get_or_pair(a, key, b)
+            .map(|paired| identity(paired) == Some(new))
     };
     match (a, b) {
         // A part both closures share is walked too: a container in it may be one the other
@@ -2058,7 +2103,7 @@ impl Kernel {
         for node in &mut self.nodes {
             match node {
                 Node::Const(v) => {
-                    if let Some(new) = identity(v).and_then(|k| rebinding.get(&k)) {
+                    if let Some(new) = identity(v).and_then(|k| rebinding.get(v, k)) {
                         *v = new.clone();
                     }
                 }
@@ -2554,6 +2599,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A rebinding keeps the first value each identity was paired with, past the pairs it
+    /// holds inline too.
+    #[test]
+    fn a_rebinding_keeps_the_first_value_paired_with_each_identity() {
+        // Containers and closures of distinct identities, more than a vector holds inline.
+        let containers: Vec<Value> = (0..20).map(|k| diagonal(0..k)).collect();
+        let closures: Vec<Value> = (0..20)
+            .map(|k| Value::func(Func::Rbind(prim("add"), Value::Int(k))))
+            .collect();
+        let id = |v: &Value| identity(v).expect("an address");
+        let mut rebinding = Rebinding::new();
+        for (k, old) in containers.iter().chain(&closures).enumerate() {
+            assert!(rebinding.get_or_pair(old, id(old), &Value::Int(k as i64)).is_none());
+        }
+        for (k, old) in containers.iter().chain(&closures).enumerate() {
+            let again = rebinding.get_or_pair(old, id(old), &Value::Int(-1));
+            assert_eq!(again, Some(&Value::Int(k as i64)));
+            assert_eq!(rebinding.get(old, id(old)), Some(&Value::Int(k as i64)));
+        }
+        let other = diagonal(0..3);
+        assert_eq!(rebinding.get(&other, id(&other)), None);
     }
 
     /// Checks that `second`, `first` with other containers of the same kinds, runs on
