@@ -1831,8 +1831,9 @@ thread_local! {
     /// Recently compiled kernels: a function applied in a loop (once per element of an outer
     /// container) compiles once, and so does a closure built anew with other containers in the
     /// same places (`lbind(shift, obj)` for each object), whose kernel is the first's with the
-    /// constants replaced. Each entry holds its function, so that no allocation it names is
-    /// reused by another while it is here.
+    /// constants replaced (in place where no run holds the first's: the entry becomes the new
+    /// closure's, and the loop's closures take one entry, not all). Each entry holds its
+    /// function, so that no allocation it names is reused by another while it is here.
     static KERNELS: RefCell<Vec<CachedKernel>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -2132,33 +2133,53 @@ fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R 
     if let Some(kernel) = same {
         return run(&kernel);
     }
+    let entry = |kernel: &Arc<Kernel>| CachedKernel {
+        hash,
+        shape,
+        func: func.clone(),
+        arity,
+        kernel: kernel.clone(),
+    };
     let rebound = KERNELS.with(|k| {
-        (k.borrow().iter())
-            .filter(|c| c.shape == shape && c.arity == arity && c.kernel.rebindable)
-            .find_map(|c| {
+        let mut k = k.borrow_mut();
+        let (at, rebinding) = (k.iter().enumerate())
+            .filter(|(_, c)| c.shape == shape && c.arity == arity && c.kernel.rebindable)
+            .find_map(|(at, c)| {
                 let mut rebinding = Rebinding::new();
                 same_shape(&Value::Func(c.func.clone()), f, &mut rebinding, &mut { WALKED_PARTS })
-                    .then(|| c.kernel.rebound(&rebinding))
-            })
+                    .then_some((at, rebinding))
+            })?;
+        let cached = &mut k[at];
+        // Held by the cache alone (no run of it is under way): the entry becomes the new
+        // closure's, its constants replaced in place, and moves to the front as a new one would.
+        if let Some(kernel) = Arc::get_mut(&mut cached.kernel) {
+            kernel.rebind(&rebinding);
+            cached.hash = hash;
+            cached.func = func.clone();
+            k[..=at].rotate_right(1);
+            return Some(k[0].kernel.clone());
+        }
+        let kernel = Arc::new(cached.kernel.rebound(&rebinding));
+        cache_first(&mut k, entry(&kernel));
+        Some(kernel)
     });
-    let kernel = Arc::new(rebound.unwrap_or_else(|| Kernel::compile(f, arity)));
-    if kernel.cacheable() {
-        KERNELS.with(|k| {
-            let mut k = k.borrow_mut();
-            if k.len() == CACHED_KERNELS {
-                k.pop();
-            }
-            let entry = CachedKernel {
-                hash,
-                shape,
-                func: func.clone(),
-                arity,
-                kernel: kernel.clone(),
-            };
-            k.insert(0, entry);
-        });
-    }
+    // A rebound kernel may be cached as the one it was rebound from was: its errors are the same.
+    let kernel = rebound.unwrap_or_else(|| {
+        let kernel = Arc::new(Kernel::compile(f, arity));
+        if kernel.cacheable() {
+            KERNELS.with(|k| cache_first(&mut k.borrow_mut(), entry(&kernel)));
+        }
+        kernel
+    });
     run(&kernel)
+}
+
+/// Puts `entry` first in the cache `cached`, the oldest entry leaving when it is full.
+fn cache_first(cached: &mut Vec<CachedKernel>, entry: CachedKernel) {
+    if cached.len() == CACHED_KERNELS {
+        cached.pop();
+    }
+    cached.insert(0, entry);
 }
 
 #[cfg(test)]
