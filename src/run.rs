@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use serde_json::{json, Value as Json};
+use smallvec::SmallVec;
 
 use crate::dsl::{Grid, Value};
 use crate::program::{parse_file, run_guarded, ParseError, Program, RunError};
@@ -56,8 +57,9 @@ pub fn load_solvers(name: &str, source: &str) -> Result<Vec<Program>, SolverErro
 }
 
 /// The arguments of a program for one example of a task: `I` the input, `S` the training
-/// pairs, `C` the expected output (or `None`).
-pub fn arguments(program: &Program, task_pairs: &Value, example: &Example) -> Vec<Value> {
+/// pairs, `C` the expected output (or `None`). On the stack (a program takes at most three):
+/// they are built for every sample.
+pub fn arguments(program: &Program, task_pairs: &Value, example: &Example) -> SmallVec<[Value; 3]> {
     program
         .params
         .iter()
@@ -178,7 +180,8 @@ impl<E: Clone> Tally<E> {
     /// Counts one sample: its outcome (`None`: not evaluated) against its expected output
     /// (`Value::None`: it has none).
     pub(crate) fn add(&mut self, outcome: Option<Result<&Value, &E>>, expected: &Value) {
-        if *expected != Value::None {
+        // By its variant: `!=` compares a grid with `None` through `Ord`, on every sample.
+        if !matches!(expected, Value::None) {
             self.pairs += 1;
             if matches!(outcome, Some(Ok(v)) if v == expected) {
                 self.correct += 1;
