@@ -3,12 +3,12 @@
 //! Isolation lives here too: [`run_guarded`] gives a program a deadline and turns a panic into
 //! an error, so a caller running thousands of programs never dies because of one.
 
-use std::mem::ManuallyDrop;
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::time::Duration;
 
 use super::ir::{Callee, Operand, Program, Step};
 use crate::dsl::func::{call, guarded, Deadline, Panicked};
-use crate::dsl::value::{as_values, borrowed, push_value};
+use crate::dsl::value::{as_values, borrowed};
 use crate::dsl::{DslError, DslResult, Value};
 
 /// A primitive's error, with the step that raised it.
@@ -57,7 +57,16 @@ fn operand(op: &Operand, params: &[Value], values: &[Value]) -> Value {
 
 /// Runs a program on its parameters (in the order of `program.params`).
 pub fn eval(program: &Program, params: &[Value]) -> Result<Value, EvalError> {
-    let mut values: Vec<Value> = Vec::with_capacity(program.steps.len());
+    let mut on_stack = [NO_RESULT; INLINE_RESULTS];
+    let mut on_heap: Vec<Value>;
+    let slots = match program.steps.len() {
+        n if n <= INLINE_RESULTS => &mut on_stack[..],
+        n => {
+            on_heap = Vec::with_capacity(n);
+            on_heap.spare_capacity_mut()
+        }
+    };
+    let mut values = Results::new(slots);
     for step in &program.steps {
         let fail = |error| EvalError {
             line: step.line,
@@ -66,12 +75,56 @@ pub fn eval(program: &Program, params: &[Value]) -> Result<Value, EvalError> {
         };
         Deadline::check().map_err(fail)?;
         let result = match step.args.len() {
-            n if n <= INLINE_ARGS => call_step(step, params, &values, &mut [NO_VALUE; INLINE_ARGS][..n]),
-            n => call_step(step, params, &values, &mut vec![NO_VALUE; n]),
+            n if n <= INLINE_ARGS => call_step(step, params, values.as_slice(), &mut [NO_VALUE; INLINE_ARGS][..n]),
+            n => call_step(step, params, values.as_slice(), &mut vec![NO_VALUE; n]),
         };
-        push_value(&mut values, result.map_err(fail)?);
+        values.push(result.map_err(fail)?);
     }
-    Ok(operand(&program.output, params, &values))
+    Ok(operand(&program.output, params, values.as_slice()))
+}
+
+/// Programs of at most this many steps (nineteen in twenty of the reference's solvers) keep
+/// their results on the stack: a vector allocated for each run (a program runs once per sample)
+/// was a tenth of an identity solver's cost. A longer one allocates room for as many as it has
+/// steps, so that what a run asks of the allocator depends on the program alone (see
+/// [`crate::dsl::memory`]).
+const INLINE_RESULTS: usize = 32;
+
+/// A result's slot before its step has run.
+const NO_RESULT: MaybeUninit<Value> = MaybeUninit::uninit();
+
+/// The results of the steps run so far: the first `len` of `slots`, dropped with it (also when
+/// a step fails or panics).
+struct Results<'s> {
+    slots: &'s mut [MaybeUninit<Value>],
+    len: usize,
+}
+
+impl<'s> Results<'s> {
+    fn new(slots: &'s mut [MaybeUninit<Value>]) -> Results<'s> {
+        Results { slots, len: 0 }
+    }
+
+    fn as_slice(&self) -> &[Value] {
+        // SAFETY: the first `len` slots were written by `push`.
+        unsafe { std::slice::from_raw_parts(self.slots.as_ptr().cast::<Value>(), self.len) }
+    }
+
+    /// Adds a step's result (there is a slot per step).
+    fn push(&mut self, v: Value) {
+        self.slots[self.len].write(v);
+        self.len += 1;
+    }
+}
+
+impl Drop for Results<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the first `len` slots were written by `push` and are dropped only here.
+        unsafe {
+            let results = std::ptr::slice_from_raw_parts_mut(self.slots.as_mut_ptr().cast::<Value>(), self.len);
+            std::ptr::drop_in_place(results)
+        }
+    }
 }
 
 /// Steps with at most this many arguments (all of the DSL's calls) lay them out on the stack.
@@ -108,5 +161,46 @@ pub fn run_guarded(program: &Program, params: &[Value], limit: Option<Duration>)
         Ok(Err(e)) if e.error == DslError::Timeout => Err(RunError::Timeout { line: e.line }),
         Ok(Err(e)) => Err(RunError::Raised(e)),
         Err(Panicked(message)) => Err(RunError::Panic(message)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dsl::Grid;
+    use crate::program::parse_file;
+
+    /// `x0 = size(I)`, `x1 = identity(I)` (1 and a grid for a grid of one row), then increments
+    /// of `x0` up to `steps` steps (at least 3), then, if `failing`, a division by zero.
+    fn counting_program(steps: usize, failing: bool) -> Program {
+        let mut src = String::from("def f(I):\n    x0 = size(I)\n    x1 = identity(I)\n    x2 = increment(x0)\n");
+        for k in 3..steps {
+            src += &format!("    x{k} = increment(x{})\n", k - 1);
+        }
+        let last = if failing {
+            src += &format!("    x{steps} = divide(x{}, ZERO)\n", steps - 1);
+            steps
+        } else {
+            steps - 1
+        };
+        src += &format!("    return x{last}\n");
+        parse_file("f.py", &src).unwrap().remove(0)
+    }
+
+    #[test]
+    fn programs_past_the_results_on_the_stack_run_as_shorter_ones() {
+        let input = [Value::grid(Grid::new(1, 1, vec![0]))];
+        for steps in [3, INLINE_RESULTS, INLINE_RESULTS + 1, 3 * INLINE_RESULTS] {
+            let sum = eval(&counting_program(steps, false), &input);
+            assert_eq!(sum, Ok(Value::Int(steps as i64 - 1)), "{steps} steps");
+            // The failing step's line (the `def` is line 1).
+            let error = eval(&counting_program(steps, true), &input).unwrap_err();
+            assert_eq!(
+                (error.line, error.error.python_name()),
+                (steps as u32 + 2, "ZeroDivisionError")
+            );
+            let Value::Grid(grid) = &input[0] else { unreachable!() };
+            assert_eq!(std::sync::Arc::strong_count(grid), 1, "the results hold no reference");
+        }
     }
 }
