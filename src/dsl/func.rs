@@ -215,8 +215,8 @@ impl Value {
 }
 
 thread_local! {
-    /// The current deadline, on [`coarse_now`]'s clock.
-    static DEADLINE: Cell<Option<Duration>> = const { Cell::new(None) };
+    /// The current deadline, in nanoseconds on [`coarse_nanos`]'s clock ([`NO_DEADLINE`]: none).
+    static DEADLINE: Cell<u64> = const { Cell::new(NO_DEADLINE) };
     static CALLS: Cell<u32> = const { Cell::new(0) };
     static WATCH: RefCell<Watch> = const {
         RefCell::new(Watch {
@@ -237,51 +237,70 @@ thread_local! {
 /// The same check also stops a computation that was interrupted from outside (see
 /// [`Interrupt`]), failing with [`DslError::Interrupted`].
 pub struct Deadline {
-    previous: Option<Duration>,
+    previous: u64,
 }
+
+/// [`DEADLINE`] when there is none.
+const NO_DEADLINE: u64 = u64::MAX;
 
 impl Deadline {
     /// A deadline `limit` from now (`None`: none), read on the clock [`Deadline::check`] reads:
     /// setting one costs one cheap clock reading, which counts when it is set for every pair
     /// of a task.
     pub fn set(limit: Option<Duration>) -> Deadline {
-        let at = limit.map(|limit| coarse_now() + limit);
+        // A limit past the clock's range (584 years) is none.
+        let at = limit.map_or(NO_DEADLINE, |limit| {
+            let limit = u64::try_from(limit.as_nanos()).unwrap_or(NO_DEADLINE);
+            coarse_nanos().saturating_add(limit)
+        });
         Deadline {
             previous: DEADLINE.with(|d| d.replace(at)),
         }
     }
 
     /// Fails once the current thread's computation was interrupted, its deadline passed or
-    /// its memory budget ([`memory::Budget`](super::memory::Budget)) was spent.
+    /// its memory budget ([`memory::Budget`](super::memory::Budget)) was spent. Inlined where it
+    /// is called (between any two steps of a program): where nothing is watched or bounded it
+    /// reads three thread locals and two globals, and the clock where a deadline is set, which
+    /// is kept in nanoseconds so that a reading is compared with it as it comes.
+    #[inline]
     pub fn check() -> DslResult<()> {
         if WATCHED.with(Cell::get) {
             check_watch()?;
         }
         super::memory::check()?;
-        match DEADLINE.with(Cell::get) {
-            Some(at) if coarse_now() >= at => Err(DslError::Timeout),
-            _ => Ok(()),
+        let at = DEADLINE.with(Cell::get);
+        if at != NO_DEADLINE && coarse_nanos() >= at {
+            return Err(DslError::Timeout);
         }
+        Ok(())
     }
 }
 
-/// A monotonic clock cheap enough to read at every program step, for [`Deadline::check`]. On
-/// Linux it is the coarse clock (the time of the last timer tick: about 5 ns to read against 25
-/// for the precise clock, measured on the development machine, at a resolution of a few
-/// milliseconds, which time limits of hundreds of milliseconds do not notice); elsewhere the
-/// time since the first reading, by [`std::time::Instant`].
+/// A monotonic clock cheap enough to read at every program step, for [`Deadline::check`], in
+/// nanoseconds. On Linux it is the coarse clock (the time of the last timer tick: about 5 ns to
+/// read against 25 for the precise clock, measured on the development machine, at a resolution
+/// of a few milliseconds, which time limits of hundreds of milliseconds do not notice);
+/// elsewhere the time since the first reading, by [`std::time::Instant`].
 #[cfg(target_os = "linux")]
-pub(crate) fn coarse_now() -> Duration {
+#[inline]
+fn coarse_nanos() -> u64 {
     let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `clock_gettime` writes the current time into the `timespec` it is given.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut now) };
-    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+    // A monotonic clock counts from boot: its nanoseconds fit 64 bits for 584 years.
+    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn coarse_now() -> Duration {
+fn coarse_nanos() -> u64 {
     static START: std::sync::LazyLock<std::time::Instant> = std::sync::LazyLock::new(std::time::Instant::now);
-    START.elapsed()
+    START.elapsed().as_nanos() as u64
+}
+
+/// [`coarse_nanos`] as a duration.
+pub(crate) fn coarse_now() -> Duration {
+    Duration::from_nanos(coarse_nanos())
 }
 
 impl Drop for Deadline {

@@ -333,7 +333,10 @@ impl Drop for Budget {
 }
 
 /// Fails with [`DslError::TooLarge`] where `extra` more bytes would take this thread's budget
-/// or the process past its bound. `what` names the value for the message.
+/// or the process past its bound. `what` names the value for the message. Small enough to be
+/// inlined into [`Deadline::check`], which runs between any two steps of a program: the
+/// message is made out of line.
+#[inline]
 pub fn room_for(extra: usize, what: impl FnOnce() -> String) -> DslResult<()> {
     if !counting() {
         return Ok(());
@@ -342,29 +345,22 @@ pub fn room_for(extra: usize, what: impl FnOnce() -> String) -> DslResult<()> {
     if let Some((start, bytes)) = BUDGET.with(Cell::get) {
         let used = COUNT.with(ThreadCount::net) - start;
         if used.saturating_add(extra) > bytes {
-            return Err(DslError::TooLarge(
-                format!(
-                    "memory: {} would take this computation past its budget of {}",
-                    what(),
-                    mb(bytes as u64)
-                )
-                .into(),
-            ));
+            return Err(too_large(what, "this computation past its budget", bytes as u64));
         }
     }
     if let Some(limit) = process_limit() {
         if process_bytes().saturating_add(extra as u64) > limit {
-            return Err(DslError::TooLarge(
-                format!(
-                    "memory: {} would take the process past its limit of {}",
-                    what(),
-                    mb(limit)
-                )
-                .into(),
-            ));
+            return Err(too_large(what, "the process past its limit", limit));
         }
     }
     Ok(())
+}
+
+/// [`room_for`]'s error: `what` would take `whom` past `bound` bytes.
+#[cold]
+#[inline(never)]
+fn too_large(what: impl FnOnce() -> String, whom: &str, bound: u64) -> DslError {
+    DslError::TooLarge(format!("memory: {} would take {whom} of {}", what(), mb(bound)).into())
 }
 
 /// [`room_for`] nothing more: fails once this thread's budget or the process's bound is spent.
