@@ -1512,8 +1512,7 @@ impl<'p> Builder<'p> {
                 return self.push(Node::Raise(e));
             }
         };
-        let sym = func.map(|part| self.constant(part));
-        self.inline(sym, args)
+        self.inline(func, args)
     }
 
     /// `f(args...)` for a function held by a node.
@@ -1525,7 +1524,7 @@ impl<'p> Builder<'p> {
         match self.syms[f as usize].clone() {
             // A wrong arity raises with the closure's text, which only the built closure has.
             Some(sym) if self.arity_of(f) == Some(args.len()) && self.nodes.len() <= MAX_KERNEL_NODES => {
-                self.inline(sym, args)
+                self.inline(&sym, args)
             }
             _ => self.dynamic_call(f, args),
         }
@@ -1539,26 +1538,28 @@ impl<'p> Builder<'p> {
         })
     }
 
-    /// A symbolic closure's body on arguments.
-    fn inline(&mut self, sym: Sym, args: &[NodeId]) -> NodeId {
+    /// A closure's body on arguments: a symbolic closure's, or a function value's (whose parts
+    /// become nodes only where they are values, not where they are called).
+    fn inline<P: Part>(&mut self, sym: &Func<P>, args: &[NodeId]) -> NodeId {
         match sym {
-            Func::Prim(id) => self.prim(id, args),
+            Func::Prim(id) => self.prim(*id, args),
             Func::Compose(outer, inner) => {
-                let x = self.call_node(inner, args);
-                self.call_node(outer, &[x])
+                let x = inner.called(self, args);
+                outer.called(self, &[x])
             }
             Func::Chain(h, g, f) => {
-                let x = self.call_node(f, args);
-                let y = self.call_node(g, &[x]);
-                self.call_node(h, &[y])
+                let x = f.called(self, args);
+                let y = g.called(self, &[x]);
+                h.called(self, &[y])
             }
             Func::Fork(outer, a, b) => {
-                let x = self.call_node(a, args);
-                let y = self.call_node(b, args);
-                self.call_node(outer, &[x, y])
+                let x = a.called(self, args);
+                let y = b.called(self, args);
+                outer.called(self, &[x, y])
             }
             Func::Matcher(function, target) => {
-                let value = self.call_node(function, args);
+                let value = function.called(self, args);
+                let target = target.node(self);
                 match (self.const_value(value), self.const_value(target)) {
                     (Some(v), Some(t)) => {
                         let (read, b) = (holds_container(v) || holds_container(t), Value::Bool(v == t));
@@ -1572,26 +1573,26 @@ impl<'p> Builder<'p> {
             }
             Func::Rbind(function, fixed) => {
                 let mut full: Args = args.iter().copied().collect();
-                full.push(fixed);
-                self.call_node(function, &full)
+                full.push(fixed.node(self));
+                function.called(self, &full)
             }
             Func::Lbind(function, fixed) => {
                 let mut full: Args = SmallVec::new();
-                full.push(fixed);
+                full.push(fixed.node(self));
                 full.extend(args.iter().copied());
-                self.call_node(function, &full)
+                function.called(self, &full)
             }
             Func::Power(function, n) => {
-                let mut x = self.call_node(function, args);
-                for _ in 1..n {
-                    x = self.call_node(function, &[x]);
+                let mut x = function.called(self, args);
+                for _ in 1..*n {
+                    x = function.called(self, &[x]);
                 }
                 x
             }
             // Called as it is, element by element ([`Builder::call`] does so before it gets
             // here; work holding one does not even compile, see `one_at_a_time`).
             Func::Foreign(f) => {
-                let function = self.constant(&Value::func(Func::Foreign(f)));
+                let function = self.constant(&Value::func(Func::Foreign(f.clone())));
                 self.dynamic_call(function, args)
             }
         }
@@ -1759,6 +1760,36 @@ impl<'p> Builder<'p> {
         };
         self.imported[n as usize] = Some(mine);
         mine
+    }
+}
+
+/// A part of a closure that [`Builder::inline`] inlines: a node of a symbolic closure, or a
+/// value of a function value's tree. A value part that is called is inlined where it is, without
+/// a node of its own (nothing reads it at run time); one that is bound or compared is a constant.
+trait Part {
+    /// The part called on `args`.
+    fn called(&self, builder: &mut Builder<'_>, args: &[NodeId]) -> NodeId;
+    /// The node holding the part.
+    fn node(&self, builder: &mut Builder<'_>) -> NodeId;
+}
+
+impl Part for NodeId {
+    fn called(&self, builder: &mut Builder<'_>, args: &[NodeId]) -> NodeId {
+        builder.call_node(*self, args)
+    }
+
+    fn node(&self, _: &mut Builder<'_>) -> NodeId {
+        *self
+    }
+}
+
+impl Part for Value {
+    fn called(&self, builder: &mut Builder<'_>, args: &[NodeId]) -> NodeId {
+        builder.call(self, args)
+    }
+
+    fn node(&self, builder: &mut Builder<'_>) -> NodeId {
+        builder.constant(self)
     }
 }
 
