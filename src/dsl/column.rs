@@ -1289,6 +1289,9 @@ const COSTLY_NODES: usize = 8;
 /// (`power(power(rot90, 900), 900)` would otherwise unfold into 810,000 nodes).
 const MAX_KERNEL_NODES: usize = 4096;
 
+/// How many nodes a builder makes room for at first: most kernels have fewer.
+const NODES_EXPECTED: usize = 16;
+
 /// What a node computes: the key under which a builder finds a node it made before.
 #[derive(PartialEq, Eq, Hash)]
 enum Key {
@@ -1301,6 +1304,55 @@ enum Key {
     Call(NodeId, Args),
 }
 
+/// The nodes a builder made, by [`Key`]. A builder makes a handful: a scan of a vector finds one
+/// for less than a hash table costs to allocate, grow and hash. Past [`SCANNED_KEYS`] (a closure
+/// unfolded by `power`) they move into a table, so that a large kernel is not built in
+/// quadratic time.
+struct Made {
+    /// Each key with its [`Key::fingerprint`], which the scan compares first.
+    scanned: Vec<(u64, Key, NodeId)>,
+    table: HashMap<Key, NodeId>,
+}
+
+/// The most keys [`Made`] scans.
+const SCANNED_KEYS: usize = 32;
+
+impl Made {
+    fn get(&self, key: &Key) -> Option<NodeId> {
+        if !self.table.is_empty() {
+            return self.table.get(key).copied();
+        }
+        let print = key.fingerprint();
+        (self.scanned.iter())
+            .find(|(p, k, _)| *p == print && k == key)
+            .map(|&(_, _, n)| n)
+    }
+
+    fn insert(&mut self, key: Key, n: NodeId) {
+        if self.table.is_empty() && self.scanned.len() < SCANNED_KEYS {
+            self.scanned.push((key.fingerprint(), key, n));
+            return;
+        }
+        self.table.extend(self.scanned.drain(..).map(|(_, k, n)| (k, n)));
+        self.table.insert(key, n);
+    }
+}
+
+impl Key {
+    /// A number equal for equal keys, and rarely for others: one comparison rules out most
+    /// keys in [`Made`]'s scan.
+    fn fingerprint(&self) -> u64 {
+        let mix = |h: u64, x: u64| (h.rotate_left(5) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let nodes = |h: u64, nodes: &[NodeId]| nodes.iter().fold(h, |h, &n| mix(h, n.into()));
+        match self {
+            Key::Const(id) => *id,
+            Key::Prim(id, args) => nodes(mix(1, id.0.into()), args),
+            Key::Equals(a, b) => nodes(2, &[*a, *b]),
+            Key::Call(function, args) => nodes(mix(3, (*function).into()), args),
+        }
+    }
+}
+
 /// Builds a kernel's nodes from a closure tree. A builder for an inner kernel reads its
 /// parent's nodes: constants and symbolic closures are copied in, anything else is captured.
 ///
@@ -1311,7 +1363,7 @@ struct Builder<'p> {
     nodes: Vec<Node>,
     syms: Vec<Option<Sym>>,
     /// The node made for each call made so far (see [`Key`]).
-    made: HashMap<Key, NodeId>,
+    made: Made,
     arity: usize,
     parent: Option<&'p Builder<'p>>,
     /// The parent's nodes captured so far (inner argument `arity + k` is `captures[k]`), and
@@ -1328,10 +1380,14 @@ struct Builder<'p> {
 
 impl<'p> Builder<'p> {
     fn new(arity: usize, parent: Option<&'p Builder<'p>>) -> Builder<'p> {
+        // Room for most kernels' nodes, so that they are not copied as they grow.
         let mut b = Builder {
-            nodes: Vec::new(),
-            syms: Vec::new(),
-            made: HashMap::new(),
+            nodes: Vec::with_capacity(NODES_EXPECTED),
+            syms: Vec::with_capacity(NODES_EXPECTED),
+            made: Made {
+                scanned: Vec::with_capacity(NODES_EXPECTED),
+                table: HashMap::new(),
+            },
             arity,
             parent,
             captures: Vec::new(),
@@ -1354,8 +1410,7 @@ impl<'p> Builder<'p> {
         self.fuse(&outs);
         let siblings = Siblings::plan(&self).map(Box::new);
         let runs = runs(&self.nodes, &self.syms, &outs);
-        let member_only = depends_only_on(&self.nodes, |k| k == 0);
-        let capture_only = depends_only_on(&self.nodes, |k| k != 0);
+        let (member_only, capture_only) = member_and_capture_only(&self.nodes);
         let running = || self.nodes.iter().zip(&runs).filter(|(_, &r)| r).map(|(n, _)| n);
         let costly = running().any(|n| matches!(n, Node::Nested(_) | Node::Call { .. }))
             || running()
@@ -1390,10 +1445,13 @@ impl<'p> Builder<'p> {
         for node in &self.nodes {
             reads(node, |n| readers[n as usize] += 1);
         }
-        let prim = |nodes: &[Node], n: NodeId| match &nodes[n as usize] {
-            Node::Prim { id, args } => Some((*id, args.clone())),
-            _ => None,
-        };
+        // Read in place: most nodes fuse with none, and their arguments are not copied.
+        fn prim(nodes: &[Node], n: NodeId) -> Option<(PrimId, &[NodeId])> {
+            match &nodes[n as usize] {
+                Node::Prim { id, args } => Some((*id, args)),
+                _ => None,
+            }
+        }
         // Whether every node after `from` and before `to` cannot raise.
         let quiet =
             |b: &Builder, from: NodeId, to: usize| (from as usize + 1..to).all(|k| cannot_raise(&b.nodes, &b.syms, k));
@@ -1413,8 +1471,8 @@ impl<'p> Builder<'p> {
             if readers[set as usize] != 1 || self.syms[set as usize].is_some() || !quiet(self, set, k) {
                 continue;
             }
+            let (mut args, rest) = (Args::from_slice(operands), Args::from_slice(rest));
             self.nodes[set as usize] = Node::Moved;
-            let mut args = operands;
             let first_set = args[0];
             if let Some((first, first_args)) = prim(&self.nodes, first_set) {
                 let alone = readers[first_set as usize] == 1 && self.syms[first_set as usize].is_none();
@@ -1424,7 +1482,7 @@ impl<'p> Builder<'p> {
                     self.nodes[first_set as usize] = Node::Moved;
                 }
             }
-            args.extend_from_slice(rest);
+            args.extend_from_slice(&rest);
             debug_assert_eq!(args.len(), op.arity());
             self.nodes[k] = Node::Fused { op, args };
         }
@@ -1461,7 +1519,7 @@ impl<'p> Builder<'p> {
         let Some(key) = key else {
             return make(self);
         };
-        if let Some(&n) = self.made.get(&key) {
+        if let Some(n) = self.made.get(&key) {
             return n;
         }
         let n = make(self);
@@ -1532,7 +1590,7 @@ impl<'p> Builder<'p> {
 
     /// `f(args...)` through the scalar path, element by element.
     fn dynamic_call(&mut self, function: NodeId, args: &[NodeId]) -> NodeId {
-        let args: Args = args.iter().copied().collect();
+        let args = Args::from_slice(args);
         self.made_once(Some(Key::Call(function, args.clone())), |b| {
             b.push(Node::Call { function, args })
         })
@@ -1572,7 +1630,7 @@ impl<'p> Builder<'p> {
                 }
             }
             Func::Rbind(function, fixed) => {
-                let mut full: Args = args.iter().copied().collect();
+                let mut full = Args::from_slice(args);
                 full.push(fixed.node(self));
                 function.called(self, &full)
             }
@@ -1600,7 +1658,7 @@ impl<'p> Builder<'p> {
 
     /// A primitive call, simplified where its result is known without running it per element.
     fn prim(&mut self, id: PrimId, args: &[NodeId]) -> NodeId {
-        self.made_once(Some(Key::Prim(id, args.into())), |b| b.new_prim(id, args))
+        self.made_once(Some(Key::Prim(id, Args::from_slice(args))), |b| b.new_prim(id, args))
     }
 
     /// [`Builder::prim`] made anew.
@@ -1616,8 +1674,8 @@ impl<'p> Builder<'p> {
                 }
             }
         }
-        let constants: Option<SmallVec<[Value; 4]>> = args.iter().map(|&a| self.const_value(a).cloned()).collect();
-        if let Some(constants) = constants {
+        if args.iter().all(|&a| self.const_value(a).is_some()) {
+            let constants: SmallVec<[Value; 4]> = args.iter().filter_map(|&a| self.const_value(a).cloned()).collect();
             self.read_containers |= constants.iter().any(holds_container);
             match (id.spec().imp)(&constants) {
                 Ok(v) => return self.push(Node::Const(v)),
@@ -1631,7 +1689,7 @@ impl<'p> Builder<'p> {
             }
             let n = self.push(Node::Prim {
                 id,
-                args: args.iter().copied().collect(),
+                args: Args::from_slice(args),
             });
             self.syms[n as usize] = Some(sym);
             return n;
@@ -1647,7 +1705,7 @@ impl<'p> Builder<'p> {
         }
         self.push(Node::Prim {
             id,
-            args: args.iter().copied().collect(),
+            args: Args::from_slice(args),
         })
     }
 
@@ -1793,21 +1851,27 @@ impl Part for Value {
     }
 }
 
-/// Which nodes depend on constants and on the arguments `accepts` accepts only.
-fn depends_only_on(nodes: &[Node], accepts: impl Fn(usize) -> bool) -> Vec<bool> {
-    let mut only: Vec<bool> = Vec::with_capacity(nodes.len());
+/// Which nodes depend on constants and the first argument only, and which on constants and
+/// the other arguments only ([`Kernel::member_only`], [`Kernel::capture_only`]), in one pass.
+fn member_and_capture_only(nodes: &[Node]) -> (Vec<bool>, Vec<bool>) {
+    let mut member_only: Vec<bool> = Vec::with_capacity(nodes.len());
+    let mut capture_only: Vec<bool> = Vec::with_capacity(nodes.len());
     for node in nodes {
-        let b = match node {
-            Node::Arg(k) => accepts(*k),
+        let (member, capture) = match node {
+            Node::Arg(k) => (*k == 0, *k != 0),
             _ => {
-                let mut all = true;
-                reads(node, |n| all &= only[n as usize]);
-                all
+                let (mut member, mut capture) = (true, true);
+                reads(node, |n| {
+                    member &= member_only[n as usize];
+                    capture &= capture_only[n as usize];
+                });
+                (member, capture)
             }
         };
-        only.push(b);
+        member_only.push(member);
+        capture_only.push(capture);
     }
-    only
+    (member_only, capture_only)
 }
 
 /// Which nodes must run: those read by a node that runs, and every node that may raise.
@@ -2302,6 +2366,26 @@ mod tests {
         let mut budget = 64;
         assert!(maps_inside(&shared, &mut budget));
         assert_eq!(budget, 0);
+    }
+
+    #[test]
+    fn a_node_made_before_is_found_past_the_keys_scanned() {
+        let mut made = Made {
+            scanned: Vec::new(),
+            table: HashMap::new(),
+        };
+        let keys = |k: NodeId| [Key::Prim(PrimId(0), smallvec![k, 1]), Key::Const(k.into())];
+        for k in 0..2 * SCANNED_KEYS as NodeId {
+            for (i, key) in keys(k).into_iter().enumerate() {
+                assert_eq!(made.get(&key), None);
+                made.insert(key, 2 * k + i as NodeId);
+            }
+        }
+        for k in 0..2 * SCANNED_KEYS as NodeId {
+            for (i, key) in keys(k).iter().enumerate() {
+                assert_eq!(made.get(key), Some(2 * k + i as NodeId));
+            }
+        }
     }
 
     #[test]
