@@ -2060,8 +2060,17 @@ fn closure_hashes(f: &Func, budget: &mut u32) -> (u64, u64) {
         let one = |h: u64, x: u64| (h ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
         (one(h, x), one(s, y))
     };
+    let tag = |t: u64| (t, t);
+    use Func::*;
     let mut part = |v: &Value| match v {
-        Value::Func(g) => closure_hashes(g, budget),
+        // A primitive, the most common part, hashed here as the call below would hash it.
+        Value::Func(g) => match **g {
+            Prim(id) if *budget > 0 => {
+                *budget -= 1;
+                mix(tag(1), tag(id.0.into()))
+            }
+            _ => closure_hashes(g, budget),
+        },
         other => {
             let id = identity(other);
             let by_value = id.unwrap_or(u64::MAX);
@@ -2072,8 +2081,6 @@ fn closure_hashes(f: &Func, budget: &mut u32) -> (u64, u64) {
             (by_value, by_shape)
         }
     };
-    let tag = |t: u64| (t, t);
-    use Func::*;
     match f {
         Prim(id) => mix(tag(1), tag(id.0.into())),
         Compose(a, b) => mix(mix(tag(2), part(a)), part(b)),
