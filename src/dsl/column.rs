@@ -1318,19 +1318,20 @@ struct Made {
 const SCANNED_KEYS: usize = 32;
 
 impl Made {
-    fn get(&self, key: &Key) -> Option<NodeId> {
+    /// The node made for `key`, of fingerprint `print`.
+    fn get(&self, key: &Key, print: u64) -> Option<NodeId> {
         if !self.table.is_empty() {
             return self.table.get(key).copied();
         }
-        let print = key.fingerprint();
         (self.scanned.iter())
             .find(|(p, k, _)| *p == print && k == key)
             .map(|&(_, _, n)| n)
     }
 
-    fn insert(&mut self, key: Key, n: NodeId) {
+    /// Records `n` as the node made for `key`, of fingerprint `print`.
+    fn insert(&mut self, key: Key, print: u64, n: NodeId) {
         if self.table.is_empty() && self.scanned.len() < SCANNED_KEYS {
-            self.scanned.push((key.fingerprint(), key, n));
+            self.scanned.push((print, key, n));
             return;
         }
         self.table.extend(self.scanned.drain(..).map(|(_, k, n)| (k, n)));
@@ -1438,13 +1439,20 @@ impl<'p> Builder<'p> {
     /// raises what the first of its calls to fail would, and it only moves a call past nodes
     /// that cannot raise (the reference never calls anything between the calls fused).
     fn fuse(&mut self, outs: &[NodeId]) {
-        let mut readers = vec![0u32; self.nodes.len()];
-        for &out in outs {
-            readers[out as usize] += 1;
-        }
-        for node in &self.nodes {
-            reads(node, |n| readers[n as usize] += 1);
-        }
+        // How many nodes (or outputs) read each node: counted at the first pair of calls that
+        // fuse, as most kernels have none (until then no node has changed).
+        let mut readers: Vec<u32> = Vec::new();
+        let count_readers = |b: &Builder| {
+            let mut readers = vec![0u32; b.nodes.len()];
+            for &out in outs {
+                readers[out as usize] += 1;
+            }
+            for node in &b.nodes {
+                reads(node, |n| readers[n as usize] += 1);
+            }
+            readers
+        };
+        let mut fused_any = false;
         // Read in place: most nodes fuse with none, and their arguments are not copied.
         fn prim(nodes: &[Node], n: NodeId) -> Option<(PrimId, &[NodeId])> {
             match &nodes[n as usize] {
@@ -1468,6 +1476,9 @@ impl<'p> Builder<'p> {
             let Some(mut op) = Fused::of(outer, inner).filter(|op| operands.len() + rest.len() == op.arity()) else {
                 continue;
             };
+            if readers.is_empty() {
+                readers = count_readers(self);
+            }
             if readers[set as usize] != 1 || self.syms[set as usize].is_some() || !quiet(self, set, k) {
                 continue;
             }
@@ -1485,6 +1496,10 @@ impl<'p> Builder<'p> {
             args.extend_from_slice(&rest);
             debug_assert_eq!(args.len(), op.arity());
             self.nodes[k] = Node::Fused { op, args };
+            fused_any = true;
+        }
+        if !fused_any {
+            return;
         }
         // `matcher(size, ZERO)` of a fused count: the count tested, which may stop early.
         for k in 0..self.nodes.len() {
@@ -1519,11 +1534,12 @@ impl<'p> Builder<'p> {
         let Some(key) = key else {
             return make(self);
         };
-        if let Some(n) = self.made.get(&key) {
+        let print = key.fingerprint();
+        if let Some(n) = self.made.get(&key, print) {
             return n;
         }
         let n = make(self);
-        self.made.insert(key, n);
+        self.made.insert(key, print, n);
         n
     }
 
@@ -2384,13 +2400,14 @@ mod tests {
         let keys = |k: NodeId| [Key::Prim(PrimId(0), smallvec![k, 1]), Key::Const(k.into())];
         for k in 0..2 * SCANNED_KEYS as NodeId {
             for (i, key) in keys(k).into_iter().enumerate() {
-                assert_eq!(made.get(&key), None);
-                made.insert(key, 2 * k + i as NodeId);
+                let print = key.fingerprint();
+                assert_eq!(made.get(&key, print), None);
+                made.insert(key, print, 2 * k + i as NodeId);
             }
         }
         for k in 0..2 * SCANNED_KEYS as NodeId {
             for (i, key) in keys(k).iter().enumerate() {
-                assert_eq!(made.get(key), Some(2 * k + i as NodeId));
+                assert_eq!(made.get(key, key.fingerprint()), Some(2 * k + i as NodeId));
             }
         }
     }
