@@ -39,9 +39,26 @@ const ARENA_SHARE: u64 = 256 << 20;
 
 /// [`UnlessLimited`]'s choice: 0 not yet made, 1 the fast allocator, 2 the system's.
 static CHOICE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+/// [`CHOICE`] once the fast allocator is chosen.
+const CHOSE_FAST: u8 = 1;
+/// [`CHOICE`] once the system's allocator is chosen.
+const CHOSE_SYSTEM: u8 = 2;
 
 impl<Fast> UnlessLimited<Fast> {
-    #[inline]
+    /// Whether the fast allocator is chosen: the one test on the path of every allocation.
+    #[inline(always)]
+    fn fast_chosen(&self) -> bool {
+        CHOICE.load(Ordering::Relaxed) == CHOSE_FAST
+    }
+
+    /// Whether the system's allocator is chosen, where a block exists already, so that the
+    /// choice is made.
+    #[inline(always)]
+    fn system_chosen(&self) -> bool {
+        CHOICE.load(Ordering::Relaxed) == CHOSE_SYSTEM
+    }
+
+    /// Whether the system's allocator serves the process, choosing it now if no choice is made.
     fn system(&self) -> bool {
         match CHOICE.load(Ordering::Relaxed) {
             0 => {
@@ -55,39 +72,62 @@ impl<Fast> UnlessLimited<Fast> {
                         libc::mallopt(libc::M_ARENA_MAX, arenas as libc::c_int);
                     }
                 }
-                CHOICE.store(if space.is_some() { 2 } else { 1 }, Ordering::Relaxed);
+                let choice = if space.is_some() { CHOSE_SYSTEM } else { CHOSE_FAST };
+                CHOICE.store(choice, Ordering::Relaxed);
                 space.is_some()
             }
-            choice => choice == 2,
+            choice => choice == CHOSE_SYSTEM,
         }
-    }
-
-    /// [`UnlessLimited::system`] where a block exists already, so that the choice is made.
-    #[inline]
-    fn system_chosen(&self) -> bool {
-        CHOICE.load(Ordering::Relaxed) == 2
     }
 }
 
-// SAFETY: each call goes, unchanged, to the one allocator chosen before the first block.
-unsafe impl<Fast: GlobalAlloc> GlobalAlloc for UnlessLimited<Fast> {
-    #[inline]
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+/// [`UnlessLimited`]'s allocations where the fast allocator is not chosen (or nothing is yet):
+/// out of line, so that the usual path tests [`UnlessLimited::fast_chosen`] and jumps on to the
+/// fast allocator, with nothing to come back for.
+impl<Fast: GlobalAlloc> UnlessLimited<Fast> {
+    /// [`GlobalAlloc::alloc`] of the allocator chosen, choosing it if need be.
+    #[cold]
+    #[inline(never)]
+    unsafe fn alloc_unless_fast(&self, layout: Layout) -> *mut u8 {
         match self.system() {
             true => std::alloc::System.alloc(layout),
             false => self.0.alloc(layout),
         }
     }
 
-    #[inline]
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+    /// [`GlobalAlloc::alloc_zeroed`] of the allocator chosen, choosing it if need be.
+    #[cold]
+    #[inline(never)]
+    unsafe fn alloc_zeroed_unless_fast(&self, layout: Layout) -> *mut u8 {
         match self.system() {
             true => std::alloc::System.alloc_zeroed(layout),
             false => self.0.alloc_zeroed(layout),
         }
     }
+}
 
-    #[inline]
+// SAFETY: each call goes, unchanged, to the one allocator chosen before the first block.
+//
+// Inlined always, into [`Counting`]'s calls that the process's allocator makes of it, which
+// without it would call this layer instead of jumping to the allocator it chose.
+unsafe impl<Fast: GlobalAlloc> GlobalAlloc for UnlessLimited<Fast> {
+    #[inline(always)]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        match self.fast_chosen() {
+            true => self.0.alloc(layout),
+            false => self.alloc_unless_fast(layout),
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        match self.fast_chosen() {
+            true => self.0.alloc_zeroed(layout),
+            false => self.alloc_zeroed_unless_fast(layout),
+        }
+    }
+
+    #[inline(always)]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         match self.system_chosen() {
             true => std::alloc::System.dealloc(ptr, layout),
@@ -95,7 +135,7 @@ unsafe impl<Fast: GlobalAlloc> GlobalAlloc for UnlessLimited<Fast> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         match self.system_chosen() {
             true => std::alloc::System.realloc(ptr, layout, new_size),
@@ -220,25 +260,27 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 /// The process limit in bytes; 0: none.
 static PROCESS_LIMIT: AtomicU64 = AtomicU64::new(0);
 
+/// Adds `delta` to this thread's count; true where the part of it not yet in [`TOTAL`] has
+/// reached [`FLUSH`] bytes either way, for the caller to [`flush`].
 #[inline]
-fn count(delta: isize) {
+fn count_is_due(delta: isize) -> bool {
     COUNT.with(|c| {
         let unflushed = c.unflushed.get() + delta;
         c.unflushed.set(unflushed);
         // `|unflushed| >= FLUSH` as one unsigned comparison.
-        if (unflushed + (FLUSH - 1)) as usize > 2 * (FLUSH - 1) as usize {
-            flush(c);
-        }
-    });
+        (unflushed + (FLUSH - 1)) as usize > 2 * (FLUSH - 1) as usize
+    })
 }
 
-/// Adds a thread's unflushed count to [`TOTAL`].
+/// Adds this thread's unflushed count to [`TOTAL`].
 #[cold]
-fn flush(c: &ThreadCount) {
-    let unflushed = c.unflushed.replace(0);
-    c.flushed.set(c.flushed.get() + unflushed);
-    let total = TOTAL.fetch_add(unflushed, Ordering::Relaxed) + unflushed;
-    PEAK.fetch_max(total, Ordering::Relaxed);
+fn flush() {
+    COUNT.with(|c| {
+        let unflushed = c.unflushed.replace(0);
+        c.flushed.set(c.flushed.get() + unflushed);
+        let total = TOTAL.fetch_add(unflushed, Ordering::Relaxed) + unflushed;
+        PEAK.fetch_max(total, Ordering::Relaxed);
+    });
 }
 
 // SAFETY: every call goes to the wrapped allocator with the caller's arguments unchanged; the
@@ -248,28 +290,73 @@ fn flush(c: &ThreadCount) {
 // thing done (a jump, with no registers kept across it): what is counted is what was asked. A
 // request the allocator refuses ends the process (Rust aborts on a failed allocation, and
 // nothing here asks for memory it could do without), so it is never counted wrongly for long.
+// A count due to be flushed takes a path of its own, out of line (`flush_then_alloc` and the
+// like), so that the usual one makes no call either.
 unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size() as isize);
-        self.0.alloc(layout)
+        match count_is_due(layout.size() as isize) {
+            false => self.0.alloc(layout),
+            true => self.flush_then_alloc(layout),
+        }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count(layout.size() as isize);
-        self.0.alloc_zeroed(layout)
+        match count_is_due(layout.size() as isize) {
+            false => self.0.alloc_zeroed(layout),
+            true => self.flush_then_alloc_zeroed(layout),
+        }
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        count(-(layout.size() as isize));
-        self.0.dealloc(ptr, layout);
+        match count_is_due(-(layout.size() as isize)) {
+            false => self.0.dealloc(ptr, layout),
+            true => self.flush_then_dealloc(ptr, layout),
+        }
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size as isize - layout.size() as isize);
+        match count_is_due(new_size as isize - layout.size() as isize) {
+            false => self.0.realloc(ptr, layout, new_size),
+            true => self.flush_then_realloc(ptr, layout, new_size),
+        }
+    }
+}
+
+/// [`Counting`]'s calls where this thread's count is due to be flushed.
+impl<A: GlobalAlloc> Counting<A> {
+    /// [`flush`], then [`GlobalAlloc::alloc`] of the wrapped allocator.
+    #[cold]
+    #[inline(never)]
+    unsafe fn flush_then_alloc(&self, layout: Layout) -> *mut u8 {
+        flush();
+        self.0.alloc(layout)
+    }
+
+    /// [`flush`], then [`GlobalAlloc::alloc_zeroed`] of the wrapped allocator.
+    #[cold]
+    #[inline(never)]
+    unsafe fn flush_then_alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        flush();
+        self.0.alloc_zeroed(layout)
+    }
+
+    /// [`flush`], then [`GlobalAlloc::dealloc`] of the wrapped allocator.
+    #[cold]
+    #[inline(never)]
+    unsafe fn flush_then_dealloc(&self, ptr: *mut u8, layout: Layout) {
+        flush();
+        self.0.dealloc(ptr, layout)
+    }
+
+    /// [`flush`], then [`GlobalAlloc::realloc`] of the wrapped allocator.
+    #[cold]
+    #[inline(never)]
+    unsafe fn flush_then_realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        flush();
         self.0.realloc(ptr, layout, new_size)
     }
 }
@@ -377,6 +464,13 @@ fn mb(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Counts `delta` bytes as [`Counting`] does.
+    fn count(delta: isize) {
+        if count_is_due(delta) {
+            flush();
+        }
+    }
 
     // The library's tests run on the system allocator, uncounted: the count is driven by hand.
     #[test]
