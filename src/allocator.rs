@@ -86,9 +86,12 @@ fn asked(size: usize) -> usize {
 
 /// One thread's recently freed blocks, a stack per size class.
 struct Recent {
-    /// Whether this thread keeps freed blocks (see [`keep_freed_blocks_on_this_thread`]).
-    on: bool,
+    /// Blocks kept per class, at most [`PER_CLASS_ROOM`].
     len: [u8; CLASSES],
+    /// Blocks each class may keep: [`PER_SMALL_CLASS`] or [`PER_LARGE_CLASS`] while this
+    /// thread keeps freed blocks (see [`keep_freed_blocks_on_this_thread`]), none otherwise, so
+    /// that a free tests one number for both.
+    room: [u8; CLASSES],
     blocks: [[*mut u8; PER_CLASS_ROOM]; CLASSES],
 }
 
@@ -98,8 +101,8 @@ thread_local! {
     // ([`release_this_threads_blocks`]); others never keep any.
     static RECENT: UnsafeCell<Recent> = const {
         UnsafeCell::new(Recent {
-            on: false,
             len: [0; CLASSES],
+            room: [0; CLASSES],
             blocks: [[std::ptr::null_mut(); PER_CLASS_ROOM]; CLASSES],
         })
     };
@@ -114,21 +117,20 @@ impl Recent {
             return None;
         }
         self.len[class] = n - 1;
-        Some(self.blocks[class][n as usize - 1])
+        // SAFETY: `n - 1 < n <= PER_CLASS_ROOM`, the blocks' length.
+        Some(unsafe { *self.blocks[class].get_unchecked(n as usize - 1) })
     }
 
-    /// Keeps `block` of `class`; false where this thread keeps none or the class is full.
+    /// Keeps `block` of `class`; false where the class has no room (none while this thread
+    /// keeps no blocks).
     #[inline]
     fn keep(&mut self, class: usize, block: *mut u8) -> bool {
         let n = self.len[class];
-        let room = match class < FIRST_LARGE_CLASS {
-            true => PER_SMALL_CLASS,
-            false => PER_LARGE_CLASS,
-        };
-        if !self.on || n == room {
+        if n >= self.room[class] {
             return false;
         }
-        self.blocks[class][n as usize] = block;
+        // SAFETY: `n < room <= PER_CLASS_ROOM`, the blocks' length.
+        unsafe { *self.blocks[class].get_unchecked_mut(n as usize) = block };
         self.len[class] = n + 1;
         true
     }
@@ -147,12 +149,19 @@ fn with_recent<R>(f: impl FnOnce(&mut Recent) -> R) -> R {
 /// exit handler) or that end with the process (the main thread): a thread that ended with
 /// blocks kept would leave them allocated for good.
 pub fn keep_freed_blocks_on_this_thread() {
-    with_recent(|r| r.on = true);
+    with_recent(|r| {
+        for (class, room) in r.room.iter_mut().enumerate() {
+            *room = match class < FIRST_LARGE_CLASS {
+                true => PER_SMALL_CLASS,
+                false => PER_LARGE_CLASS,
+            };
+        }
+    });
 }
 
 /// Hands this thread's kept blocks back to mimalloc and keeps no more.
 pub fn release_this_threads_blocks() {
-    with_recent(|r| r.on = false);
+    with_recent(|r| r.room = [0; CLASSES]);
     for class in 0..CLASSES {
         while let Some(block) = with_recent(|r| r.take(class)) {
             // SAFETY: a kept block came from mimalloc and is not in use.
