@@ -209,12 +209,35 @@ unsafe impl GlobalAlloc for WordAligned {
         mimalloc::MiMalloc.dealloc(ptr, layout)
     }
 
+    /// A block of up to [`KEPT_UP_TO`] bytes resized within its class stays where it is: it
+    /// has room for the whole class (see `asked`). Resized to another class, it is copied to
+    /// a block of that class, taken from [`Recent`] as [`GlobalAlloc::alloc`] does, and freed as
+    /// [`GlobalAlloc::dealloc`] does (kept, where there is room): mimalloc would move it too
+    /// (its bins are the classes), but to a block from its free lists, and free the first to
+    /// them.
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        match layout.align() <= WORD {
-            true => mi_realloc(ptr.cast(), asked(new_size)).cast(),
-            false => mimalloc::MiMalloc.realloc(ptr, layout, new_size),
+        let size = layout.size();
+        if layout.align() > WORD {
+            return mimalloc::MiMalloc.realloc(ptr, layout, new_size);
         }
+        if size > KEPT_UP_TO || new_size > KEPT_UP_TO {
+            return mi_realloc(ptr.cast(), asked(new_size)).cast();
+        }
+        if class(size) == class(new_size) {
+            return ptr;
+        }
+        // SAFETY: the caller's layout with the caller's new size, which it guarantees to be
+        // non-zero and valid for that alignment.
+        let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
+        let block = self.alloc(new_layout);
+        if !block.is_null() {
+            // SAFETY: both blocks hold at least the smaller of the two sizes, and are distinct
+            // (the first is in use until freed below, so never handed out by `alloc`).
+            std::ptr::copy_nonoverlapping(ptr, block, size.min(new_size));
+            self.dealloc(ptr, layout);
+        }
+        block
     }
 }
 
