@@ -51,9 +51,34 @@ const PER_LARGE_CLASS: u8 = 4;
 const FIRST_LARGE_CLASS: usize = class(1 << 10) + 1;
 const PER_CLASS_ROOM: usize = PER_SMALL_CLASS as usize;
 
-/// The class of a request of `size` bytes (1 to [`KEPT_UP_TO`]).
+/// The class of a request of `size` bytes (1 to [`KEPT_UP_TO`]): up to 1 KiB (nearly all
+/// requests), read from [`CLASS_BY_GRAINS`], a load where finding the size's leading bit
+/// took a dozen instructions.
 #[inline]
 const fn class(size: usize) -> usize {
+    match size <= TABLED_UP_TO {
+        true => CLASS_BY_GRAINS[(size - 1) / GRAIN] as usize,
+        false => class_by_leading_bits(size),
+    }
+}
+
+/// The largest size whose class is read from [`CLASS_BY_GRAINS`].
+const TABLED_UP_TO: usize = 1 << 10;
+
+/// [`class_by_leading_bits`] of the sizes up to [`TABLED_UP_TO`], by `(size - 1) / GRAIN`:
+/// every class's size is a multiple of [`GRAIN`], so the sizes of a grain share a class.
+const CLASS_BY_GRAINS: [u8; TABLED_UP_TO / GRAIN] = {
+    let mut classes = [0; TABLED_UP_TO / GRAIN];
+    let mut grains = 0;
+    while grains < classes.len() {
+        classes[grains] = class_by_leading_bits((grains + 1) * GRAIN) as u8;
+        grains += 1;
+    }
+    classes
+};
+
+/// The class of a request of `size` bytes (1 to [`KEPT_UP_TO`]), from the bits of `size - 1`.
+const fn class_by_leading_bits(size: usize) -> usize {
     if size <= SMALL_UP_TO {
         return (size - 1) / GRAIN;
     }
