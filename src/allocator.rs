@@ -117,7 +117,9 @@ struct Recent {
     /// thread keeps freed blocks (see [`keep_freed_blocks_on_this_thread`]), none otherwise, so
     /// that a free tests one number for both.
     room: [u8; CLASSES],
-    blocks: [[*mut u8; PER_CLASS_ROOM]; CLASSES],
+    /// The stacks, each class's [`PER_CLASS_ROOM`] in a row: one array, so that a block's
+    /// place is one index off the thread's own address, which one instruction reads.
+    blocks: [*mut u8; PER_CLASS_ROOM * CLASSES],
 }
 
 thread_local! {
@@ -128,7 +130,7 @@ thread_local! {
         UnsafeCell::new(Recent {
             len: [0; CLASSES],
             room: [0; CLASSES],
-            blocks: [[std::ptr::null_mut(); PER_CLASS_ROOM]; CLASSES],
+            blocks: [std::ptr::null_mut(); PER_CLASS_ROOM * CLASSES],
         })
     };
 }
@@ -142,8 +144,8 @@ impl Recent {
             return None;
         }
         self.len[class] = n - 1;
-        // SAFETY: `n - 1 < n <= PER_CLASS_ROOM`, the blocks' length.
-        Some(unsafe { *self.blocks[class].get_unchecked(n as usize - 1) })
+        // SAFETY: `class < CLASSES` (its length was read) and `n - 1 < n <= PER_CLASS_ROOM`.
+        Some(unsafe { *self.blocks.get_unchecked(class * PER_CLASS_ROOM + n as usize - 1) })
     }
 
     /// Keeps `block` of `class`; false where the class has no room (none while this thread
@@ -154,8 +156,8 @@ impl Recent {
         if n >= self.room[class] {
             return false;
         }
-        // SAFETY: `n < room <= PER_CLASS_ROOM`, the blocks' length.
-        unsafe { *self.blocks[class].get_unchecked_mut(n as usize) = block };
+        // SAFETY: `class < CLASSES` (its length was read) and `n < room <= PER_CLASS_ROOM`.
+        unsafe { *self.blocks.get_unchecked_mut(class * PER_CLASS_ROOM + n as usize) = block };
         self.len[class] = n + 1;
         true
     }
