@@ -51,34 +51,37 @@ const PER_LARGE_CLASS: u8 = 4;
 const FIRST_LARGE_CLASS: usize = class(1 << 10) + 1;
 const PER_CLASS_ROOM: usize = PER_SMALL_CLASS as usize;
 
-/// The class of a request of `size` bytes (1 to [`KEPT_UP_TO`]): up to 1 KiB (nearly all
-/// requests), read from [`CLASS_BY_GRAINS`], a load where finding the size's leading bit
-/// took a dozen instructions.
+/// The class of a request of `size` bytes, `None` where it is not kept (over [`KEPT_UP_TO`]):
+/// up to 1 KiB (nearly all requests), one comparison and [`CLASS_BY_GRAINS`] read, where
+/// [`class`] takes a dozen instructions above 64 bytes.
 #[inline]
-const fn class(size: usize) -> usize {
-    match size <= TABLED_UP_TO {
-        true => CLASS_BY_GRAINS[(size - 1) / GRAIN] as usize,
-        false => class_by_leading_bits(size),
+fn kept_class(size: usize) -> Option<usize> {
+    match size {
+        1..=TABLED_UP_TO => Some(CLASS_BY_GRAINS[(size - 1) / GRAIN] as usize),
+        AFTER_TABLED..=KEPT_UP_TO => Some(class(size)),
+        _ => None,
     }
 }
 
 /// The largest size whose class is read from [`CLASS_BY_GRAINS`].
 const TABLED_UP_TO: usize = 1 << 10;
+/// The smallest size whose class is not read from [`CLASS_BY_GRAINS`].
+const AFTER_TABLED: usize = TABLED_UP_TO + 1;
 
-/// [`class_by_leading_bits`] of the sizes up to [`TABLED_UP_TO`], by `(size - 1) / GRAIN`:
-/// every class's size is a multiple of [`GRAIN`], so the sizes of a grain share a class.
+/// [`class`] of the sizes up to [`TABLED_UP_TO`], by `(size - 1) / GRAIN`: every class's
+/// size is a multiple of [`GRAIN`], so the sizes of a grain share a class.
 const CLASS_BY_GRAINS: [u8; TABLED_UP_TO / GRAIN] = {
     let mut classes = [0; TABLED_UP_TO / GRAIN];
     let mut grains = 0;
     while grains < classes.len() {
-        classes[grains] = class_by_leading_bits((grains + 1) * GRAIN) as u8;
+        classes[grains] = class((grains + 1) * GRAIN) as u8;
         grains += 1;
     }
     classes
 };
 
 /// The class of a request of `size` bytes (1 to [`KEPT_UP_TO`]), from the bits of `size - 1`.
-const fn class_by_leading_bits(size: usize) -> usize {
+const fn class(size: usize) -> usize {
     if size <= SMALL_UP_TO {
         return (size - 1) / GRAIN;
     }
@@ -103,9 +106,9 @@ fn class_size(class: usize) -> usize {
 /// is freed with the layout it was last allocated or reallocated with.)
 #[inline]
 fn asked(size: usize) -> usize {
-    match size {
-        1..=KEPT_UP_TO => class_size(class(size)),
-        _ => size,
+    match kept_class(size) {
+        Some(class) => class_size(class),
+        None => size,
     }
 }
 
@@ -209,10 +212,9 @@ unsafe impl GlobalAlloc for WordAligned {
         if layout.align() > WORD {
             return mimalloc::MiMalloc.alloc(layout);
         }
-        if !(1..=KEPT_UP_TO).contains(&size) {
+        let Some(class) = kept_class(size) else {
             return mi_malloc(size).cast();
-        }
-        let class = class(size);
+        };
         match with_recent(|r| r.take(class)) {
             Some(block) => block,
             None => mi_malloc(class_size(class)).cast(),
@@ -229,9 +231,12 @@ unsafe impl GlobalAlloc for WordAligned {
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        let size = layout.size();
-        if layout.align() <= WORD && (1..=KEPT_UP_TO).contains(&size) && with_recent(|r| r.keep(class(size), ptr)) {
-            return;
+        if layout.align() <= WORD {
+            if let Some(class) = kept_class(layout.size()) {
+                if with_recent(|r| r.keep(class, ptr)) {
+                    return;
+                }
+            }
         }
         mimalloc::MiMalloc.dealloc(ptr, layout)
     }
@@ -248,10 +253,10 @@ unsafe impl GlobalAlloc for WordAligned {
         if layout.align() > WORD {
             return mimalloc::MiMalloc.realloc(ptr, layout, new_size);
         }
-        if size > KEPT_UP_TO || new_size > KEPT_UP_TO {
+        let (Some(class), Some(new_class)) = (kept_class(size), kept_class(new_size)) else {
             return mi_realloc(ptr.cast(), asked(new_size)).cast();
-        }
-        if class(size) == class(new_size) {
+        };
+        if class == new_class {
             return ptr;
         }
         // SAFETY: the caller's layout with the caller's new size, which it guarantees to be
@@ -291,6 +296,7 @@ mod tests {
     fn each_size_takes_the_smallest_class_that_holds_it() {
         for size in 1..=KEPT_UP_TO {
             let c = class(size);
+            assert_eq!(kept_class(size), Some(c));
             assert!(c < CLASSES, "{size}");
             assert!(class_size(c) >= size, "{size} in class {c} of {}", class_size(c));
             if c > 0 {
@@ -300,6 +306,8 @@ mod tests {
         }
         assert_eq!(class_size(CLASSES - 1), KEPT_UP_TO);
         assert_eq!(class_size(FIRST_LARGE_CLASS - 1), 1 << 10);
+        assert_eq!(kept_class(0), None);
+        assert_eq!(kept_class(KEPT_UP_TO + 1), None);
         assert_eq!(asked(KEPT_UP_TO + 1), KEPT_UP_TO + 1);
     }
 
