@@ -339,4 +339,27 @@ mod tests {
         .join()
         .unwrap();
     }
+
+    /// A block resized within its class stays where it is; resized to another class, it moves
+    /// with its bytes, and the block it leaves is the next one of its class handed out.
+    #[test]
+    fn a_block_moves_only_when_resized_to_another_class() {
+        std::thread::spawn(|| unsafe {
+            keep_freed_blocks_on_this_thread();
+            let (small, same_class) = (Layout::from_size_align(33, 8).unwrap(), 40);
+            let a = WordAligned.alloc(small);
+            a.write_bytes(7, small.size());
+            assert_eq!(WordAligned.realloc(a, small, same_class), a);
+            let b = WordAligned.realloc(a, Layout::from_size_align(same_class, 8).unwrap(), 300);
+            assert_ne!(b, a);
+            assert!((0..small.size()).all(|i| *b.add(i) == 7));
+            let c = WordAligned.alloc(small);
+            assert_eq!(c, a);
+            WordAligned.dealloc(c, small);
+            WordAligned.dealloc(b, Layout::from_size_align(300, 8).unwrap());
+            release_this_threads_blocks();
+        })
+        .join()
+        .unwrap();
+    }
 }
