@@ -212,12 +212,9 @@ unsafe impl GlobalAlloc for WordAligned {
         if layout.align() > WORD {
             return mimalloc::MiMalloc.alloc(layout);
         }
-        let Some(class) = kept_class(size) else {
-            return mi_malloc(size).cast();
-        };
-        match with_recent(|r| r.take(class)) {
-            Some(block) => block,
-            None => mi_malloc(class_size(class)).cast(),
+        match kept_class(size) {
+            Some(class) => alloc_in(class),
+            None => mi_malloc(size).cast(),
         }
     }
 
@@ -231,14 +228,10 @@ unsafe impl GlobalAlloc for WordAligned {
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if layout.align() <= WORD {
-            if let Some(class) = kept_class(layout.size()) {
-                if with_recent(|r| r.keep(class, ptr)) {
-                    return;
-                }
-            }
+        match kept_class(layout.size()).filter(|_| layout.align() <= WORD) {
+            Some(class) => free_in(class, ptr),
+            None => mimalloc::MiMalloc.dealloc(ptr, layout),
         }
-        mimalloc::MiMalloc.dealloc(ptr, layout)
     }
 
     /// A block of up to [`KEPT_UP_TO`] bytes resized within its class stays where it is: it
@@ -259,17 +252,41 @@ unsafe impl GlobalAlloc for WordAligned {
         if class == new_class {
             return ptr;
         }
-        // SAFETY: the caller's layout with the caller's new size, which it guarantees to be
-        // non-zero and valid for that alignment.
-        let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
-        let block = self.alloc(new_layout);
+        let block = alloc_in(new_class);
         if !block.is_null() {
             // SAFETY: both blocks hold at least the smaller of the two sizes, and are distinct
-            // (the first is in use until freed below, so never handed out by `alloc`).
+            // (the first is in use until freed below, so never handed out by `alloc_in`).
             std::ptr::copy_nonoverlapping(ptr, block, size.min(new_size));
-            self.dealloc(ptr, layout);
+            free_in(class, ptr);
         }
         block
+    }
+}
+
+/// A block of `class` for a request of at most a word's alignment: the one of the class freed
+/// last on this thread, else a new one of the class's size.
+///
+/// # Safety
+///
+/// As [`GlobalAlloc::alloc`]'s.
+#[inline]
+unsafe fn alloc_in(class: usize) -> *mut u8 {
+    match with_recent(|r| r.take(class)) {
+        Some(block) => block,
+        None => mi_malloc(class_size(class)).cast(),
+    }
+}
+
+/// Frees `block`, of `class` and at most a word's alignment: kept where its class's stack has
+/// room, else handed back to mimalloc.
+///
+/// # Safety
+///
+/// As [`GlobalAlloc::dealloc`]'s.
+#[inline]
+unsafe fn free_in(class: usize, block: *mut u8) {
+    if !with_recent(|r| r.keep(class, block)) {
+        mi_free(block.cast());
     }
 }
 

@@ -2077,13 +2077,14 @@ fn closure_hashes(f: &Func, budget: &mut u32) -> (u64, u64) {
         (one(h, x), one(s, y))
     };
     let tag = |t: u64| (t, t);
+    let prim = |id: PrimId| mix(tag(1), tag(id.0.into()));
     use Func::*;
     let mut part = |v: &Value| match v {
         // A primitive, the most common part, hashed here as the call below would hash it.
         Value::Func(g) => match **g {
             Prim(id) if *budget > 0 => {
                 *budget -= 1;
-                mix(tag(1), tag(id.0.into()))
+                prim(id)
             }
             _ => closure_hashes(g, budget),
         },
@@ -2098,7 +2099,7 @@ fn closure_hashes(f: &Func, budget: &mut u32) -> (u64, u64) {
         }
     };
     match f {
-        Prim(id) => mix(tag(1), tag(id.0.into())),
+        Prim(id) => prim(*id),
         Compose(a, b) => mix(mix(tag(2), part(a)), part(b)),
         Matcher(a, b) => mix(mix(tag(3), part(a)), part(b)),
         Rbind(a, b) => mix(mix(tag(4), part(a)), part(b)),
