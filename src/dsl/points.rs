@@ -266,6 +266,53 @@ impl BoxBitmap {
         )
     }
 
+    /// How many points lie in rows `top..=bottom` and columns `left..=right` (of any colour):
+    /// each row of the rectangle, clipped to the box, one masked count of its bits, where a
+    /// scan of the points walked every point of those rows.
+    pub fn count_in_rect(&self, (top, bottom, left, right): (i32, i32, i32, i32)) -> usize {
+        // The offsets within the box of the rectangle's first and last row or column.
+        let clip = |d: usize, from: i32, to: i32| {
+            let lo = i64::from(self.lo[d]);
+            let from = (i64::from(from) - lo).max(0);
+            let to = (i64::from(to) - lo).min(self.span[d] as i64 - 1);
+            (from <= to).then_some((from as u64, to as u64))
+        };
+        let (Some((first_row, last_row)), Some((first_col, last_col))) = (clip(1, top, bottom), clip(2, left, right))
+        else {
+            return 0;
+        };
+        let [planes, rows, cols] = self.span;
+        let mut n = 0;
+        for plane in 0..planes {
+            let mut start = (plane * rows + first_row) * cols + first_col;
+            for _ in first_row..=last_row {
+                n += self.count_bits(start, last_col - first_col + 1);
+                start += cols;
+            }
+        }
+        n
+    }
+
+    /// How many of the `len` bits from bit `start` are set.
+    #[inline]
+    fn count_bits(&self, start: u64, len: u64) -> usize {
+        // The `len` (1 to 64) bits from bit `k`, which lie in one word.
+        let in_word = |k: u64, len: u64| {
+            (self.words[(k / 64) as usize] >> (k % 64) & u64::MAX >> (64 - len)).count_ones() as usize
+        };
+        if start % 64 + len <= 64 {
+            // As a row of a box of a grid's width mostly is.
+            return in_word(start, len);
+        }
+        let (mut k, end, mut n) = (start, start + len, 0);
+        while k < end {
+            let take = (64 - k % 64).min(end - k);
+            n += in_word(k, take);
+            k += take;
+        }
+        n
+    }
+
     /// Appends the points, in their order (the box's cells are numbered in it). The bits come
     /// in ascending order, so the line (colour and row) of each is found by stepping on from
     /// the line of the one before, not by dividing its number by the box's sides.
@@ -347,6 +394,33 @@ mod tests {
                         prop_assert_eq!(bitmap.contains(q), points.binary_search(&q).is_ok(), "{:?}", q);
                     }
                 }
+            }
+        }
+
+        /// A rectangle's count in a bitmap is the number of points whose row and column lie in
+        /// it, of every colour: rectangles inside, across and outside the box, at the ends of
+        /// `i32`, in boxes up to 64 columns wide and wider (rows across words).
+        #[test]
+        fn a_rectangle_count_is_the_points_in_the_rectangle(
+            points in prop::collection::vec((0i32..3, -5i32..35, -40i32..40), 1..300),
+            width in 1i32..90,
+            rects in prop::collection::vec(
+                prop_oneof![
+                    4 => (-8i32..40, -8i32..40, -45i32..45, -45i32..45),
+                    1 => (Just(i32::MIN), i32::MIN..i32::MAX, Just(i32::MIN), i32::MIN..i32::MAX),
+                    1 => (i32::MIN..i32::MAX, Just(i32::MAX), i32::MIN..i32::MAX, Just(i32::MAX)),
+                ],
+                1..20,
+            ),
+        ) {
+            let points = reference(points.into_iter().map(|(c, i, j)| cell((c, i, j.rem_euclid(width) - width / 2))).collect());
+            // Few points spread over the box have none.
+            let Some(bitmap) = BoxBitmap::of(&points) else {
+                return Ok(());
+            };
+            for (top, bottom, left, right) in rects {
+                let inside = points.iter().filter(|p| (top..=bottom).contains(&p.i) && (left..=right).contains(&p.j)).count();
+                prop_assert_eq!(bitmap.count_in_rect((top, bottom, left, right)), inside);
             }
         }
 

@@ -307,7 +307,7 @@ thread_local! {
 /// has [`PROBED_FROM`] or more members and was met before on this thread
 /// (`difference(shift(pattern, offset), cells)` for every offset meets the same `cells` each
 /// time); `None` otherwise, and where its box is too large for a bitmap.
-fn with_bitmap<P: Point, R>(set: &Value, points: &[P], f: impl FnOnce(&BoxBitmap) -> R) -> Option<R> {
+pub(super) fn with_bitmap<P: Point, R>(set: &Value, points: &[P], f: impl FnOnce(&BoxBitmap) -> R) -> Option<R> {
     if points.len() < PROBED_FROM {
         return None;
     }
