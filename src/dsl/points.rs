@@ -62,21 +62,67 @@ pub fn sort_dedup<P: Point>(points: &mut Vec<P>) {
 /// The bounding box of `points` (not empty): its lowest corner and its extent along each
 /// coordinate.
 fn bounds<P: Point>(points: &[P]) -> ([i32; 3], [u64; 3]) {
-    bounds_of_parts(&[points])
+    let mut extent = Extent::NONE;
+    extent.scan::<P, 0>(points);
+    extent.bounds()
 }
 
-/// [`bounds`] of the points of all `parts` (not all empty).
-fn bounds_of_parts<P: Point>(parts: &[&[P]]) -> ([i32; 3], [u64; 3]) {
-    let (mut lo, mut hi) = ([i32::MAX; 3], [i32::MIN; 3]);
+/// [`bounds`] of the points of all `parts` (each sorted, not all empty). In a sorted part the
+/// coordinates before the first in which its first and last points differ are the same
+/// throughout, and that one runs from the first point's to the last's, so only the coordinates
+/// after it are scanned: the columns of index sets and of objects of one colour.
+fn bounds_of_sorted_parts<P: Point>(parts: &[&[P]]) -> ([i32; 3], [u64; 3]) {
+    let mut extent = Extent::NONE;
     for part in parts {
-        for p in part.iter() {
-            for (d, c) in p.coords().into_iter().enumerate() {
-                lo[d] = lo[d].min(c);
-                hi[d] = hi[d].max(c);
+        let (Some(first), Some(last)) = (part.first(), part.last()) else {
+            continue;
+        };
+        let (first, last) = (first.coords(), last.coords());
+        for d in 0..3 {
+            extent.lo[d] = extent.lo[d].min(first[d]);
+            extent.hi[d] = extent.hi[d].max(last[d]);
+            if first[d] != last[d] {
+                match d {
+                    0 => extent.scan::<P, 1>(part),
+                    1 => extent.scan::<P, 2>(part),
+                    _ => {}
+                }
+                break;
             }
         }
     }
-    (lo, [0, 1, 2].map(|d| (i64::from(hi[d]) - i64::from(lo[d]) + 1) as u64))
+    extent.bounds()
+}
+
+/// The lowest and highest of each coordinate of the points met so far.
+struct Extent {
+    lo: [i32; 3],
+    hi: [i32; 3],
+}
+
+impl Extent {
+    /// Before any point.
+    const NONE: Extent = Extent {
+        lo: [i32::MAX; 3],
+        hi: [i32::MIN; 3],
+    };
+
+    /// Takes in coordinates `FROM..3` of `points`.
+    fn scan<P: Point, const FROM: usize>(&mut self, points: &[P]) {
+        for p in points {
+            for (d, c) in p.coords().into_iter().enumerate().skip(FROM) {
+                self.lo[d] = self.lo[d].min(c);
+                self.hi[d] = self.hi[d].max(c);
+            }
+        }
+    }
+
+    /// The box: its lowest corner and its extent along each coordinate (at least one point
+    /// met).
+    fn bounds(&self) -> ([i32; 3], [u64; 3]) {
+        let (lo, hi) = (self.lo, self.hi);
+        (lo, [0, 1, 2].map(|d| (i64::from(hi[d]) - i64::from(lo[d]) + 1) as u64))
+    }
 }
 
 /// How many cells of its box a bitmap over `n` points may have: 64 per point, beyond which
@@ -120,7 +166,7 @@ pub fn union_of_sorted<P: Point>(parts: &[&[P]], total: usize) -> Vec<P> {
     if total == 0 {
         return Vec::new();
     }
-    let (lo, span) = bounds_of_parts(parts);
+    let (lo, span) = bounds_of_sorted_parts(parts);
     match LineBitmap::new(lo, span, total) {
         Some(mut lines) => {
             // Part by part: a flattening iterator checked which part it was in on every point.
@@ -475,6 +521,37 @@ mod tests {
             let slices: Vec<&[Loc]> = locs.iter().map(Vec::as_slice).collect();
             let total = slices.iter().map(|s| s.len()).sum();
             prop_assert_eq!(union_of_sorted(&slices, total), reference(locs.concat()));
+        }
+    }
+
+    proptest! {
+        /// The box of sorted parts, read from their ends and the coordinates after the first
+        /// that varies, is the box of all their points: cells of one colour and of several,
+        /// locations, numbers, single points, empty parts and the ends of `i32`.
+        #[test]
+        fn the_box_of_sorted_parts_is_the_box_of_their_points(
+            parts in prop::collection::vec(
+                (prop::collection::vec((0i32..3, -5i32..35, -40i32..40), 0..40), prop::bool::ANY),
+                1..8,
+            ),
+            far in prop::option::of((i32::MIN..i32::MAX, i32::MIN..i32::MAX, i32::MIN..i32::MAX)),
+        ) {
+            let mut parts: Vec<Vec<Cell>> = parts
+                .into_iter()
+                .map(|(cells, one_colour)| {
+                    reference(cells.into_iter().map(|(c, i, j)| cell((if one_colour { 1 } else { c }, i, j))).collect())
+                })
+                .collect();
+            parts.extend(far.map(|p| vec![cell(p)]));
+            prop_assume!(parts.iter().any(|p| !p.is_empty()));
+            let slices: Vec<&[Cell]> = parts.iter().map(Vec::as_slice).collect();
+            prop_assert_eq!(bounds_of_sorted_parts(&slices), bounds(&parts.concat()));
+            let locs: Vec<Vec<Loc>> = parts.iter().map(|p| reference(p.iter().map(|c| Loc { i: c.i, j: c.j }).collect())).collect();
+            let slices: Vec<&[Loc]> = locs.iter().map(Vec::as_slice).collect();
+            prop_assert_eq!(bounds_of_sorted_parts(&slices), bounds(&locs.concat()));
+            let numbers: Vec<Vec<i32>> = parts.iter().map(|p| reference(p.iter().map(|c| c.j).collect())).collect();
+            let slices: Vec<&[i32]> = numbers.iter().map(Vec::as_slice).collect();
+            prop_assert_eq!(bounds_of_sorted_parts(&slices), bounds(&numbers.concat()));
         }
     }
 
