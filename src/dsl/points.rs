@@ -148,7 +148,7 @@ fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
         return true;
     }
     // Wider boxes: one bit string over the box, read in order.
-    let Some(bitmap) = BoxBitmap::in_box(points, lo, span) else {
+    let Some(bitmap) = BoxBitmap::in_box(&[points], points.len(), lo, span) else {
         return false;
     };
     points.clear();
@@ -158,10 +158,11 @@ fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
 
 /// The union of sorted, deduplicated lists of points (the cells of objects, the locations of
 /// index sets), sorted and deduplicated: `parts.concat()` then [`sort_dedup`], `total` being
-/// their length in all. Where the points lie in a box of at most 64 columns within
-/// [`cell_budget`], their bits are set straight from the parts, without the concatenation: a
-/// merge of many overlapping shifted patches wrote and read back several times the points it
-/// keeps.
+/// their length in all. Where the points lie in a box within [`cell_budget`], their bits are
+/// set straight from the parts, without the concatenation: a merge of many overlapping shifted
+/// patches wrote and read back several times the points it keeps, and one of lines shot past
+/// the grid (a box wider than 64 columns) concatenated them, then scanned them for their order
+/// and their box again before it set their bits.
 pub fn union_of_sorted<P: Point>(parts: &[&[P]], total: usize) -> Vec<P> {
     if total == 0 {
         return Vec::new();
@@ -177,11 +178,20 @@ pub fn union_of_sorted<P: Point>(parts: &[&[P]], total: usize) -> Vec<P> {
             lines.each_point(|p| out.push(p));
             out
         }
-        None => {
-            let mut all = parts.concat();
-            sort_dedup(&mut all);
-            all
-        }
+        None => match BoxBitmap::in_box(parts, total, lo, span) {
+            Some(bitmap) => {
+                let mut out = Vec::with_capacity(total);
+                bitmap.push_points(&mut out);
+                out
+            }
+            // Spread too thinly for a bitmap: compared.
+            None => {
+                let mut all = parts.concat();
+                all.sort_unstable();
+                all.dedup();
+                all
+            }
+        },
     }
 }
 
@@ -266,13 +276,14 @@ impl BoxBitmap {
             return None;
         }
         let (lo, span) = bounds(points);
-        BoxBitmap::in_box(points, lo, span)
+        BoxBitmap::in_box(&[points], points.len(), lo, span)
     }
 
-    /// [`BoxBitmap::of`] given the points' box ([`bounds`]).
-    fn in_box<P: Point>(points: &[P], lo: [i32; 3], span: [u64; 3]) -> Option<BoxBitmap> {
+    /// The bitmap of the points of all `parts`, `n` of them, given their box ([`bounds`]):
+    /// `None` where it is over [`cell_budget`].
+    fn in_box<P: Point>(parts: &[&[P]], n: usize, lo: [i32; 3], span: [u64; 3]) -> Option<BoxBitmap> {
         let cells = span[0].checked_mul(span[1])?.checked_mul(span[2])?;
-        if cells > cell_budget(points.len()) {
+        if cells > cell_budget(n) {
             return None;
         }
         let mut bitmap = BoxBitmap {
@@ -280,9 +291,11 @@ impl BoxBitmap {
             span,
             words: vec![0; cells.div_ceil(64) as usize],
         };
-        for &p in points {
-            if let Some(k) = bitmap.index(p) {
-                bitmap.words[(k / 64) as usize] |= 1 << (k % 64);
+        for part in parts {
+            for &p in part.iter() {
+                if let Some(k) = bitmap.index(p) {
+                    bitmap.words[(k / 64) as usize] |= 1 << (k % 64);
+                }
             }
         }
         Some(bitmap)
@@ -499,8 +512,8 @@ mod tests {
             prop_assert_eq!(v, want);
         }
         /// The union of sorted parts is the sorted, deduplicated concatenation: overlapping
-        /// parts in a small box (the bitmap), parts far apart or wider than 64 columns (the
-        /// concatenation sorted), empty parts among them.
+        /// parts in a box up to 64 columns wide (a word per line), wider (a bit string over the
+        /// box), parts far apart (compared), empty parts among them.
         #[test]
         fn a_union_of_sorted_parts_as_sort_dedup(
             parts in prop::collection::vec(
