@@ -487,6 +487,44 @@ fn write(g: &mut Grid, items: impl Iterator<Item = (i64, i64, i64)>, under: Opti
     Ok(())
 }
 
+/// [`write`] of items whose coordinates and colours are a grid's types already: nothing to
+/// convert or check per item (a fill's one colour is checked once, by its caller).
+fn write_colors(g: &mut Grid, items: impl Iterator<Item = (i32, i32, Color)>, under: Option<Color>) {
+    let (h, w) = (g.h, g.w);
+    for (i, j, color) in items {
+        // A negative coordinate becomes a huge one, outside the grid.
+        let (i, j) = (i as usize, j as usize);
+        if i < h && j < w {
+            let cell = &mut g.cells[i * w + j];
+            if under.map_or(true, |bg| *cell == bg) {
+                *cell = color;
+            }
+        }
+    }
+}
+
+/// A copy of a grid with items written on it (see [`write_colors`]).
+fn written_colors(g: GridView<'_>, items: impl Iterator<Item = (i32, i32, Color)>, under: Option<Color>) -> Value {
+    let mut out = g.to_grid();
+    write_colors(&mut out, items, under);
+    Value::grid(out)
+}
+
+/// `value` written at each of `locs` (see [`write`]): through [`write_colors`] where it is a
+/// colour; otherwise the general path raises at the first location inside the grid, as the
+/// reference's assignment would.
+fn filled(g: GridView<'_>, locs: &[Loc], value: i64, under: Option<Color>) -> DslResult<Value> {
+    match Color::try_from(value) {
+        Ok(color) => Ok(written_colors(g, locs.iter().map(|l| (l.i, l.j, color)), under)),
+        Err(_) => written(g, at_locations(locs, value), under),
+    }
+}
+
+/// The cells of an object as [`write_colors`] takes them.
+fn cell_items(cells: &[Cell]) -> impl Iterator<Item = (i32, i32, Color)> + '_ {
+    cells.iter().map(|c| (c.i, c.j, c.color))
+}
+
 /// `(i, j, value)` for each location of a patch.
 fn at_locations<'a, T: Clone + 'a>(locs: &'a [Loc], value: T) -> impl Iterator<Item = (i64, i64, T)> + 'a {
     locs.iter().map(move |l| (l.i.into(), l.j.into(), value.clone()))
@@ -548,7 +586,7 @@ fn fill_patch(a: &[Value], under: bool) -> DslResult<Value> {
             // a location met again writes what its first meeting wrote, or nothing, so their
             // order and repeats change nothing (and `cover`'s likewise).
             let locs = common::locs_in_any_order(&a[2])?;
-            written(g.view(), at_locations(&locs, value), bg)
+            filled(g.view(), &locs, value, bg)
         },
         |r| {
             let locs = common::locs(&a[2])?;
@@ -565,7 +603,7 @@ fn paint_object(a: &[Value], under: bool) -> DslResult<Value> {
         |g| {
             let bg = target_grid(g, under)?;
             let cells = cells_in_order(&a[1])?;
-            written(g.view(), shifted_cells(&cells, 0, 0), bg)
+            Ok(written_colors(g.view(), cell_items(&cells), bg))
         },
         |r| rows::write(r, shifted(common::any_cells_in_order(&a[1])?.into_iter(), 0, 0), under),
     )
@@ -582,14 +620,14 @@ fn written(g: GridView<'_>, items: impl Iterator<Item = (i64, i64, i64)>, under:
 /// function of the batched `fill`.
 pub fn fill_of(g: GridView<'_>, value: i64, locs: &[Loc]) -> DslResult<Value> {
     has_rows(g.h)?;
-    written(g, at_locations(locs, value), None)
+    filled(g, locs, value, None)
 }
 
 /// `paint(grid, obj)` given the object's cells in order, on a borrowed grid: the lane function
 /// of the batched `paint`.
 pub fn paint_of(g: GridView<'_>, cells: &[Cell]) -> DslResult<Value> {
     has_rows(g.h)?;
-    written(g, shifted_cells(cells, 0, 0), None)
+    Ok(written_colors(g, cell_items(cells), None))
 }
 
 fn fill(a: &[Value]) -> DslResult<Value> {
@@ -623,7 +661,7 @@ fn covered(g: &Grid, patch: &Value) -> DslResult<(Grid, bool)> {
     let bg = common::background(&g.cells)?;
     let locs = common::locs_in_any_order(patch)?;
     let mut out = g.clone();
-    write(&mut out, at_locations(&locs, i64::from(bg)), None)?;
+    write_colors(&mut out, locs.iter().map(|l| (l.i, l.j, bg)), None);
     Ok((out, locs.is_empty()))
 }
 
@@ -1752,6 +1790,39 @@ mod tests {
             match connect_pointwise(a, b) {
                 Some(locs) => proptest::prop_assert_eq!(got, Ok(Value::indices(locs))),
                 None => proptest::prop_assert!(matches!(got, Err(DslError::TooLarge(_))), "{:?}", got),
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// `fill`, `underfill`, `paint` and `underpaint` on a grid are the simple path's, which
+        /// writes value after value as the reference does: locations and cells inside, around
+        /// and far outside the grid, colours that are colours and values that are none (which
+        /// raise only where a location lies inside the grid).
+        #[test]
+        fn fills_and_paints_are_the_simple_paths(
+            g in small_grid(),
+            points in proptest::collection::vec((0..10 as Color, -3i32..9, -3i32..9), 0..20),
+            far in proptest::option::of((i32::MIN..i32::MAX, i32::MIN..i32::MAX)),
+            value in proptest::prop_oneof![4 => -1i64..11, 1 => proptest::strategy::Just(1i64 << 40)],
+        ) {
+            let grid = Value::grid(g);
+            let mut cells: Vec<Cell> = points.iter().map(|&(color, i, j)| Cell { color, i, j }).collect();
+            cells.extend(far.map(|(i, j)| Cell { color: 3, i, j }));
+            let locs: Vec<Loc> = cells.iter().map(|c| Loc { i: c.i, j: c.j }).collect();
+            let (object, patch) = (Value::object(cells), Value::indices(locs));
+            let colour = Value::Int(value);
+            for under in [false, true] {
+                let (fast, simple) = match under {
+                    false => (fill(&[grid.clone(), colour.clone(), patch.clone()]), generic::fill(&grid, &colour, &patch, false)),
+                    true => (underfill(&[grid.clone(), colour.clone(), patch.clone()]), generic::fill(&grid, &colour, &patch, true)),
+                };
+                proptest::prop_assert_eq!(fast.map_err(|e| e.to_string()), simple.map_err(|e| e.to_string()));
+                let (fast, simple) = match under {
+                    false => (paint(&[grid.clone(), object.clone()]), generic::paint(&grid, &object, false)),
+                    true => (underpaint(&[grid.clone(), object.clone()]), generic::paint(&grid, &object, true)),
+                };
+                proptest::prop_assert_eq!(fast.map_err(|e| e.to_string()), simple.map_err(|e| e.to_string()));
             }
         }
     }
