@@ -89,12 +89,12 @@ fn sorted_cells_by_sorting(g: GridView<'_>) -> Vec<Cell> {
 
 // ----- connected components -----------------------------------------------------------------
 
-/// No label: a label not yet chosen, or a root not yet given its place in the output.
+/// No label: a label not yet chosen for a run.
 const NONE: u32 = u32::MAX;
 
 /// A horizontal run of connecting cells of one row: columns `start..end`, starting with a
 /// cell of colour `color` (with `univalued`, all its cells have it).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Run {
     start: u32,
     end: u32,
@@ -102,13 +102,17 @@ struct Run {
     color: Color,
 }
 
-/// The working arrays of the component labelling.
+/// The working arrays of the component labelling. They only grow, to the most a grid can
+/// need (a run or a label per cell), and are written by index with the counts kept apart:
+/// a push would reload each vector's length and capacity after every write.
 #[derive(Default)]
 struct Labels {
     /// The runs of every row, row after row, left to right within a row.
     runs: Vec<Run>,
     /// Per row: the index of its first run (and one more entry: the number of runs).
     rows: Vec<usize>,
+    /// How many labels there are.
+    labels: usize,
     /// Per label: its parent in the union-find forest, never above the label itself.
     parent: Vec<u32>,
     /// Per label: how many cells its runs hold; after [`Labels::flatten`], per root, the size
@@ -118,12 +122,19 @@ struct Labels {
     color: Vec<Color>,
     /// Per root: the index of its component in the output.
     rank: Vec<u32>,
-    /// Per index in the output: the root of its component.
+    /// The roots, ascending.
     order: Vec<u32>,
 }
 
 thread_local! {
     static LABELS: RefCell<Labels> = RefCell::new(Labels::default());
+}
+
+/// Makes `v` at least `n` long.
+fn grow<T: Copy + Default>(v: &mut Vec<T>, n: usize) {
+    if v.len() < n {
+        v.resize(n, T::default());
+    }
 }
 
 /// The root of a label in the union-find forest, halving the path on the way.
@@ -156,37 +167,42 @@ impl Labels {
     /// Pass 1: cuts every row into runs of connecting cells (of one colour when
     /// `UNIVALUED`, of any colour but `bg` otherwise) and labels each run, joining it to the
     /// runs of the row above that it touches (by a side, or a corner too when `diagonal`).
+    /// Kept out of line, as is pass 2: inlined into one function, they spill more.
+    #[inline(never)]
     fn label<const UNIVALUED: bool>(&mut self, g: GridView<'_>, diagonal: bool, bg: Option<Color>) {
-        let Labels {
-            runs,
-            rows,
-            parent,
-            size,
-            color,
-            ..
-        } = self;
-        runs.clear();
-        rows.clear();
-        parent.clear();
-        size.clear();
-        color.clear();
+        let most = g.cells.len();
+        grow(&mut self.runs, most);
+        grow(&mut self.rows, g.h + 1);
+        grow(&mut self.parent, most);
+        grow(&mut self.size, most);
+        grow(&mut self.color, most);
+        let (runs, rows) = (&mut self.runs[..], &mut self.rows[..]);
+        let (parent, size, color) = (&mut self.parent[..], &mut self.size[..], &mut self.color[..]);
         let reach = diagonal as u32;
+        let (mut n, mut labels) = (0, 0);
         let mut above = 0;
-        for i in 0..g.h {
-            let first = runs.len();
-            rows.push(first);
+        for (i, row_start) in rows[..g.h].iter_mut().enumerate() {
+            let first = n;
+            *row_start = first;
             let row = g.row(i);
             let mut j = 0;
             while j < row.len() {
                 let v = row[j];
-                if bg == Some(v) {
-                    j += 1;
-                    continue;
-                }
                 let start = j;
+                let is_bg = bg == Some(v);
                 j += 1;
-                while j < row.len() && (if UNIVALUED { row[j] == v } else { bg != Some(row[j]) }) {
+                // A run of the background is skipped whole, tested once.
+                while j < row.len()
+                    && (if UNIVALUED {
+                        row[j] == v
+                    } else {
+                        (bg == Some(row[j])) == is_bg
+                    })
+                {
                     j += 1;
+                }
+                if is_bg {
+                    continue;
                 }
                 let (start, end) = (start as u32, j as u32);
                 // The runs above that end before this one (less a corner) touch neither it
@@ -202,125 +218,127 @@ impl Labels {
                     }
                 }
                 if l == NONE {
-                    l = parent.len() as u32;
-                    parent.push(l);
-                    size.push(0);
-                    color.push(v);
+                    l = labels as u32;
+                    labels += 1;
+                    parent[l as usize] = l;
+                    size[l as usize] = 0;
+                    color[l as usize] = v;
                 }
                 size[l as usize] += end - start;
-                runs.push(Run {
+                runs[n] = Run {
                     start,
                     end,
                     label: l,
                     color: v,
-                });
+                };
+                n += 1;
             }
             above = first;
         }
-        rows.push(runs.len());
+        rows[g.h] = n;
+        self.labels = labels;
     }
 
-    /// Points every label straight at its root and gathers the sizes at the roots. Labels
-    /// are visited upwards, so a parent (never above its child) already points at its root.
+    /// Points every label straight at its root, gathers the sizes at the roots and lists
+    /// the roots in `order`, ascending. Labels are visited upwards, so a parent (never above
+    /// its child) already points at its root.
     fn flatten(&mut self) {
-        for x in 0..self.parent.len() {
-            let root = self.parent[self.parent[x] as usize];
-            self.parent[x] = root;
-            if root as usize != x {
-                self.size[root as usize] += self.size[x];
+        self.order.clear();
+        let (parent, size) = (&mut self.parent[..self.labels], &mut self.size[..self.labels]);
+        for x in 0..parent.len() {
+            let root = parent[parent[x] as usize];
+            parent[x] = root;
+            if root as usize == x {
+                self.order.push(root);
+            } else {
+                size[root as usize] += size[x];
             }
         }
     }
 
     /// Pass 2: the components, in row-major order within each (see [`canonical`]).
+    #[inline(never)]
     fn components(&mut self, g: GridView<'_>, univalued: bool) -> Vec<Vec<Cell>> {
-        let roots = (0..self.parent.len()).filter(|&x| self.parent[x] as usize == x);
-        let color = &self.color;
-        order_roots(
-            self.parent.len(),
-            roots,
-            |root| color[root],
-            univalued,
-            &mut self.rank,
-            &mut self.order,
-        );
-        let mut comps: Vec<Vec<Cell>> = self
-            .order
-            .iter()
-            .map(|&root| Vec::with_capacity(self.size[root as usize] as usize))
-            .collect();
+        let Labels {
+            runs,
+            rows,
+            parent,
+            size,
+            color,
+            rank,
+            order,
+            ..
+        } = self;
+        // Only the roots' ranks are read.
+        grow(rank, parent.len());
+        if univalued {
+            rank_by_color(color, order, rank);
+        } else {
+            for (n, &root) in order.iter().enumerate() {
+                rank[root as usize] = n as u32;
+            }
+        }
+        let mut comps = vec![Vec::new(); order.len()];
+        for &root in order.iter() {
+            comps[rank[root as usize] as usize] = Vec::with_capacity(size[root as usize] as usize);
+        }
         for i in 0..g.h {
             let row = g.row(i);
-            for run in &self.runs[self.rows[i]..self.rows[i + 1]] {
-                let comp: &mut Vec<Cell> = &mut comps[self.rank[self.parent[run.label as usize] as usize] as usize];
+            for run in &runs[rows[i]..rows[i + 1]] {
+                let comp: &mut Vec<Cell> = &mut comps[rank[parent[run.label as usize] as usize] as usize];
                 let (start, end) = (run.start as usize, run.end as usize);
-                // Two exact-length iterators zipped: `extend` writes without growth checks.
-                comp.extend(
-                    row[start..end]
-                        .iter()
-                        .zip(start as i32..end as i32)
-                        .map(|(&c, j)| Cell {
-                            color: c,
-                            i: i as i32,
-                            j,
-                        }),
-                );
+                let cells = start as i32..end as i32;
+                // Exact-length iterators: `extend` writes without growth checks. A run of one
+                // colour needs no reading of the grid.
+                if univalued {
+                    let color = run.color;
+                    comp.extend(cells.map(|j| Cell { color, i: i as i32, j }));
+                } else {
+                    comp.extend(
+                        row[start..end]
+                            .iter()
+                            .zip(cells)
+                            .map(|(&color, j)| Cell { color, i: i as i32, j }),
+                    );
+                }
             }
         }
         comps
     }
 }
 
-/// Orders the components by their roots (labels below `labels`), given in ascending order of
-/// the components' first cells (row-major): `order[n]` is the root of output component `n`,
-/// `rank[root]` its index.
-/// With `univalued` the roots are ordered stably by colour (a counting sort), which with
-/// row-major cells gives the canonical order (see [`canonical`]); otherwise they keep their
-/// order and [`canonical`] sorts.
-fn order_roots(
-    labels: usize,
-    roots: impl Iterator<Item = usize> + Clone,
-    color: impl Fn(usize) -> Color,
-    univalued: bool,
-    rank: &mut Vec<u32>,
-    order: &mut Vec<u32>,
-) {
-    rank.clear();
-    rank.resize(labels, NONE);
-    order.clear();
-    if univalued && !roots.clone().all(|root| common::narrow(color(root))) {
-        // The simple path, for any colours: a stable sort of the roots by colour.
-        let mut sorted: Vec<usize> = roots.collect();
-        sorted.sort_by_key(|&root| color(root));
-        for root in sorted {
-            rank[root] = order.len() as u32;
-            order.push(root as u32);
+/// Ranks the roots (ascending, that is in ascending order of their components' first cells)
+/// stably by colour, which with row-major cells gives the canonical order of one-coloured
+/// components (see [`canonical`]): `rank[root]` is its component's index in the output. A
+/// counting sort where every colour is narrow, else a stable sort; the roots keep their order
+/// where they are sorted already (often one colour).
+fn rank_by_color(color: &[Color], roots: &mut [u32], rank: &mut [u32]) {
+    let of = |root: &u32| color[*root as usize];
+    if !roots.windows(2).all(|w| of(&w[0]) <= of(&w[1])) {
+        if !roots.iter().all(|root| common::narrow(of(root))) {
+            roots.sort_by_key(of);
+        } else {
+            let mut next = [0u32; 256];
+            let (mut lo, mut hi) = (usize::MAX, 0);
+            for root in roots.iter() {
+                let k = slot(of(root));
+                next[k] += 1;
+                (lo, hi) = (lo.min(k), hi.max(k));
+            }
+            let mut at = 0;
+            for n in next.iter_mut().take(hi + 1).skip(lo) {
+                (*n, at) = (at, at + *n);
+            }
+            for root in roots.iter() {
+                let n = &mut next[slot(of(root))];
+                rank[*root as usize] = *n;
+                *n += 1;
+            }
+            return;
         }
-    } else if univalued {
-        // A stable counting sort of the roots by colour.
-        let mut next = [0u32; 256];
-        let (mut lo, mut hi) = (usize::MAX, 0);
-        for root in roots.clone() {
-            let k = slot(color(root));
-            next[k] += 1;
-            (lo, hi) = (lo.min(k), hi.max(k));
-        }
-        let mut at = 0;
-        for n in next.iter_mut().take(hi + 1).skip(lo) {
-            (*n, at) = (at, at + *n);
-        }
-        order.resize(at as usize, 0);
-        for root in roots {
-            let n = &mut next[slot(color(root))];
-            rank[root] = *n;
-            order[*n as usize] = root as u32;
-            *n += 1;
-        }
-    } else {
-        for root in roots {
-            rank[root] = order.len() as u32;
-            order.push(root as u32);
-        }
+    }
+    for (n, &root) in roots.iter().enumerate() {
+        rank[root as usize] = n as u32;
     }
 }
 
