@@ -122,7 +122,8 @@ struct Labels {
     color: Vec<Color>,
     /// Per root: the index of its component in the output.
     rank: Vec<u32>,
-    /// The roots, ascending.
+    /// The roots, listed ascending by [`Labels::flatten`] (a wide colour's sort may reorder
+    /// them).
     order: Vec<u32>,
 }
 
