@@ -135,24 +135,10 @@ fn cell_budget(n: usize) -> u64 {
 /// [`cell_budget`].
 fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
     let (lo, span) = bounds(points);
-    if let Some(mut lines) = LineBitmap::new(lo, span, points.len()) {
-        points.iter().for_each(|&p| lines.set(p));
-        // The distinct points, written over the points already read (there are no more of
-        // them), where pushing checked the list's room on every point.
-        let mut distinct = 0;
-        lines.each_point(|p| {
-            points[distinct] = p;
-            distinct += 1;
-        });
-        points.truncate(distinct);
-        return true;
-    }
-    // Wider boxes: one bit string over the box, read in order.
-    let Some(bitmap) = BoxBitmap::in_box(&[points], points.len(), lo, span) else {
+    let Some(bitmap) = Bitmap::of_parts(&[points], points.len(), lo, span) else {
         return false;
     };
-    points.clear();
-    bitmap.push_points(points);
+    bitmap.overwrite(points);
     true
 }
 
@@ -168,30 +154,74 @@ pub fn union_of_sorted<P: Point>(parts: &[&[P]], total: usize) -> Vec<P> {
         return Vec::new();
     }
     let (lo, span) = bounds_of_sorted_parts(parts);
-    match LineBitmap::new(lo, span, total) {
-        Some(mut lines) => {
+    match Bitmap::of_parts(parts, total, lo, span) {
+        Some(bitmap) => bitmap.to_vec(),
+        // Spread too thinly for a bitmap: compared.
+        None => {
+            let mut all = parts.concat();
+            all.sort_unstable();
+            all.dedup();
+            all
+        }
+    }
+}
+
+/// The distinct points of some lists as bits, for reading them back in order: a word per line
+/// where the box is at most 64 columns wide, else one bit string over the box.
+enum Bitmap {
+    Lines(LineBitmap),
+    Box(BoxBitmap),
+}
+
+impl Bitmap {
+    /// The points of all `parts`, `n` of them, in the box at `lo` of `span` ([`bounds`]);
+    /// `None` where the box is over [`cell_budget`].
+    fn of_parts<P: Point>(parts: &[&[P]], n: usize, lo: [i32; 3], span: [u64; 3]) -> Option<Bitmap> {
+        if let Some(mut lines) = LineBitmap::new(lo, span, n) {
             // Part by part: a flattening iterator checked which part it was in on every point.
             for part in parts {
                 part.iter().for_each(|&p| lines.set(p));
             }
-            let mut out = Vec::with_capacity(lines.count());
-            lines.each_point(|p| out.push(p));
-            out
+            return Some(Bitmap::Lines(lines));
         }
-        None => match BoxBitmap::in_box(parts, total, lo, span) {
-            Some(bitmap) => {
-                let mut out = Vec::with_capacity(total);
-                bitmap.push_points(&mut out);
-                out
-            }
-            // Spread too thinly for a bitmap: compared.
-            None => {
-                let mut all = parts.concat();
-                all.sort_unstable();
-                all.dedup();
-                all
-            }
-        },
+        BoxBitmap::in_box(parts, n, lo, span).map(Bitmap::Box)
+    }
+
+    /// How many distinct points are set.
+    fn count(&self) -> usize {
+        let words = match self {
+            Bitmap::Lines(lines) => &lines.words,
+            Bitmap::Box(bitmap) => &bitmap.words,
+        };
+        words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Calls `f` on each point set, in order.
+    #[inline]
+    fn each_point<P: Point>(&self, f: impl FnMut(P)) {
+        match self {
+            Bitmap::Lines(lines) => lines.each_point(f),
+            Bitmap::Box(bitmap) => bitmap.each_point(f),
+        }
+    }
+
+    /// The points set, in order.
+    fn to_vec<P: Point>(&self) -> Vec<P> {
+        let mut out = Vec::with_capacity(self.count());
+        self.each_point(|p| out.push(p));
+        out
+    }
+
+    /// Replaces `points`, those the bitmap was made of, by the points set, in order: written
+    /// over the points already read (there are no more of them), where pushing checked the
+    /// list's room on every point.
+    fn overwrite<P: Point>(&self, points: &mut Vec<P>) {
+        let mut distinct = 0;
+        self.each_point(|p| {
+            points[distinct] = p;
+            distinct += 1;
+        });
+        points.truncate(distinct);
     }
 }
 
@@ -226,11 +256,6 @@ impl LineBitmap {
         let lo = self.lo;
         let line = (i64::from(a) - i64::from(lo[0])) as u64 * self.rows + (i64::from(b) - i64::from(lo[1])) as u64;
         self.words[line as usize] |= 1 << (i64::from(c) - i64::from(lo[2]));
-    }
-
-    /// How many distinct points are set.
-    fn count(&self) -> usize {
-        self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
 
     /// Calls `f` on each point set, in order.
@@ -372,10 +397,10 @@ impl BoxBitmap {
         n
     }
 
-    /// Appends the points, in their order (the box's cells are numbered in it). The bits come
+    /// Calls `f` on each point, in their order (the box's cells are numbered in it). The bits come
     /// in ascending order, so the line (colour and row) of each is found by stepping on from
     /// the line of the one before, not by dividing its number by the box's sides.
-    fn push_points<P: Point>(&self, out: &mut Vec<P>) {
+    fn each_point<P: Point>(&self, mut f: impl FnMut(P)) {
         let [_, rows, cols] = self.span;
         // The line the last point lay on: its first cell's number, its colour and row.
         let (mut line_start, mut plane, mut row) = (0u64, 0u64, 0u64);
@@ -391,7 +416,7 @@ impl BoxBitmap {
                         (row, plane) = (0, plane + 1);
                     }
                 }
-                out.push(P::from_coords([
+                f(P::from_coords([
                     self.lo[0] + plane as i32,
                     self.lo[1] + row as i32,
                     self.lo[2] + (k - line_start) as i32,
