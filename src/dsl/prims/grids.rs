@@ -475,13 +475,9 @@ fn cmirror(a: &[Value]) -> DslResult<Value> {
 /// Writes `(i, j, colour)` items onto the grid, skipping locations outside it; with `under`,
 /// only onto cells that hold that colour at the time of writing.
 fn write(g: &mut Grid, items: impl Iterator<Item = (i64, i64, i64)>, under: Option<Color>) -> DslResult<()> {
-    let (h, w) = (g.h as i64, g.w as i64);
     for (i, j, v) in items {
-        if (0..h).contains(&i) && (0..w).contains(&j) {
-            let k = (i * w + j) as usize;
-            if under.map_or(true, |bg| g.cells[k] == bg) {
-                g.cells[k] = to_color(v)?;
-            }
+        if let Some(cell) = writable(g, i as usize, j as usize, under) {
+            *cell = to_color(v)?;
         }
     }
     Ok(())
@@ -490,17 +486,23 @@ fn write(g: &mut Grid, items: impl Iterator<Item = (i64, i64, i64)>, under: Opti
 /// [`write`] of items whose coordinates and colours are a grid's types already: nothing to
 /// convert or check per item (a fill's one colour is checked once, by its caller).
 fn write_colors(g: &mut Grid, items: impl Iterator<Item = (i32, i32, Color)>, under: Option<Color>) {
-    let (h, w) = (g.h, g.w);
     for (i, j, color) in items {
-        // A negative coordinate becomes a huge one, outside the grid.
-        let (i, j) = (i as usize, j as usize);
-        if i < h && j < w {
-            let cell = &mut g.cells[i * w + j];
-            if under.map_or(true, |bg| *cell == bg) {
-                *cell = color;
-            }
+        if let Some(cell) = writable(g, i as usize, j as usize, under) {
+            *cell = color;
         }
     }
+}
+
+/// The cell at `(i, j)` where it lies in `g` and, with `under`, holds that colour: the cells
+/// [`write`] and [`write_colors`] change. A negative coordinate, cast, is a huge one, outside
+/// the grid.
+#[inline]
+fn writable(g: &mut Grid, i: usize, j: usize, under: Option<Color>) -> Option<&mut Color> {
+    if i >= g.h || j >= g.w {
+        return None;
+    }
+    let cell = &mut g.cells[i * g.w + j];
+    under.map_or(true, |bg| *cell == bg).then_some(cell)
 }
 
 /// A copy of a grid with items written on it (see [`write_colors`]).
