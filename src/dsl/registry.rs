@@ -6,8 +6,9 @@
 //! same table. Each primitive family (`prims/*.rs`) contributes a `PRIMS` slice of
 //! [`PrimSpec`]s; ids are positions in their concatenation, fixed at start-up.
 
-use std::collections::HashMap;
 use std::sync::LazyLock;
+
+use hashbrown::HashMap;
 
 use super::column::Mapping;
 use super::error::DslResult;
