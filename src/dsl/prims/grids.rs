@@ -1426,19 +1426,42 @@ fn outline(b: Bounds) -> DslResult<Value> {
     let (sj, ej) = (b.left.min(b.right), b.left.max(b.right));
     let n = capped(2 * (i128::from(ei - si + 1) + i128::from(ej - sj + 1)))?;
     let mut out = Vec::with_capacity(n);
+    // Where both corners are locations, so is every point between them: none is checked.
+    if loc(si, sj).is_ok() && loc(ei, ej).is_ok() {
+        push_outline(&mut out, (si, ei), (sj, ej), |i, j| {
+            Ok(Loc {
+                i: i as i32,
+                j: j as i32,
+            })
+        })?;
+    } else {
+        push_outline(&mut out, (si, ei), (sj, ej), loc)?;
+    }
+    Ok(Value::indices_sorted(out))
+}
+
+/// Pushes the outline of rows `si..=ei` and columns `sj..=ej` in order, each point made by
+/// `point` (which raises for one out of range).
+#[inline]
+fn push_outline(
+    out: &mut Vec<Loc>,
+    (si, ei): (i64, i64),
+    (sj, ej): (i64, i64),
+    point: impl Fn(i64, i64) -> DslResult<Loc>,
+) -> DslResult<()> {
     for i in si..=ei {
         if i == si || i == ei {
             for j in sj..=ej {
-                out.push(loc(i, j)?);
+                out.push(point(i, j)?);
             }
         } else {
-            out.push(loc(i, sj)?);
+            out.push(point(i, sj)?);
             if ej != sj {
-                out.push(loc(i, ej)?);
+                out.push(point(i, ej)?);
             }
         }
     }
-    Ok(Value::indices_sorted(out))
+    Ok(())
 }
 
 /// The bounding box grown by `d` on every side (shrunk for negative `d`; the reference then
