@@ -753,7 +753,8 @@ impl Value {
         }
     }
 
-    /// Python truthiness (`if x:`).
+    /// Python truthiness (`if x:`), inline: `sfilter` reads it for every test's result.
+    #[inline]
     pub fn truthy(&self) -> bool {
         match self {
             Value::None => false,
@@ -1084,6 +1085,18 @@ impl PartialEq for Value {
             (Value::Int(a), Value::Int(b)) => a == b,
             (Value::Bool(a), Value::Bool(b)) => a == b,
             (Value::Pair(a, b), Value::Pair(c, d)) => a == c && b == d,
+            _ => self.eq_in_full(other),
+        }
+    }
+}
+
+impl Value {
+    /// [`PartialEq::eq`] of anything but two numbers or two pairs, out of line: the test kept
+    /// inline is then small enough to be inlined into the column engine's per-element loops
+    /// (`equality` of two columns of numbers), where the whole match was called per element.
+    #[inline(never)]
+    fn eq_in_full(&self, other: &Value) -> bool {
+        match (self, other) {
             // Grids compared as slices (`solve` compares every duplicate grid column in full):
             // equal where the rows are, and grids without rows are all the empty tuple.
             (Value::Grid(a), Value::Grid(b)) => a.h == b.h && (a.h == 0 || (a.w == b.w && a.cells == b.cells)),

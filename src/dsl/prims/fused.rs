@@ -348,23 +348,30 @@ fn pick_twice<const INNER_LAST: bool, const OUTER_LAST: bool>(x: &Value) -> DslR
     match x {
         Value::LocPair(a, b) => {
             let loc = if INNER_LAST { b } else { a };
-            return Ok(Value::Int(i64::from(if OUTER_LAST { loc.j } else { loc.i })));
+            Ok(Value::Int(i64::from(if OUTER_LAST { loc.j } else { loc.i })))
         }
         Value::CellPair(a, b) => {
             let cell = if INNER_LAST { b } else { a }.cell();
-            return Ok(if OUTER_LAST {
+            Ok(if OUTER_LAST {
                 Value::loc(cell.loc())
             } else {
                 Value::Int(cell.color.into())
-            });
+            })
         }
-        _ => {}
+        _ => pick_twice_in_full(x, INNER_LAST, OUTER_LAST),
     }
+}
+
+/// [`pick_twice`] of anything but a pair of locations or cells: the two primitives in turn,
+/// out of line, so that the pick of a pair stays small enough to be inlined into the column
+/// engine's per-element loop.
+#[inline(never)]
+fn pick_twice_in_full(x: &Value, inner_last: bool, outer_last: bool) -> DslResult<Value> {
     let pick = |x: &Value, last: bool| match last {
         true => containers::last(std::slice::from_ref(x)),
         false => containers::first(std::slice::from_ref(x)),
     };
-    pick(&pick(x, INNER_LAST)?, OUTER_LAST)
+    pick(&pick(x, inner_last)?, outer_last)
 }
 
 /// `size(op(a, b))` (with `a` shifted, the arguments `(patch, offset, b)`) counted without the
