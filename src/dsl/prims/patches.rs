@@ -285,6 +285,9 @@ pub(super) fn color(a: &[Value]) -> DslResult<Value> {
             Some(cell) => Ok(Value::Int(cell.color as i64)),
             None => bail!(StopIteration, "color of an empty object"),
         },
+        // A pair of cells (`product` of objects makes them) is a tuple whose first member is its
+        // first cell: that cell's colour, read in place rather than through the cell's value.
+        Value::CellPair(first, _) => Ok(Value::Int(first.cell().color.into())),
         obj => item0(&first_member(obj)?),
     }
 }
@@ -944,6 +947,18 @@ mod tests {
     }
 
     proptest! {
+        /// `color` of a pair of cells is `x[0]` of its first member, as for any other tuple.
+        #[test]
+        fn color_of_a_pair_of_cells_is_its_first_cells(
+            a in (-3i32..12, -40_000i32..40_000, -5i32..5),
+            b in (-3i32..12, -5i32..5, -5i32..5),
+        ) {
+            let cell = |(color, i, j)| Value::Cell(Cell { color, i, j });
+            let pair = Value::duo(cell(a), cell(b));
+            let general = first_member(&pair).and_then(|first| item0(&first));
+            prop_assert_eq!(color(&[pair]).unwrap(), general.unwrap());
+        }
+
         /// `hmatching`/`vmatching` on small index sets and objects read in place: whether
         /// their sets of rows (columns) intersect, as the reference computes it.
         #[test]
