@@ -58,6 +58,7 @@ use super::error::{DslError, DslResult};
 use super::func::{call, callable, holds_foreign, Deadline, Func};
 use super::memo::{identity, RowMemo};
 use super::prims::cheap::{Cheap, WithPrim};
+use super::prims::fused::steps::{Steps, Typed};
 use super::prims::fused::Fused;
 use super::prims::without::Without;
 use super::registry::PrimId;
@@ -518,12 +519,15 @@ impl Kernel {
                 (Column::Values(out), failure)
             }
             Node::Fused { op, args } => {
-                let (out, failure) = op.with(PerElement {
-                    args,
-                    values: values_read,
-                    columns,
-                    rows,
-                });
+                let (out, failure) = match op.steps() {
+                    Some(steps) => run_steps(steps, args, values_read, columns, rows),
+                    None => op.with(PerElement {
+                        args,
+                        values: values_read,
+                        columns,
+                        rows,
+                    }),
+                };
                 (Column::Values(out), failure)
             }
             Node::Without { op, args } => {
@@ -893,6 +897,73 @@ impl WithPrim for PerElement<'_> {
     fn run(self, imp: impl Fn(&[Value]) -> DslResult<Value>) -> Self::Out {
         per_element(self.args, self.values, self.columns, self.rows, |_, a| imp(a))
     }
+}
+
+/// Below this many rows a chain ([`Steps`]) runs its primitives row by row: its unboxed
+/// columns cost an allocation each per step, more than a few rows save (on solve_b527c5c6, whose
+/// chains run over a handful of objects).
+const UNBOXED_FROM_ROWS: usize = 16;
+
+/// A chain of integer primitives ([`Steps`]) over `rows`: unboxed, step after step over all
+/// the rows, and boxed once; a row it does not compute so runs the primitives in turn (and
+/// raises what they raise).
+fn run_steps(
+    steps: Steps,
+    args: &[NodeId],
+    values: &[Column],
+    columns: &[&[Value]],
+    rows: Rows,
+) -> (Vec<Value>, Option<(usize, DslError)>) {
+    let lanes = (rows.count >= UNBOXED_FROM_ROWS).then(|| unboxed_steps(steps, args, values, columns, rows));
+    let Some((boxed, off)) = lanes.flatten().map(Typed::boxed) else {
+        return per_element(args, values, columns, rows, |_, a| steps.composed(a));
+    };
+    // The rows marked run through the primitives, in order; the clock is read as `each_row`
+    // reads it, after every `CLOCK_ROWS` rows, past the deadline the last of them failing.
+    let mut out = boxed;
+    for block in (0..rows.count).step_by(CLOCK_ROWS) {
+        let end = rows.count.min(block + CLOCK_ROWS);
+        for k in (block..end).filter(|&k| off[k]) {
+            let i = k * rows.stride;
+            let row: SmallVec<[Value; 4]> = args
+                .iter()
+                .map(|&a| values[a as usize].get(columns, i).clone())
+                .collect();
+            match steps.composed(&row) {
+                Ok(v) => out[k] = v,
+                Err(e) => {
+                    out.truncate(k);
+                    return (out, Some((i, e)));
+                }
+            }
+        }
+        if end - block == CLOCK_ROWS {
+            if let Err(e) = Deadline::check() {
+                out.truncate(end - 1);
+                return (out, Some(((end - 1) * rows.stride, e)));
+            }
+        }
+    }
+    (out, None)
+}
+
+/// [`Steps::lanes`] of a chain over its arguments' columns, unboxed.
+fn unboxed_steps(steps: Steps, args: &[NodeId], values: &[Column], columns: &[&[Value]], rows: Rows) -> Option<Typed> {
+    let mut typed: SmallVec<[Option<Typed>; 4]> = args
+        .iter()
+        .map(|&a| {
+            let column = &values[a as usize];
+            match (column, column.as_slice(columns)) {
+                (Column::Const(v), _) => Typed::rows(std::iter::repeat(v), rows.count),
+                (_, Some(slice)) => Typed::rows(slice.iter().step_by(rows.stride), rows.count),
+                _ => Typed::rows(
+                    (0..rows.count).map(|k| column.get(columns, k * rows.stride)),
+                    rows.count,
+                ),
+            }
+        })
+        .collect();
+    steps.lanes(&mut typed)
 }
 
 /// Evaluations of a [`Nested`] node that do not look for repeated rows after one that found
@@ -1432,12 +1503,12 @@ impl<'p> Builder<'p> {
 
     /// Runs the compositions [`Fused`] knows (a count of a set operation or of a colour, the
     /// first argument made by `shift`, `delta`, `outbox` or the neighbours of a location or
-    /// not, a set operation's count compared with zero, and two projections in a row) as one
-    /// [`Node::Fused`] each, where nothing else reads the values in between. The fused node
-    /// takes the place of the last call, and the calls it replaces become [`Node::Moved`]. This
-    /// keeps each element's first error: the fused node
-    /// raises what the first of its calls to fail would, and it only moves a call past nodes
-    /// that cannot raise (the reference never calls anything between the calls fused).
+    /// not, a set operation's count compared with zero, two projections in a row, and chains of
+    /// integer primitives) as one [`Node::Fused`] each, where nothing else reads the values in
+    /// between. The fused node takes the place of the last call, and the calls it replaces
+    /// become [`Node::Moved`]. This keeps each element's first error: the fused node raises
+    /// what the first of its calls to fail would, and it only moves a call past nodes that
+    /// cannot raise (the reference never calls anything between the calls fused).
     fn fuse(&mut self, outs: &[NodeId]) {
         // How many nodes (or outputs) read each node: counted at the first pair of calls that
         // fuse, as most kernels have none (until then no node has changed).
@@ -1495,6 +1566,39 @@ impl<'p> Builder<'p> {
             }
             args.extend_from_slice(&rest);
             debug_assert_eq!(args.len(), op.arity());
+            self.nodes[k] = Node::Fused { op, args };
+            fused_any = true;
+        }
+        // Chains of integer primitives: a step continues the chain or primitive that is the
+        // first of its arguments read by it only.
+        for k in 0..self.nodes.len() {
+            let Some((outer, outer_args)) = prim(&self.nodes, k as NodeId)
+                .filter(|&(id, args)| self.syms[k].is_none() && Fused::chain_of(id, args.len()).is_some())
+            else {
+                continue;
+            };
+            if readers.is_empty() {
+                readers = count_readers(self);
+            }
+            let chained = outer_args.iter().enumerate().find_map(|(position, &inner)| {
+                if readers[inner as usize] != 1 || self.syms[inner as usize].is_some() || !quiet(self, inner, k) {
+                    return None;
+                }
+                let (chain, inner_args) = match &self.nodes[inner as usize] {
+                    Node::Prim { id, args } => (Fused::chain_of(*id, args.len())?, args),
+                    Node::Fused { op, args } => (*op, args),
+                    _ => return None,
+                };
+                let op = chain.then(outer, outer_args.len(), position)?;
+                Some((op, position, inner, inner_args.clone()))
+            });
+            let Some((op, position, inner, mut args)) = chained else {
+                continue;
+            };
+            let operands = outer_args.iter().enumerate().filter(|&(p, _)| p != position);
+            args.extend(operands.map(|(_, &a)| a));
+            debug_assert_eq!(args.len(), op.arity());
+            self.nodes[inner as usize] = Node::Moved;
             self.nodes[k] = Node::Fused { op, args };
             fused_any = true;
         }
@@ -2429,7 +2533,9 @@ mod tests {
         let both = Value::func(Func::Fork(prim("astuple"), plus_one, size.clone()));
         let kernel = Kernel::compile(&Value::func(Func::Fork(prim("add"), both, size)), 1);
         assert_eq!(count(&kernel, "size"), 1);
-        assert_eq!(count(&kernel, "increment"), 1);
+        // `increment` once, in the chain `add(astuple(increment(s), s), s)` it starts.
+        assert_eq!(count(&kernel, "increment"), 0);
+        assert_eq!(fused(&kernel), (vec![3], 2));
         // The same primitive on other nodes is another node.
         let apart = Value::func(Func::Fork(prim("astuple"), prim("size"), prim("double")));
         let kernel = Kernel::compile(&Value::func(Func::Compose(apart, prim("size"))), 1);
@@ -2608,6 +2714,52 @@ mod tests {
             pairs.insert(2, bad);
             let (vectorised, scalar) = both_ways(&same_row, &pairs);
             assert_eq!(vectorised.unwrap_err().to_string(), scalar.unwrap_err().to_string());
+        }
+    }
+
+    /// Chains of integer primitives, `chain(even, rbind(subtract, c), last)` and
+    /// `compose(even, fork(subtract, last, first))` (its operand a column, not a constant): one
+    /// node each, whose results and errors are the scalar path's over columns of pairs, with
+    /// rows of other kinds that the primitives compute (tuples) or raise on (a boolean, a pair
+    /// whose difference overflows, a cell), the first error included.
+    #[test]
+    fn a_chain_of_integer_primitives_is_one_node() {
+        let bound = |f: &str, v: Value| Value::func(Func::Rbind(prim(f), v));
+        let parity = Value::func(Func::Chain(
+            prim("even"),
+            bound("subtract", Value::Int(3)),
+            prim("last"),
+        ));
+        assert_eq!(fused(&Kernel::compile(&parity, 1)), (vec![2], 2));
+        let spread = Value::func(Func::Fork(prim("subtract"), prim("last"), prim("first")));
+        let even_spread = Value::func(Func::Compose(prim("even"), spread));
+        assert_eq!(fused(&Kernel::compile(&even_spread, 1)), (vec![2], 2));
+        let pairs: Vec<Value> = (0..40).map(|k| Value::Pair(k - 20, 3 * k - 7)).collect();
+        let with = |k: usize, v: Value| {
+            let mut rows = pairs.clone();
+            rows.insert(k, v);
+            rows
+        };
+        let computed = [
+            pairs.clone(),
+            with(5, Value::tuple(vec![Value::Int(1), Value::Int(2), Value::Int(8)])),
+            with(0, Value::tuple(vec![Value::Bool(true), Value::Int(5)])),
+        ];
+        let raising = [
+            with(7, Value::Bool(true)),
+            with(39, Value::Pair(i64::MAX, i64::MIN)),
+            with(3, Value::Pair(1, i64::MIN)),
+            with(0, Value::Cell(Cell { color: 4, i: 1, j: 2 })),
+        ];
+        for f in [&parity, &even_spread] {
+            for rows in &computed {
+                let (vectorised, scalar) = both_ways(f, rows);
+                assert_eq!(vectorised.unwrap(), scalar.unwrap());
+            }
+            for rows in &raising {
+                let (vectorised, scalar) = both_ways(f, rows);
+                assert_eq!(vectorised.unwrap_err().to_string(), scalar.unwrap_err().to_string());
+            }
         }
     }
 

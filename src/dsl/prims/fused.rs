@@ -10,6 +10,9 @@
 //! only to count them. A projection of a projection (of the pairs of locations `product`
 //! makes, say) wrote a column of the values in between only to read each once.
 //!
+//! A chain of integer primitives (projections, arithmetic, comparisons) is one node too, which
+//! computes unboxed where it can ([`steps`]).
+//!
 //! A fused node is the composition of the registered primitives by definition. Where the sets
 //! are index sets or objects it counts their common members directly
 //! ([`containers::moved_op_len`]), and the cells of a colour at a patch's locations straight
@@ -19,12 +22,15 @@
 
 use std::sync::LazyLock;
 
-use super::cheap::WithPrim;
+pub mod steps;
+
+use super::cheap::{Cheap, WithPrim};
 use super::containers::{self, SetOp};
 use super::{common, grids, patches};
 use crate::dsl::error::DslResult;
 use crate::dsl::registry::{PrimFn, PrimId};
 use crate::dsl::value::{Loc, Value};
+use steps::Steps;
 
 /// A fused composition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +65,8 @@ enum Composition {
     /// patch) or `outbox` (the ring just outside its box: `ring`), on the arguments
     /// `(patch, b)`.
     BoxPart { part: PrimId, ring: bool },
+    /// A chain of integer primitives, each applied to the value of the one before ([`steps`]).
+    Steps(Steps),
 }
 
 /// The primitives a fused node is made of.
@@ -123,6 +131,32 @@ impl Fused {
         }))
     }
 
+    /// The primitive `id` on `arity` arguments as the first step of a chain ([`steps`]),
+    /// where it may be one.
+    pub fn chain_of(id: PrimId, arity: usize) -> Option<Fused> {
+        Steps::start(Cheap::of(id)?, arity).map(|s| Fused(Composition::Steps(s)))
+    }
+
+    /// This chain followed by `outer` on `arity` arguments, the one at `position` being the
+    /// chain's value (its other argument, if any, becomes the chain's last), where `outer` may
+    /// be a step and the chain has room.
+    pub fn then(self, outer: PrimId, arity: usize, position: usize) -> Option<Fused> {
+        match self.0 {
+            Composition::Steps(s) => s
+                .then(Cheap::of(outer)?, arity, position)
+                .map(|s| Fused(Composition::Steps(s))),
+            _ => None,
+        }
+    }
+
+    /// The chain this is, if it is one: the column engine runs it over whole columns.
+    pub fn steps(self) -> Option<Steps> {
+        match self.0 {
+            Composition::Steps(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// This composition's result compared with zero (`matcher(size, ZERO)` of it), where that
     /// fuses too: a set operation's size.
     pub fn tested_against_zero(self) -> Option<Fused> {
@@ -175,7 +209,8 @@ impl Fused {
             Composition::SetOp { .. }
             | Composition::ColorAround { .. }
             | Composition::Pick { .. }
-            | Composition::BoxPart { .. } => None,
+            | Composition::BoxPart { .. }
+            | Composition::Steps(_) => None,
         }
     }
 
@@ -186,6 +221,7 @@ impl Fused {
             Composition::BoxPart { .. } => 2,
             Composition::ColorAt | Composition::ColorAround { .. } => 3,
             Composition::Pick { .. } => 1,
+            Composition::Steps(s) => s.arity(),
         }
     }
 
@@ -193,6 +229,7 @@ impl Fused {
     pub fn run(self, args: &[Value]) -> DslResult<Value> {
         let counted = match self.0 {
             Composition::Pick { .. } => return self.with(Row(args)),
+            Composition::Steps(s) => return s.run(args),
             Composition::SetOp {
                 op,
                 shifted,
@@ -243,7 +280,8 @@ impl Fused {
             Composition::SetOp { .. }
             | Composition::ColorAt
             | Composition::ColorAround { .. }
-            | Composition::BoxPart { .. } => work.run(move |a| self.run(a)),
+            | Composition::BoxPart { .. }
+            | Composition::Steps(_) => work.run(move |a| self.run(a)),
         }
     }
 
@@ -286,6 +324,7 @@ impl Fused {
                 let around = imp(part)(std::slice::from_ref(patch))?;
                 imp(parts.size)(&[imp(parts.intersection)(&[around, b.clone()])?])
             }
+            (Composition::Steps(s), _) => s.composed(args),
             (Composition::Pick { outer_last, inner_last }, _) => {
                 let pick = |last: bool| imp(if last { parts.last } else { parts.first });
                 pick(outer_last)(&[pick(inner_last)(args)?])
