@@ -54,6 +54,27 @@ fn cell() -> impl Strategy<Value = Shape> {
     (int(), loc()).prop_map(|(c, l)| Shape::Tuple(vec![c, l]))
 }
 
+/// A number near 0, or one at an edge of what a member of a set of index sets or objects
+/// packs into for its sort (21 bits for a cell's fields, 32 for a location's), or just past it.
+fn wide_int() -> impl Strategy<Value = Shape> {
+    prop_oneof![
+        4 => -2i64..3,
+        1 => prop::sample::select(vec![
+            -(1 << 20) - 1,
+            -(1 << 20),
+            (1 << 20) - 1,
+            1 << 20,
+            i32::MIN.into(),
+            i32::MAX.into(),
+        ]),
+    ]
+    .prop_map(Shape::Int)
+}
+
+fn wide_cell() -> impl Strategy<Value = Shape> {
+    (wide_int(), wide_int(), wide_int()).prop_map(|(c, i, j)| Shape::Tuple(vec![c, Shape::Tuple(vec![i, j])]))
+}
+
 /// The shapes the compact variants cover, and containers of them.
 fn shapes() -> impl Strategy<Value = Shape> {
     let leaf = prop_oneof![
@@ -134,13 +155,19 @@ proptest! {
     }
 
     /// Many index sets or objects, most of them small or empty (what `prapply(connect, ..)`
-    /// and `apply(fork(recolor, color, ..), ..)` make), and large sets of locations, cells or
-    /// numbers (the bitmap sort; numbers past `i32` by comparison): sorted as the boxed
-    /// members are.
+    /// and `apply(fork(recolor, color, ..), ..)` make), some with numbers at the edges of
+    /// their sort's packed keys or past them (sorted unpacked), and large sets of locations,
+    /// cells or numbers (the bitmap sort; numbers past `i32` by comparison): sorted as the
+    /// boxed members are.
     #[test]
     fn sets_of_index_sets_or_objects_and_large_sets_sort_as_boxed(
         lines in proptest::collection::vec(proptest::collection::vec(loc(), 0..5), 0..60),
         objects in proptest::collection::vec(proptest::collection::vec(cell(), 0..5), 0..60),
+        wide_lines in proptest::collection::vec(
+            proptest::collection::vec((wide_int(), wide_int()).prop_map(|(i, j)| Shape::Tuple(vec![i, j])), 0..4),
+            0..60,
+        ),
+        wide_objects in proptest::collection::vec(proptest::collection::vec(wide_cell(), 0..4), 0..60),
         many_locs in proptest::collection::vec(loc(), 0..200),
         many_cells in proptest::collection::vec(cell(), 0..200),
         many_ints in proptest::collection::vec(int(), 0..200),
@@ -151,6 +178,8 @@ proptest! {
             Shape::Set(wide_ints),
             Shape::Set(lines.into_iter().map(Shape::Set).collect()),
             Shape::Set(objects.into_iter().map(Shape::Set).collect()),
+            Shape::Set(wide_lines.into_iter().map(Shape::Set).collect()),
+            Shape::Set(wide_objects.into_iter().map(Shape::Set).collect()),
             Shape::Set(many_locs),
             Shape::Set(many_cells),
         ];
