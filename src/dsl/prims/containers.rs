@@ -127,24 +127,37 @@ fn cmp_cell(c: Cell, v: &Value) -> Ordering {
     Value::cell(c).cmp(v)
 }
 
-/// Python's `type(c)(e for e in c if keep(e))`, given `c`'s members and the decision for each,
-/// in iteration order; index sets, objects and grids keep their compact variant.
-fn filter_kind(c: &Value, members: &[Value], keep: &[bool]) -> Value {
-    fn masked<T: Clone>(items: &[T], keep: &[bool]) -> Vec<T> {
-        let mut out = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
-        out.extend(items.iter().zip(keep).filter(|(_, &k)| k).map(|(x, _)| x.clone()));
+/// Python's `type(c)(e for e in c if keep(e))`, given `c`'s members and what decides each, in
+/// iteration order, read by `keep`; index sets, objects and grids keep their compact variant.
+/// `sfilter` hands the values its condition returned, read as the members are copied, in one
+/// pass: a list of booleans built from them first cost as much again.
+fn filter_kind<D>(c: &Value, members: &[Value], decisions: &[D], keep: impl Fn(&D) -> bool) -> Value {
+    /// Room for every member, given back where fewer than half are kept (which copies them):
+    /// at most twice the room needed stays held, as by a vector grown by pushes. Counting the
+    /// kept members first, for exact room, cost more than the copies (training: 2.4 M
+    /// instructions more).
+    fn masked<T: Clone, D>(items: &[T], decisions: &[D], keep: &impl Fn(&D) -> bool) -> Vec<T> {
+        let mut out = Vec::with_capacity(items.len());
+        for (x, d) in items.iter().zip(decisions) {
+            if keep(d) {
+                out.push(x.clone());
+            }
+        }
+        if out.len() < out.capacity() / 2 {
+            out.shrink_to_fit();
+        }
         out
     }
     match c {
-        Value::Indices(l) => Value::Indices(Arc::new(masked(l, keep))),
-        Value::Object(cells) => Value::Object(Arc::new(masked(cells, keep))),
+        Value::Indices(l) => Value::Indices(Arc::new(masked(l, decisions, &keep))),
+        Value::Object(cells) => Value::Object(Arc::new(masked(cells, decisions, &keep))),
         Value::Grid(g) => {
-            let rows: Vec<usize> = (0..g.h).filter(|&r| keep[r]).collect();
+            let rows: Vec<usize> = (0..g.h).filter(|&r| keep(&decisions[r])).collect();
             let cells = rows.iter().flat_map(|&r| g.row(r).iter().copied()).collect();
             Value::grid(Grid::new(rows.len(), g.w, cells))
         }
         _ => {
-            let kept = masked(members, keep);
+            let kept = masked(members, decisions, &keep);
             if c.is_set() {
                 Value::set_sorted(kept)
             } else {
@@ -158,7 +171,7 @@ fn filter_kind(c: &Value, members: &[Value], keep: &[bool]) -> Value {
 fn filter_by(c: &Value, mut keep: impl FnMut(&Value) -> DslResult<bool>) -> DslResult<Value> {
     let members = members_of(c)?;
     let mask = try_collect(members.iter().map(&mut keep))?;
-    Ok(filter_kind(c, &members, &mask))
+    Ok(filter_kind(c, &members, &mask, |&k| k))
 }
 
 /// Grids stacked top to bottom (the tuple of all their rows), when the non-empty ones share a
@@ -835,8 +848,7 @@ static MFILTER: Mapping = Mapping {
 };
 
 fn filtered(container: &Value, members: &[Value], tests: &mut Mapped) -> DslResult<Value> {
-    let keep: Vec<bool> = tests.read_all()?.iter().map(Value::truthy).collect();
-    Ok(filter_kind(container, members, &keep))
+    Ok(filter_kind(container, members, tests.read_all()?, Value::truthy))
 }
 
 /// `remove(value, container)`.
