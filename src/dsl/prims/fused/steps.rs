@@ -307,16 +307,18 @@ impl Typed {
     }
 }
 
-/// `kind` of each value, or `filler` where it gives none (the row marked `off`).
-fn decode<'a, T: Copy>(
-    values: impl Iterator<Item = &'a Value>,
+/// `f` of each row's item, or `filler` where it gives none (the row marked `off`): the loop
+/// of every step and of decoding a column.
+#[inline(always)]
+fn marked<I, C: Copy>(
+    items: impl Iterator<Item = I>,
     off: &mut [bool],
-    filler: T,
-    kind: impl Fn(&Value) -> Option<T>,
-) -> Vec<T> {
-    (values.zip(off.iter_mut()))
-        .map(|(v, off)| {
-            kind(v).unwrap_or_else(|| {
+    filler: C,
+    f: impl Fn(I) -> Option<C>,
+) -> Vec<C> {
+    (items.zip(off.iter_mut()))
+        .map(|(x, off)| {
+            f(x).unwrap_or_else(|| {
                 *off = true;
                 filler
             })
@@ -324,30 +326,36 @@ fn decode<'a, T: Copy>(
         .collect()
 }
 
+/// `kind` of each value, or `filler` where it gives none (the row marked `off`).
+fn decode<'a, T: Copy>(
+    values: impl Iterator<Item = &'a Value>,
+    off: &mut [bool],
+    filler: T,
+    kind: impl Fn(&Value) -> Option<T>,
+) -> Vec<T> {
+    marked(values, off, filler, kind)
+}
+
 /// `f` of each row, or a default where it gives none (the row marked `off`).
 #[inline(always)]
-fn map<A: Copy, C: Default>(xs: &[A], off: &mut [bool], f: impl Fn(A) -> Option<C>) -> Vec<C> {
-    (xs.iter().zip(off.iter_mut()))
-        .map(|(&x, off)| {
-            f(x).unwrap_or_else(|| {
-                *off = true;
-                C::default()
-            })
-        })
-        .collect()
+fn map<A: Copy, C: Copy + Default>(xs: &[A], off: &mut [bool], f: impl Fn(A) -> Option<C>) -> Vec<C> {
+    marked(xs.iter().copied(), off, C::default(), f)
 }
 
 /// `f` of each row's two values, or a default where it gives none (the row marked `off`).
 #[inline(always)]
-fn zip<A: Copy, B: Copy, C: Default>(xs: &[A], ys: &[B], off: &mut [bool], f: impl Fn(A, B) -> Option<C>) -> Vec<C> {
-    (xs.iter().zip(ys).zip(off.iter_mut()))
-        .map(|((&x, &y), off)| {
-            f(x, y).unwrap_or_else(|| {
-                *off = true;
-                C::default()
-            })
-        })
-        .collect()
+fn zip<A: Copy, B: Copy, C: Copy + Default>(
+    xs: &[A],
+    ys: &[B],
+    off: &mut [bool],
+    f: impl Fn(A, B) -> Option<C>,
+) -> Vec<C> {
+    marked(
+        xs.iter().copied().zip(ys.iter().copied()),
+        off,
+        C::default(),
+        |(x, y)| f(x, y),
+    )
 }
 
 /// The reference's `f(x) if isinstance(x, int) else (f(x[0]), f(x[1]))` over integers or
