@@ -166,6 +166,80 @@ pub fn union_of_sorted<P: Point>(parts: &[&[P]], total: usize) -> Vec<P> {
     }
 }
 
+/// The union of `patch` (sorted, deduplicated points) moved by each of `offsets` (rows and
+/// columns), sorted and deduplicated: `mapply(lbind(shift, patch), offsets)`, the copies of a
+/// tile laid over a grid. Each line of the patch (colour and row) is one word of bits, so a
+/// copy costs a few operations per line, not a point moved, stored and read back each: the
+/// line's word is or-ed into the union's bitmap at the copy's place. `None` where the patch or
+/// the offsets are empty, the patch is over 64 columns wide, a moved coordinate leaves `i32`
+/// (`shift` then makes members of another kind), or the union's box is over [`cell_budget`].
+pub fn union_of_moved<P: Point>(patch: &[P], offsets: &[Loc]) -> Option<Vec<P>> {
+    let (Some(first), Some(last), false) = (offsets.first(), offsets.last(), patch.is_empty()) else {
+        return None;
+    };
+    let (lo, span) = bounds_of_sorted_parts(&[patch]);
+    // The offsets are sorted by row: their columns are scanned.
+    let (j_lo, j_hi) = offsets
+        .iter()
+        .fold((i32::MAX, i32::MIN), |(lo, hi), o| (lo.min(o.j), hi.max(o.j)));
+    let extent = |from: i32, to: i32| (i64::from(to) - i64::from(from)) as u64;
+    let (planes, rows, cols) = (span[0], span[1] + extent(first.i, last.i), span[2] + extent(j_lo, j_hi));
+    // The union's box: its first and last row and column stay inside `i32`.
+    let union_lo = [lo[0], lo[1].checked_add(first.i)?, lo[2].checked_add(j_lo)?];
+    let fits = |lo: i32, extent: u64| i64::from(lo) + extent as i64 - 1 <= i64::from(i32::MAX);
+    if span[2] > 64 || !fits(union_lo[1], rows) || !fits(union_lo[2], cols) {
+        return None;
+    }
+    // A word per line where the union is at most 64 columns wide (read back quicker), else
+    // the box's cells one after another: the bit of a line's column is `line * stride + col`.
+    let stride = if cols <= 64 { 64 } else { cols };
+    let cells = planes.checked_mul(rows)?.checked_mul(stride)?;
+    if cells > cell_budget(patch.len().saturating_mul(offsets.len())) {
+        return None;
+    }
+    // The patch's lines: each one's first bit in the union's bitmap (moved by the first row
+    // and column of the offsets) and its columns as bits from the patch's first column.
+    let mut lines: Vec<(u64, u64)> = Vec::new();
+    for p in patch {
+        let [plane, row, col] = [0, 1, 2].map(|d| (i64::from(p.coords()[d]) - i64::from(lo[d])) as u64);
+        let start = (plane * rows + row) * stride;
+        match lines.last_mut() {
+            Some((s, bits)) if *s == start => *bits |= 1 << col,
+            _ => lines.push((start, 1 << col)),
+        }
+    }
+    // A word past the end: a line's bits shifted into the next word may reach it (as zeros).
+    let mut words = vec![0u64; cells.div_ceil(64) as usize + 1];
+    for o in offsets {
+        let moved_by = extent(first.i, o.i) * stride + extent(j_lo, o.j);
+        for &(start, bits) in &lines {
+            let k = start + moved_by;
+            let (word, shift) = ((k / 64) as usize, k % 64);
+            words[word] |= bits << shift;
+            if shift != 0 {
+                words[word + 1] |= bits >> (64 - shift);
+            }
+        }
+    }
+    let union = match stride {
+        64 => {
+            words.pop();
+            Bitmap::Lines(LineBitmap {
+                lo: union_lo,
+                planes,
+                rows,
+                words,
+            })
+        }
+        _ => Bitmap::Box(BoxBitmap {
+            lo: union_lo,
+            span: [planes, rows, cols],
+            words,
+        }),
+    };
+    Some(union.to_vec())
+}
+
 /// The distinct points of some lists as bits, for reading them back in order: a word per line
 /// where the box is at most 64 columns wide, else one bit string over the box.
 enum Bitmap {

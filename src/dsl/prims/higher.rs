@@ -12,6 +12,7 @@ use crate::dsl::column::{map, Mapped, Mapping, BLOCK};
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::exact::try_collect;
 use crate::dsl::func::{call1, Func, MAX_POWER};
+use crate::dsl::points;
 use crate::dsl::registry::{PrimId, PrimSpec};
 use crate::dsl::value::{Color, Value};
 use crate::prim;
@@ -19,6 +20,7 @@ use crate::prim;
 use super::containers::{members_of, merge_as_set, paired, push_members_of};
 use super::grids;
 use super::merge_values;
+use super::numbers::check_members;
 
 pub const PRIMS: &[PrimSpec] = &[
     prim!(compose, [Callable, Callable] -> Callable, "function composition: x -> outer(inner(x))"),
@@ -216,7 +218,40 @@ fn rapply(a: &[Value]) -> DslResult<Value> {
 }
 
 fn mapply(a: &[Value]) -> DslResult<Value> {
-    MAPPLY.run(a)
+    match union_of_shifts(a) {
+        Some(union) => Ok(union),
+        None => MAPPLY.run(a),
+    }
+}
+
+/// `mapply(lbind(shift, patch), offsets)` of a non-empty index set or object and a set of
+/// offsets: the union of the patch's copies ([`points::union_of_moved`]), line by line, where
+/// the general path builds each copy and merges them. `None` for anything else, where the
+/// union declines, and where the copies hold more members in all than a container may: the
+/// general path then runs, raising what it raises.
+fn union_of_shifts(a: &[Value]) -> Option<Value> {
+    let (Value::Func(f), Value::Indices(offsets)) = (&a[0], &a[1]) else {
+        return None;
+    };
+    let Func::Lbind(inner, patch) = &**f else {
+        return None;
+    };
+    if !is_prim(inner, *SHIFT) {
+        return None;
+    }
+    // Each copy is a set of its own (the offsets are distinct), as many members as the patch.
+    let copies = |members: usize| check_members(members.saturating_mul(offsets.len())).ok();
+    match patch {
+        Value::Indices(locs) => {
+            copies(locs.len())?;
+            points::union_of_moved(locs, offsets).map(Value::indices_sorted)
+        }
+        Value::Object(cells) => {
+            copies(cells.len())?;
+            points::union_of_moved(cells, offsets).map(Value::object_sorted)
+        }
+        _ => None,
+    }
 }
 
 fn papply_values(a: &[Value]) -> DslResult<Value> {
@@ -270,6 +305,8 @@ static APPLY_ID: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("apply"));
 static MAXIMUM: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("maximum"));
 static MINIMUM: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("minimum"));
 static PAIR: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("pair"));
+/// `shift`: `mapply(lbind(shift, patch), ..)` has a path of its own.
+static SHIFT: LazyLock<PrimId> = LazyLock::new(|| PrimId::builtin("shift"));
 
 /// Whether `v` is primitive `id` as a function value.
 fn is_prim(v: &Value, id: PrimId) -> bool {
@@ -440,6 +477,51 @@ mod tests {
             });
             if !members.is_empty() {
                 proptest::prop_assert_eq!(extremes_of_pairs(&[f, rows.clone()]).is_some(), of_grid_rows);
+            }
+        }
+
+        /// `mapply(lbind(shift, patch), offsets)` by lines is the merge of every copy, each
+        /// built by `shift`, of an index set or an object (of several colours); it declines only
+        /// for a patch over 64 columns wide or a copy that leaves `i32`, or nothing to copy.
+        #[test]
+        fn union_of_shifts_is_the_merge_of_every_shifted_copy(
+            points in proptest::collection::vec((0i32..4, -3i32..9, -3i32..9), 0..30),
+            object in proptest::bool::ANY,
+            wide in proptest::bool::ANY,
+            offsets in proptest::collection::vec((-12i32..12, -40i32..40), 0..12),
+            near_limit in 0..4u8,
+        ) {
+            use crate::dsl::value::Cell;
+            // Near the end of `i32`: the patch (0 never near, the copies 1 below and 2 above
+            // the limits), or an offset (3) that takes copies past it.
+            let (di, dj) = match near_limit {
+                1 => (i32::MIN + 10, 0),
+                2 => (0, i32::MAX - 50),
+                _ => (0, 0),
+            };
+            let mut cells: Vec<Cell> = points.iter().map(|&(color, i, j)| Cell { color, i: i + di, j: j + dj }).collect();
+            if wide && !cells.is_empty() {
+                cells.push(Cell { color: 1, i: di, j: dj - 60 });
+            }
+            let patch = match object {
+                true => Value::object(cells.clone()),
+                false => Value::indices(cells.iter().map(|c| Loc { i: c.i, j: c.j }).collect()),
+            };
+            let mut offsets: Vec<Loc> = offsets.into_iter().map(|(i, j)| Loc { i, j }).collect();
+            if near_limit == 3 && !offsets.is_empty() {
+                offsets[0].j = i32::MAX - 5;
+            }
+            let offsets = Value::indices(offsets);
+            let f = lbind(&[prim("shift"), patch.clone()]).unwrap();
+            let copy_by_copy = MAPPLY.run(&[f.clone(), offsets.clone()]);
+            let fast = mapply(&[f.clone(), offsets.clone()]);
+            proptest::prop_assert_eq!(&fast, &copy_by_copy);
+            if let Ok(v) = &fast {
+                proptest::prop_assert_eq!(form(v), form(copy_by_copy.as_ref().unwrap()));
+            }
+            let ordinary = !cells.is_empty() && !wide && near_limit == 0 && offsets.len() != Some(0);
+            if ordinary {
+                proptest::prop_assert!(union_of_shifts(&[f, offsets]).is_some(), "taken for a small patch and offsets");
             }
         }
     }
