@@ -190,29 +190,30 @@ pub fn union_of_moved<P: Point>(patch: &[P], offsets: &[Loc]) -> Option<Vec<P>> 
     if span[2] > 64 || !fits(union_lo[1], rows) || !fits(union_lo[2], cols) {
         return None;
     }
-    // A word per line where the union is at most 64 columns wide (read back quicker), else
-    // the box's cells one after another: the bit of a line's column is `line * stride + col`.
-    let stride = if cols <= 64 { 64 } else { cols };
-    let cells = planes.checked_mul(rows)?.checked_mul(stride)?;
-    if cells > cell_budget(patch.len().saturating_mul(offsets.len())) {
+    let lines = planes.checked_mul(rows)?;
+    if lines.checked_mul(cols)? > cell_budget(patch.len().saturating_mul(offsets.len())) {
         return None;
     }
+    // Each line (colour and row) of the union in whole words (at most twice the box's cells,
+    // a line holding one or more): the bit of a column is `line * stride + col`.
+    let per_line = cols.div_ceil(64);
+    let stride = 64 * per_line;
     // The patch's lines: each one's first bit in the union's bitmap (moved by the first row
     // and column of the offsets) and its columns as bits from the patch's first column.
-    let mut lines: Vec<(u64, u64)> = Vec::new();
+    let mut patch_lines: Vec<(u64, u64)> = Vec::new();
     for p in patch {
         let [plane, row, col] = [0, 1, 2].map(|d| (i64::from(p.coords()[d]) - i64::from(lo[d])) as u64);
         let start = (plane * rows + row) * stride;
-        match lines.last_mut() {
+        match patch_lines.last_mut() {
             Some((s, bits)) if *s == start => *bits |= 1 << col,
-            _ => lines.push((start, 1 << col)),
+            _ => patch_lines.push((start, 1 << col)),
         }
     }
     // A word past the end: a line's bits shifted into the next word may reach it (as zeros).
-    let mut words = vec![0u64; cells.div_ceil(64) as usize + 1];
+    let mut words = vec![0u64; (lines * per_line) as usize + 1];
     for o in offsets {
         let moved_by = extent(first.i, o.i) * stride + extent(j_lo, o.j);
-        for &(start, bits) in &lines {
+        for &(start, bits) in &patch_lines {
             let k = start + moved_by;
             let (word, shift) = ((k / 64) as usize, k % 64);
             words[word] |= bits << shift;
@@ -221,22 +222,14 @@ pub fn union_of_moved<P: Point>(patch: &[P], offsets: &[Loc]) -> Option<Vec<P>> 
             }
         }
     }
-    let union = match stride {
-        64 => {
-            words.pop();
-            Bitmap::Lines(LineBitmap {
-                lo: union_lo,
-                planes,
-                rows,
-                words,
-            })
-        }
-        _ => Bitmap::Box(BoxBitmap {
-            lo: union_lo,
-            span: [planes, rows, cols],
-            words,
-        }),
-    };
+    words.pop();
+    let union = Bitmap::Lines(LineBitmap {
+        lo: union_lo,
+        planes,
+        rows,
+        per_line: per_line as usize,
+        words,
+    });
     Some(union.to_vec())
 }
 
@@ -281,8 +274,16 @@ impl Bitmap {
 
     /// The points set, in order.
     fn to_vec<P: Point>(&self) -> Vec<P> {
-        let mut out = Vec::with_capacity(self.count());
-        self.each_point(|p| out.push(p));
+        let n = self.count();
+        let mut out = Vec::with_capacity(n);
+        let room = &mut out.spare_capacity_mut()[..n];
+        let mut written = 0;
+        self.each_point(|p| {
+            room[written].write(p);
+            written += 1;
+        });
+        // SAFETY: the first `written` elements were written just now (there are `n` points).
+        unsafe { out.set_len(written) };
         out
     }
 
@@ -299,12 +300,16 @@ impl Bitmap {
     }
 }
 
-/// Points in a box at most 64 columns wide: one word per line (colour and row), a point one
-/// bit of its line's word, so that the lines are read in order without a division per point.
+/// Points in a box, line by line (colour and row), a point one bit of its line's words: one
+/// word for a box at most 64 columns wide, as [`Bitmap::of_parts`] makes them, more for a wide
+/// union of copies ([`union_of_moved`]). The lines are read in order without a division per
+/// point.
 struct LineBitmap {
     lo: [i32; 3],
     planes: u64,
     rows: u64,
+    /// Words per line: one, but for [`union_of_moved`] of a union over 64 columns wide.
+    per_line: usize,
     words: Vec<u64>,
 }
 
@@ -319,11 +324,12 @@ impl LineBitmap {
             lo,
             planes,
             rows,
+            per_line: 1,
             words: vec![0; lines as usize],
         })
     }
 
-    /// Sets `p`, which lies in the box.
+    /// Sets `p`, which lies in the box (of one word per line).
     #[inline]
     fn set<P: Point>(&mut self, p: P) {
         let [a, b, c] = p.coords();
@@ -334,14 +340,17 @@ impl LineBitmap {
 
     /// Calls `f` on each point set, in order.
     fn each_point<P: Point>(&self, mut f: impl FnMut(P)) {
-        let mut line = self.words.iter();
+        let mut lines = self.words.chunks_exact(self.per_line);
         for plane in 0..self.planes as i32 {
             for row in 0..self.rows as i32 {
-                let mut bits = line.next().copied().unwrap_or(0);
-                while bits != 0 {
-                    let col = bits.trailing_zeros() as i32;
-                    bits &= bits - 1;
-                    f(P::from_coords([self.lo[0] + plane, self.lo[1] + row, self.lo[2] + col]));
+                let line = lines.next().unwrap_or_default();
+                for (w, &word) in line.iter().enumerate() {
+                    let mut bits = word;
+                    while bits != 0 {
+                        let col = 64 * w as i32 + bits.trailing_zeros() as i32;
+                        bits &= bits - 1;
+                        f(P::from_coords([self.lo[0] + plane, self.lo[1] + row, self.lo[2] + col]));
+                    }
                 }
             }
         }
