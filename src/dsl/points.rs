@@ -416,6 +416,27 @@ impl BoxBitmap {
             .is_some_and(|k| self.words[(k / 64) as usize] >> (k % 64) & 1 != 0)
     }
 
+    /// `points` placed in this bitmap's box, to be asked about again and again, each time
+    /// moved by another offset ([`Placed::all_moved`]).
+    pub fn place<P: Point>(&self, points: &[P]) -> Placed {
+        let [planes, rows, cols] = self.span;
+        let offset = |c: i32, d: usize| i64::from(c) - i64::from(self.lo[d]);
+        let points = points
+            .iter()
+            .map(|p| {
+                let [c, i, j] = p.coords();
+                let plane = offset(c, 0);
+                // A point of a colour the box lacks is never in it.
+                let first_bit = match (0..planes as i64).contains(&plane) {
+                    true => plane * (rows * cols) as i64,
+                    false => -1,
+                };
+                [first_bit, offset(i, 1), offset(j, 2)]
+            })
+            .collect();
+        Placed { points, rows, cols }
+    }
+
     /// How many of `points` are this bitmap's points moved by `(di, dj)` (rows and columns):
     /// the size of `shift(these, (di, dj)) & points`, each of `points` moved back and looked
     /// up. `None` where the move takes a row or column of these points out of `i32` (`shift`
@@ -521,6 +542,31 @@ impl BoxBitmap {
             k = k * span + offset;
         }
         Some(k)
+    }
+}
+
+/// Points placed in a [`BoxBitmap`]'s box ([`BoxBitmap::place`]): for each, the first bit of
+/// its colour's plane (`-1` for a colour the box lacks), and its row and column from the
+/// box's corner.
+pub struct Placed {
+    points: Vec<[i64; 3]>,
+    rows: u64,
+    cols: u64,
+}
+
+impl Placed {
+    /// Whether every point moved by `(di, dj)` is in `bitmap` (`inside`), or none is (not
+    /// `inside`): the bitmap the points were placed in. The caller makes sure the moved
+    /// coordinates stay inside `i32`.
+    pub fn all_moved(&self, bitmap: &BoxBitmap, (di, dj): (i64, i64), inside: bool) -> bool {
+        self.points.iter().all(|&[first_bit, i, j]| {
+            let (row, col) = ((i + di) as u64, (j + dj) as u64);
+            let holds = first_bit >= 0 && row < self.rows && col < self.cols && {
+                let k = first_bit as u64 + row * self.cols + col;
+                bitmap.words[(k / 64) as usize] >> (k % 64) & 1 != 0
+            };
+            holds == inside
+        })
     }
 }
 

@@ -19,7 +19,7 @@ use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::exact::{collect_some, try_collect};
 use crate::dsl::func::{call1, holds_foreign, Func};
 use crate::dsl::labelled::ObjectMeta;
-use crate::dsl::points::{self, moved, BoxBitmap, Point};
+use crate::dsl::points::{self, moved, BoxBitmap, Placed, Point};
 use crate::dsl::registry::PrimSpec;
 use crate::dsl::value::{push_value, Cell, Color, Grid, Loc, SmallCell, Value};
 use crate::prim;
@@ -422,22 +422,104 @@ fn decided_early<P: Point>(
     offset: (i64, i64),
     (b, y): (&Value, &[P]),
 ) -> Option<bool> {
-    let in_b_when_empty = match op {
-        SetOp::Difference => true,
-        SetOp::Intersection => false,
-        SetOp::Union => return None,
-    };
-    // Every coordinate, of either axis, lies between `lo` and `hi`.
-    let (lo, hi) = coordinate_range(a, x);
-    let stays = |c: i32, d: i64| i64::from(c).checked_add(d).is_some_and(|m| i32::try_from(m).is_ok());
-    let inside = x.is_empty() || [lo, hi].iter().all(|&c| stays(c, offset.0) && stays(c, offset.1));
-    if !inside {
+    let in_b_when_empty = in_b_when_empty(op)?;
+    if !moves_inside(x, coordinate_range(a, x), offset) {
         return None;
     }
-    with_bitmap(b, y, |bitmap| {
-        x.iter()
-            .all(|&p| moved(p, offset).is_some_and(|p| bitmap.contains(p) == in_b_when_empty))
-    })
+    with_bitmap(b, y, |bitmap| all_decide(x, offset, bitmap, in_b_when_empty))
+}
+
+/// For [`moved_op_is_empty`]: whether each moved member is in `b` (`true`: a difference is
+/// empty then) or none is (`false`: an intersection is); `None` for a union.
+fn in_b_when_empty(op: SetOp) -> Option<bool> {
+    match op {
+        SetOp::Difference => Some(true),
+        SetOp::Intersection => Some(false),
+        SetOp::Union => None,
+    }
+}
+
+/// Whether `points`, every coordinate of which lies in `range` (`(lo, hi)`), all stay inside
+/// `i32` moved by `offset`.
+fn moves_inside<P>(points: &[P], (lo, hi): (i32, i32), offset: (i64, i64)) -> bool {
+    let stays = |c: i32, d: i64| i64::from(c).checked_add(d).is_some_and(|m| i32::try_from(m).is_ok());
+    points.is_empty() || [lo, hi].iter().all(|&c| stays(c, offset.0) && stays(c, offset.1))
+}
+
+/// Whether every one of `points` moved by `offset` is in `bitmap` (`in_b_when_empty`) or not.
+fn all_decide<P: Point>(points: &[P], offset: (i64, i64), bitmap: &BoxBitmap, in_b_when_empty: bool) -> bool {
+    points
+        .iter()
+        .all(|&p| moved(p, offset).is_some_and(|p| bitmap.contains(p) == in_b_when_empty))
+}
+
+/// [`moved_op_is_empty`] of one pattern `a` and one set `b` for many offsets, as rows of
+/// `sfilter(offsets, compose(matcher(size, ZERO), compose(rbind(difference, b), lbind(shift,
+/// a))))` ask it: `a`'s range, `b`'s bitmap and `a`'s points placed in it found once, where
+/// each row looked them up in the thread's memories ([`coordinate_range`], [`with_bitmap`]).
+pub(super) struct MovedTests {
+    /// The sets, held, with their members' addresses, which tell them from other sets
+    /// ([`MovedTests::of`]).
+    _held: (Value, Value),
+    addresses: (usize, usize),
+    empty_pattern: bool,
+    range: (i32, i32),
+    /// `b`'s bitmap and `a`'s points in it; `None` where `b`'s box is too large for a bitmap,
+    /// or the operation is a union.
+    placed: Option<(BoxBitmap, Placed)>,
+    in_b_when_empty: bool,
+}
+
+/// The address of the members of an index set or object, which tells it from any other set
+/// while it is held.
+pub(super) fn members_address(set: &Value) -> Option<usize> {
+    match set {
+        Value::Indices(x) => Some(Arc::as_ptr(x) as usize),
+        Value::Object(x) => Some(Arc::as_ptr(x) as usize),
+        _ => None,
+    }
+}
+
+impl MovedTests {
+    /// The tests of `a` against `b`, both index sets or both objects; `None` for others.
+    pub(super) fn new(op: SetOp, a: &Value, b: &Value) -> Option<MovedTests> {
+        fn placed<P: Point>(op: SetOp, x: &[P], y: &[P]) -> ((i32, i32), Option<(BoxBitmap, Placed)>) {
+            let bitmap = BoxBitmap::of(y).filter(|_| op != SetOp::Union);
+            let placed = bitmap.map(|bitmap| {
+                let placed = bitmap.place(x);
+                (bitmap, placed)
+            });
+            (points_range(x), placed)
+        }
+        let (range, placed) = match (a, b) {
+            (Value::Indices(x), Value::Indices(y)) => placed(op, x, y),
+            (Value::Object(x), Value::Object(y)) => placed(op, x, y),
+            _ => return None,
+        };
+        Some(MovedTests {
+            _held: (a.clone(), b.clone()),
+            addresses: (members_address(a)?, members_address(b)?),
+            empty_pattern: a.len() == Some(0),
+            range,
+            placed,
+            in_b_when_empty: in_b_when_empty(op).unwrap_or(false),
+        })
+    }
+
+    /// Whether these are the tests of `a` against `b`: the same sets, not equal ones.
+    pub(super) fn of(&self, a: &Value, b: &Value) -> bool {
+        (members_address(a), members_address(b)) == (Some(self.addresses.0), Some(self.addresses.1))
+    }
+
+    /// [`moved_op_is_empty`] of the sets with `a` moved by `offset`; `None` where it is left to
+    /// the general path (no bitmap, a coordinate that may leave `i32`).
+    pub(super) fn is_empty(&self, offset: (i64, i64)) -> Option<bool> {
+        let (bitmap, placed) = self.placed.as_ref()?;
+        let (lo, hi) = self.range;
+        let stays = |c: i32, d: i64| i64::from(c).checked_add(d).is_some_and(|m| i32::try_from(m).is_ok());
+        let inside = self.empty_pattern || [lo, hi].iter().all(|&c| stays(c, offset.0) && stays(c, offset.1));
+        inside.then(|| placed.all_moved(bitmap, offset, self.in_b_when_empty))
+    }
 }
 
 /// The lowest and the highest of the row and column coordinates of `points`, the members of
@@ -455,13 +537,18 @@ fn coordinate_range<P: Point>(set: &Value, points: &[P]) -> (i32, i32) {
     LAST.with_borrow_mut(|last| match last {
         Some((k, _, range)) if *k == key => *range,
         _ => {
-            let range = points.iter().fold((i32::MAX, i32::MIN), |(lo, hi), p| {
-                let [_, i, j] = p.coords();
-                (lo.min(i).min(j), hi.max(i).max(j))
-            });
+            let range = points_range(points);
             *last = Some((key, set.clone(), range));
             range
         }
+    })
+}
+
+/// The lowest and the highest of the row and column coordinates of `points`.
+fn points_range<P: Point>(points: &[P]) -> (i32, i32) {
+    points.iter().fold((i32::MAX, i32::MIN), |(lo, hi), p| {
+        let [_, i, j] = p.coords();
+        (lo.min(i).min(j), hi.max(i).max(j))
     })
 }
 

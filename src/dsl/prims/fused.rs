@@ -20,12 +20,13 @@
 //! raise, in their order. A projection of a pair of locations or cells is read in place; of
 //! anything else, it is the two primitives in turn.
 
+use std::cell::RefCell;
 use std::sync::LazyLock;
 
 pub mod steps;
 
 use super::cheap::{Cheap, WithPrim};
-use super::containers::{self, SetOp};
+use super::containers::{self, MovedTests, SetOp};
 use super::{common, grids, patches};
 use crate::dsl::error::DslResult;
 use crate::dsl::registry::{PrimFn, PrimId};
@@ -271,6 +272,23 @@ impl Fused {
             _ => self.composed(a),
         };
         match self.0 {
+            // Over many rows of the same sets, each moved by another offset, the sets' tests
+            // are built once.
+            Composition::SetOp {
+                op,
+                shifted,
+                tested: true,
+                ..
+            } => {
+                let rows = RefCell::new(TestsOfRows::Nothing);
+                work.run(move |a| {
+                    let empty = set_op_parts(shifted, a).and_then(|parts| rows.borrow_mut().is_empty(op, parts));
+                    match empty {
+                        Some(empty) => Ok(Value::Bool(empty)),
+                        None => self.run(a),
+                    }
+                })
+            }
             Composition::Pick { inner_last, outer_last } => match (inner_last, outer_last) {
                 (false, false) => work.run(move |a| picks(a, pick_twice::<false, false>)),
                 (false, true) => work.run(move |a| picks(a, pick_twice::<false, true>)),
@@ -416,22 +434,55 @@ fn pick_twice_in_full(x: &Value, inner_last: bool, outer_last: bool) -> DslResul
 /// `size(op(a, b))` (with `a` shifted, the arguments `(patch, offset, b)`) counted without the
 /// sets, where they are index sets or objects.
 fn set_op_len(op: SetOp, shifted: bool, args: &[Value]) -> Option<DslResult<usize>> {
-    let (a, offset, b) = match args {
-        [patch, Value::Pair(di, dj), b] if shifted => (patch, (*di, *dj), b),
-        [a, b] if !shifted => (a, (0, 0), b),
-        _ => return None,
-    };
+    let (a, offset, b) = set_op_parts(shifted, args)?;
     containers::moved_op_len(op, a, offset, b).map(Ok)
+}
+
+/// A set operation's arguments as `(a, offset, b)`: `(patch, offset, b)` shifted (the offset a
+/// pair), `(a, b)` not.
+fn set_op_parts(shifted: bool, args: &[Value]) -> Option<(&Value, (i64, i64), &Value)> {
+    match args {
+        [patch, Value::Pair(di, dj), b] if shifted => Some((patch, (*di, *dj), b)),
+        [a, b] if !shifted => Some((a, (0, 0), b)),
+        _ => None,
+    }
+}
+
+/// What a test of a set operation's emptiness over many rows ([`Fused::with`]) remembers of
+/// the rows before: the sets of the last row (their members' addresses), and the tests built
+/// once a second row came with the same sets.
+enum TestsOfRows {
+    Nothing,
+    Seen(usize, usize),
+    Built(MovedTests),
+}
+
+impl TestsOfRows {
+    /// Whether `op(a moved by offset, b)` is empty, where the rows before had the same `a` and
+    /// `b`; `None` where that is left to [`Fused::run`] (sets met first, or of other kinds).
+    fn is_empty(&mut self, op: SetOp, (a, offset, b): (&Value, (i64, i64), &Value)) -> Option<bool> {
+        let address = containers::members_address;
+        match self {
+            TestsOfRows::Built(tests) if tests.of(a, b) => return tests.is_empty(offset),
+            TestsOfRows::Seen(x, y) if (Some(*x), Some(*y)) == (address(a), address(b)) => {
+                let tests = MovedTests::new(op, a, b)?;
+                let empty = tests.is_empty(offset);
+                *self = TestsOfRows::Built(tests);
+                return empty;
+            }
+            _ => {}
+        }
+        if let (Some(x), Some(y)) = (address(a), address(b)) {
+            *self = TestsOfRows::Seen(x, y);
+        }
+        None
+    }
 }
 
 /// `size(op(a, b)) == 0` (with `a` shifted, as for [`set_op_len`]) without the sets, where
 /// they are index sets or objects.
 fn set_op_is_empty(op: SetOp, shifted: bool, args: &[Value]) -> Option<bool> {
-    let (a, offset, b) = match args {
-        [patch, Value::Pair(di, dj), b] if shifted => (patch, (*di, *dj), b),
-        [a, b] if !shifted => (a, (0, 0), b),
-        _ => return None,
-    };
+    let (a, offset, b) = set_op_parts(shifted, args)?;
     containers::moved_op_is_empty(op, a, offset, b)
 }
 
@@ -860,7 +911,32 @@ mod tests {
                         }
                     }
                 }
+                // Over rows, as the column engine runs it: the same sets for several rows in a
+                // row (their tests built on the second) and then others.
+                let rows: Vec<Vec<Value>> = others
+                    .iter()
+                    .flat_map(|other| [(&fixed, other), (other, &fixed)])
+                    .flat_map(|(a, b)| {
+                        let offsets = offsets.iter().chain(&offsets);
+                        offsets.map(move |&(di, dj)| vec![a.clone(), Value::Pair(di, dj), b.clone()])
+                    })
+                    .collect();
+                let by_rows = shifted_zero.with(EachRow(&rows));
+                let composed: Vec<_> = rows.iter().map(|row| shifted_zero.composed(row).ok()).collect();
+                proptest::prop_assert_eq!(by_rows, composed);
             }
+        }
+    }
+
+    /// Rows of arguments, each run through the function [`Fused::with`] gives, as the column
+    /// engine's loop runs them.
+    struct EachRow<'a>(&'a [Vec<Value>]);
+
+    impl WithPrim for EachRow<'_> {
+        type Out = Vec<Option<Value>>;
+
+        fn run(self, imp: impl Fn(&[Value]) -> DslResult<Value>) -> Self::Out {
+            self.0.iter().map(|row| imp(row).ok()).collect()
         }
     }
 
