@@ -274,20 +274,9 @@ impl Fused {
         match self.0 {
             // Over many rows of the same sets, each moved by another offset, the sets' tests
             // are built once.
-            Composition::SetOp {
-                op,
-                shifted,
-                tested: true,
-                ..
-            } => {
+            Composition::SetOp { tested: true, .. } => {
                 let rows = RefCell::new(TestsOfRows::Nothing);
-                work.run(move |a| {
-                    let empty = set_op_parts(shifted, a).and_then(|parts| rows.borrow_mut().is_empty(op, parts));
-                    match empty {
-                        Some(empty) => Ok(Value::Bool(empty)),
-                        None => self.run(a),
-                    }
-                })
+                work.run(move |a| self.tested_row(&mut rows.borrow_mut(), a))
             }
             Composition::Pick { inner_last, outer_last } => match (inner_last, outer_last) {
                 (false, false) => work.run(move |a| picks(a, pick_twice::<false, false>)),
@@ -300,6 +289,22 @@ impl Fused {
             | Composition::ColorAround { .. }
             | Composition::BoxPart { .. }
             | Composition::Steps(_) => work.run(move |a| self.run(a)),
+        }
+    }
+
+    /// [`Fused::run`] of a set operation's emptiness on one of many rows, given what the rows
+    /// before left ([`TestsOfRows`]). Out of line: inlined into the column engine's loop, its
+    /// reads of the row's offset and the boolean it makes each waited for a store just before
+    /// (a wider read than the write), and solve_7df24a62 took 17 % longer with 18 % fewer
+    /// instructions.
+    #[inline(never)]
+    fn tested_row(self, rows: &mut TestsOfRows, args: &[Value]) -> DslResult<Value> {
+        let Composition::SetOp { op, shifted, .. } = self.0 else {
+            return self.run(args);
+        };
+        match set_op_parts(shifted, args).and_then(|parts| rows.is_empty(op, parts)) {
+            Some(empty) => Ok(Value::Bool(empty)),
+            None => self.run(args),
         }
     }
 
