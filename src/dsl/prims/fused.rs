@@ -929,6 +929,15 @@ mod tests {
                 let by_rows = shifted_zero.with(EachRow(&rows));
                 let composed: Vec<_> = rows.iter().map(|row| shifted_zero.composed(row).ok()).collect();
                 proptest::prop_assert_eq!(by_rows, composed);
+                // Unshifted: each pair of sets for three rows in a row.
+                let rows: Vec<Vec<Value>> = others
+                    .iter()
+                    .flat_map(|other| [(&fixed, other), (other, &fixed)])
+                    .flat_map(|(a, b)| std::iter::repeat_n(vec![a.clone(), b.clone()], 3))
+                    .collect();
+                let by_rows = plain_zero.with(EachRow(&rows));
+                let composed: Vec<_> = rows.iter().map(|row| plain_zero.composed(row).ok()).collect();
+                proptest::prop_assert_eq!(by_rows, composed);
             }
         }
     }

@@ -190,10 +190,15 @@ fn binop(op: Op, x: &Value, y: &Value) -> DslResult<Value> {
     }
 }
 
-/// Python's `t * n` for a tuple: its members `n` times over (none for `n <= 0`).
+/// Python's `t * n` for a tuple: its members `n` times over (none for `n <= 0`, nor for an
+/// empty tuple, which is not repeated: `() * 2**62` loops no 2**62 times).
 fn repeat_tuple(t: &Value, n: i64) -> DslResult<Value> {
     let members = t.members().unwrap_or_default();
-    let times = usize::try_from(n).unwrap_or(0);
+    let times = if members.is_empty() {
+        0
+    } else {
+        usize::try_from(n).unwrap_or(0)
+    };
     check_members(members.len().saturating_mul(times))?;
     Ok(Value::tuple((0..times).flat_map(|_| members.iter().cloned()).collect()))
 }
@@ -403,6 +408,22 @@ mod tests {
 
     fn tuple(items: &[Value]) -> Value {
         Value::tuple(items.to_vec())
+    }
+
+    /// `t * n` repeats a tuple's members, none for `n <= 0`; an empty tuple stays empty at
+    /// once for any `n` (it looped `n` times, and hung for a large one, as a member of a pair
+    /// that `multiply` scales), and too many members in all raise.
+    #[test]
+    fn a_tuple_times_a_number_repeats_its_members() {
+        let pair = tuple(&[Value::Int(1), Value::Int(2)]);
+        assert_eq!(repeat_tuple(&pair, 2).unwrap(), tuple(&[1, 2, 1, 2].map(Value::Int)));
+        assert_eq!(repeat_tuple(&pair, -3).unwrap(), tuple(&[]));
+        for n in [0, 7, i64::MAX] {
+            assert_eq!(repeat_tuple(&tuple(&[]), n).unwrap(), tuple(&[]), "() * {n}");
+        }
+        assert!(matches!(repeat_tuple(&pair, i64::MAX), Err(DslError::TooLarge(_))));
+        let scaled = multiply(&[tuple(&[tuple(&[]), Value::Int(3)]), Value::Int(1 << 40)]);
+        assert_eq!(scaled.unwrap(), tuple(&[tuple(&[]), Value::Int(3 << 40)]));
     }
 
     #[test]
