@@ -423,7 +423,7 @@ fn decided_early<P: Point>(
     (b, y): (&Value, &[P]),
 ) -> Option<bool> {
     let in_b_when_empty = in_b_when_empty(op)?;
-    if !moves_inside(x, coordinate_range(a, x), offset) {
+    if !moves_inside(x.is_empty(), coordinate_range(a, x), offset) {
         return None;
     }
     with_bitmap(b, y, |bitmap| all_decide(x, offset, bitmap, in_b_when_empty))
@@ -439,11 +439,11 @@ fn in_b_when_empty(op: SetOp) -> Option<bool> {
     }
 }
 
-/// Whether `points`, every coordinate of which lies in `range` (`(lo, hi)`), all stay inside
-/// `i32` moved by `offset`.
-fn moves_inside<P>(points: &[P], (lo, hi): (i32, i32), offset: (i64, i64)) -> bool {
+/// Whether points, every coordinate of which lies in `range` (`(lo, hi)`), all stay inside
+/// `i32` moved by `offset` (as none do where there are none, `empty`).
+fn moves_inside(empty: bool, (lo, hi): (i32, i32), offset: (i64, i64)) -> bool {
     let stays = |c: i32, d: i64| i64::from(c).checked_add(d).is_some_and(|m| i32::try_from(m).is_ok());
-    points.is_empty() || [lo, hi].iter().all(|&c| stays(c, offset.0) && stays(c, offset.1))
+    empty || [lo, hi].iter().all(|&c| stays(c, offset.0) && stays(c, offset.1))
 }
 
 /// Whether every one of `points` moved by `offset` is in `bitmap` (`in_b_when_empty`) or not.
@@ -464,8 +464,7 @@ pub(super) struct MovedTests {
     addresses: (usize, usize),
     empty_pattern: bool,
     range: (i32, i32),
-    /// `b`'s bitmap and `a`'s points in it; `None` where `b`'s box is too large for a bitmap,
-    /// or the operation is a union.
+    /// `b`'s bitmap and `a`'s points in it; `None` where `b`'s box is too large for a bitmap.
     placed: Option<(BoxBitmap, Placed)>,
     in_b_when_empty: bool,
 }
@@ -481,19 +480,20 @@ pub(super) fn members_address(set: &Value) -> Option<usize> {
 }
 
 impl MovedTests {
-    /// The tests of `a` against `b`, both index sets or both objects; `None` for others.
+    /// The tests of `a` against `b`, both index sets or both objects, for a difference or an
+    /// intersection; `None` for others.
     pub(super) fn new(op: SetOp, a: &Value, b: &Value) -> Option<MovedTests> {
-        fn placed<P: Point>(op: SetOp, x: &[P], y: &[P]) -> ((i32, i32), Option<(BoxBitmap, Placed)>) {
-            let bitmap = BoxBitmap::of(y).filter(|_| op != SetOp::Union);
-            let placed = bitmap.map(|bitmap| {
+        let in_b_when_empty = in_b_when_empty(op)?;
+        fn placed<P: Point>(x: &[P], y: &[P]) -> ((i32, i32), Option<(BoxBitmap, Placed)>) {
+            let placed = BoxBitmap::of(y).map(|bitmap| {
                 let placed = bitmap.place(x);
                 (bitmap, placed)
             });
             (points_range(x), placed)
         }
         let (range, placed) = match (a, b) {
-            (Value::Indices(x), Value::Indices(y)) => placed(op, x, y),
-            (Value::Object(x), Value::Object(y)) => placed(op, x, y),
+            (Value::Indices(x), Value::Indices(y)) => placed(x, y),
+            (Value::Object(x), Value::Object(y)) => placed(x, y),
             _ => return None,
         };
         Some(MovedTests {
@@ -502,7 +502,7 @@ impl MovedTests {
             empty_pattern: a.len() == Some(0),
             range,
             placed,
-            in_b_when_empty: in_b_when_empty(op).unwrap_or(false),
+            in_b_when_empty,
         })
     }
 
@@ -515,10 +515,8 @@ impl MovedTests {
     /// the general path (no bitmap, a coordinate that may leave `i32`).
     pub(super) fn is_empty(&self, offset: (i64, i64)) -> Option<bool> {
         let (bitmap, placed) = self.placed.as_ref()?;
-        let (lo, hi) = self.range;
-        let stays = |c: i32, d: i64| i64::from(c).checked_add(d).is_some_and(|m| i32::try_from(m).is_ok());
-        let inside = self.empty_pattern || [lo, hi].iter().all(|&c| stays(c, offset.0) && stays(c, offset.1));
-        inside.then(|| placed.all_moved(bitmap, offset, self.in_b_when_empty))
+        moves_inside(self.empty_pattern, self.range, offset)
+            .then(|| placed.all_moved(bitmap, offset, self.in_b_when_empty))
     }
 }
 
