@@ -2171,7 +2171,12 @@ fn holds_container(v: &Value) -> bool {
 /// allocation, equal for closures [`same_func`] finds the same), and of its shape (`.1`: its
 /// tree, primitives and numbers, each container counted by its kind only, equal for closures of
 /// the same shape, [`same_shape`]). Past `budget` parts, the rest of the tree counts as nothing.
-fn closure_hashes(f: &Func, budget: &mut u32) -> (u64, u64) {
+/// A closure met again (a solver's `x5`, held by every step that uses it) gives the hashes of
+/// its first walk, found in `met`, and costs no budget: the budget goes to the distinct parts,
+/// where closures that share most of their tree differ (walking every path, the hash of
+/// `fork(recolor, x46, x34)` stopped inside `x46`, equal for the three such closures of a
+/// solver, whose shapes then had to be walked and refused).
+fn closure_hashes(f: &Func, budget: &mut u32, met: &mut Hashed) -> (u64, u64) {
     if *budget == 0 {
         return (0, 0);
     }
@@ -2190,7 +2195,18 @@ fn closure_hashes(f: &Func, budget: &mut u32) -> (u64, u64) {
                 *budget -= 1;
                 prim(id)
             }
-            _ => closure_hashes(g, budget),
+            Prim(_) => (0, 0),
+            _ => {
+                let at = Arc::as_ptr(g) as usize;
+                match met.iter().find(|(a, _)| *a == at) {
+                    Some(&(_, hashes)) => hashes,
+                    None => {
+                        let hashes = closure_hashes(g, budget, met);
+                        met.push((at, hashes));
+                        hashes
+                    }
+                }
+            }
         },
         other => {
             let id = identity(other);
@@ -2214,6 +2230,9 @@ fn closure_hashes(f: &Func, budget: &mut u32) -> (u64, u64) {
         Foreign(g) => mix(tag(9), tag(g.get().id() as u64)),
     }
 }
+
+/// The closures a hash walk has met (by address) and their hashes, for [`closure_hashes`].
+type Hashed = SmallVec<[(usize, (u64, u64)); 16]>;
 
 /// For each container and function of a closure (by [`identity`]), what another closure of
 /// the same shape holds in its place. A closure holds a handful of containers: a scan of a
@@ -2347,7 +2366,7 @@ fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R 
     let Value::Func(func) = f else {
         return run(&Kernel::compile(f, arity));
     };
-    let (hash, shape) = closure_hashes(func, &mut { WALKED_PARTS });
+    let (hash, shape) = closure_hashes(func, &mut { WALKED_PARTS }, &mut Hashed::new());
     let same = KERNELS.with(|k| {
         (k.borrow().iter())
             .find(|c| c.hash == hash && c.arity == arity && same_func(&c.func, func))
@@ -3020,6 +3039,24 @@ mod tests {
             let (columns, scalar) = both_ways(f, &elements);
             assert_eq!(columns, scalar);
         }
+    }
+
+    #[test]
+    fn closures_that_share_a_large_part_and_differ_after_it_hash_apart() {
+        // `f'(x) + f'(x)` eight times over: 2^8 paths through nine distinct closures, more
+        // paths than a hash walks, the part where the two closures differ after them.
+        let mut shared = Value::func(Func::Compose(prim("size"), prim("toindices")));
+        for _ in 0..8 {
+            shared = Value::func(Func::Fork(prim("add"), shared.clone(), shared));
+        }
+        let hashes = |last: &str| {
+            let f = Func::Fork(prim("astuple"), shared.clone(), prim(last));
+            closure_hashes(&f, &mut { WALKED_PARTS }, &mut Hashed::new())
+        };
+        let (height, width) = (hashes("height"), hashes("width"));
+        assert_ne!(height.0, width.0);
+        assert_ne!(height.1, width.1);
+        assert_eq!(height, hashes("height"));
     }
 
     #[test]
