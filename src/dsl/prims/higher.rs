@@ -14,7 +14,7 @@ use crate::dsl::exact::try_collect;
 use crate::dsl::func::{call1, Func, MAX_POWER};
 use crate::dsl::points;
 use crate::dsl::registry::{PrimId, PrimSpec};
-use crate::dsl::value::{Color, Value};
+use crate::dsl::value::{Cell, Color, Loc, Value};
 use crate::prim;
 
 use super::containers::{members_of, merge_as_set, paired, push_members_of};
@@ -218,9 +218,20 @@ fn rapply(a: &[Value]) -> DslResult<Value> {
 }
 
 fn mapply(a: &[Value]) -> DslResult<Value> {
-    match union_of_shifts(a) {
-        Some(union) => Ok(union),
+    match union_of_shifts(a).or_else(|| copies_in_order(a)) {
+        Some(merged) => Ok(merged),
         None => MAPPLY.run(a),
+    }
+}
+
+/// The patch `mapply(lbind(shift, patch), offsets)` moves, and the function's, where it is one.
+fn shifted_patch(f: &Value) -> Option<&Value> {
+    let Value::Func(f) = f else {
+        return None;
+    };
+    match &**f {
+        Func::Lbind(inner, patch) if is_prim(inner, *SHIFT) => Some(patch),
+        _ => None,
     }
 }
 
@@ -230,15 +241,10 @@ fn mapply(a: &[Value]) -> DslResult<Value> {
 /// union declines, and where the copies hold more members in all than a container may: the
 /// general path then runs, raising what it raises.
 fn union_of_shifts(a: &[Value]) -> Option<Value> {
-    let (Value::Func(f), Value::Indices(offsets)) = (&a[0], &a[1]) else {
+    let Value::Indices(offsets) = &a[1] else {
         return None;
     };
-    let Func::Lbind(inner, patch) = &**f else {
-        return None;
-    };
-    if !is_prim(inner, *SHIFT) {
-        return None;
-    }
+    let patch = shifted_patch(&a[0])?;
     // Each copy is a set of its own (the offsets are distinct), as many members as the patch.
     let copies = |members: usize| check_members(members.saturating_mul(offsets.len())).ok();
     match patch {
@@ -252,6 +258,66 @@ fn union_of_shifts(a: &[Value]) -> Option<Value> {
         }
         _ => None,
     }
+}
+
+/// `mapply(lbind(shift, patch), offsets)` of an index set or object and a tuple of pairs (of
+/// two locations too): the tuple `merge` makes of a tuple of copies, every copy's members in turn, each copy's in
+/// the patch's order (which a move keeps), built straight from the patch's members where the
+/// general path builds each copy as a set and then lists it. `None` for anything else, where
+/// there is nothing to copy, where a copy would leave `i32` and where the copies hold more
+/// members in all than a container may: the general path then runs, raising what it raises.
+fn copies_in_order(a: &[Value]) -> Option<Value> {
+    let patch = shifted_patch(&a[0])?;
+    let moves: Vec<(i64, i64)> = match &a[1] {
+        Value::Tuple(offsets) => (offsets.iter())
+            .map(|o| match o {
+                Value::Pair(di, dj) => Some((*di, *dj)),
+                _ => None,
+            })
+            .collect::<Option<_>>()?,
+        Value::LocPair(p, q) => [p, q].map(|l| (l.i.into(), l.j.into())).to_vec(),
+        _ => return None,
+    };
+    // No copies, or empty ones: the general path's empty tuple, at little cost.
+    if moves.is_empty() || patch.is_empty() {
+        return None;
+    }
+    // Every copy inside `i32` where the patch's extremes are: the moves below cannot overflow
+    // (an offset past `i32` moves a patch near the other end into it, as the sum's low bits).
+    let extremes = |points: &mut dyn Iterator<Item = (i32, i32)>| {
+        points.fold([i32::MAX, i32::MIN, i32::MAX, i32::MIN], |[i0, i1, j0, j1], (i, j)| {
+            [i0.min(i), i1.max(i), j0.min(j), j1.max(j)]
+        })
+    };
+    let (size, [i0, i1, j0, j1]) = match patch {
+        Value::Indices(locs) => (locs.len(), extremes(&mut locs.iter().map(|l| (l.i, l.j)))),
+        Value::Object(cells) => (cells.len(), extremes(&mut cells.iter().map(|c| (c.i, c.j)))),
+        _ => return None,
+    };
+    let inside = |x: i32, by: i64| i32::try_from(i64::from(x) + by).is_ok();
+    if !moves
+        .iter()
+        .all(|&(di, dj)| inside(i0, di) && inside(i1, di) && inside(j0, dj) && inside(j1, dj))
+    {
+        return None;
+    }
+    check_members(size.saturating_mul(moves.len())).ok()?;
+    let mut out = Vec::with_capacity(size * moves.len());
+    for &(di, dj) in &moves {
+        let moved = |i: i32, j: i32| (i.wrapping_add(di as i32), j.wrapping_add(dj as i32));
+        match patch {
+            Value::Indices(locs) => out.extend(locs.iter().map(|l| {
+                let (i, j) = moved(l.i, l.j);
+                Value::loc(Loc { i, j })
+            })),
+            Value::Object(cells) => out.extend(cells.iter().map(|c| {
+                let (i, j) = moved(c.i, c.j);
+                Value::cell(Cell { color: c.color, i, j })
+            })),
+            _ => unreachable!("an index set or an object"),
+        }
+    }
+    Some(Value::tuple(out))
 }
 
 fn papply_values(a: &[Value]) -> DslResult<Value> {
@@ -534,6 +600,51 @@ mod tests {
             };
             if small_box {
                 proptest::prop_assert!(union_of_shifts(&[f, offsets]).is_some(), "taken for a small box");
+            }
+        }
+
+        /// `mapply(lbind(shift, patch), offsets)` over a tuple of offsets (repeated ones too)
+        /// is the general path's tuple, every copy's members in turn, of an index set or an
+        /// object; it declines only where a copy leaves `i32`, for offsets not all pairs and
+        /// where there is nothing to copy.
+        #[test]
+        fn copies_in_order_are_the_merge_of_every_shifted_copy(
+            points in proptest::collection::vec((0i32..4, -3i32..9, -3i32..9), 0..20),
+            object in proptest::bool::ANY,
+            offsets in proptest::collection::vec((-4i64..4, -4i64..4), 0..8),
+            near_limit in 0..4u8,
+            not_a_pair in proptest::bool::ANY,
+        ) {
+            use crate::dsl::value::Cell;
+            // Near the end of `i32`: the patch (1, 2), or an offset (3) past it.
+            let (di, dj) = match near_limit {
+                1 => (i32::MIN + 2, 0),
+                2 => (0, i32::MAX - 2),
+                _ => (0, 0),
+            };
+            let cells: Vec<Cell> = points.iter().map(|&(color, i, j)| Cell { color, i: i + di, j: j + dj }).collect();
+            let patch = match object {
+                true => Value::object(cells.clone()),
+                false => Value::indices(cells.iter().map(|c| Loc { i: c.i, j: c.j }).collect()),
+            };
+            let mut moves: Vec<Value> = offsets.iter().map(|&(i, j)| Value::Pair(i, j)).collect();
+            if near_limit == 3 && !moves.is_empty() {
+                moves[0] = Value::Pair(0, i64::from(i32::MAX) + 2);
+            }
+            let pairs_only = !not_a_pair || moves.is_empty();
+            if !pairs_only {
+                moves.push(Value::Int(1));
+            }
+            let offsets = Value::tuple(moves);
+            let f = lbind(&[prim("shift"), patch.clone()]).unwrap();
+            let copy_by_copy = MAPPLY.run(&[f.clone(), offsets.clone()]);
+            let fast = mapply(&[f.clone(), offsets.clone()]);
+            proptest::prop_assert_eq!(&fast, &copy_by_copy);
+            if let Ok(v) = &fast {
+                proptest::prop_assert_eq!(form(v), form(copy_by_copy.as_ref().unwrap()));
+            }
+            if pairs_only && near_limit == 0 && !cells.is_empty() && offsets.len() != Some(0) {
+                proptest::prop_assert!(copies_in_order(&[f, offsets]).is_some(), "taken");
             }
         }
     }
