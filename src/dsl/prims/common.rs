@@ -104,7 +104,7 @@ pub fn locs(patch: &Value) -> DslResult<Arc<Vec<Loc>>> {
 /// of a merged tuple of lines or an object's cells.
 pub fn locs_in_any_order(patch: &Value) -> DslResult<Cow<'_, [Loc]>> {
     // Pairs and compact cells read in place, as `member_cells` reads cells (a location passed
-    // through a `DslResult` stalls the loop: a fifth of solve_5c2c9af4, which fills a merged
+    // through a `DslResult` stalls the loop: a sixth of solve_5c2c9af4, which fills a merged
     // tuple of boxes).
     let members_to_locs = |members: &[Value]| -> DslResult<Vec<Loc>> {
         let Some(of_cells) = holds_cells(members.first())? else {

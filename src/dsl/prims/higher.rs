@@ -224,7 +224,8 @@ fn mapply(a: &[Value]) -> DslResult<Value> {
     }
 }
 
-/// The patch `mapply(lbind(shift, patch), offsets)` moves, and the function's, where it is one.
+/// The patch a function `lbind(shift, patch)` moves (as `mapply` is given it); `None` for any
+/// other function.
 fn shifted_patch(f: &Value) -> Option<&Value> {
     let Value::Func(f) = f else {
         return None;
@@ -261,11 +262,12 @@ fn union_of_shifts(a: &[Value]) -> Option<Value> {
 }
 
 /// `mapply(lbind(shift, patch), offsets)` of an index set or object and a tuple of pairs (of
-/// two locations too): the tuple `merge` makes of a tuple of copies, every copy's members in turn, each copy's in
-/// the patch's order (which a move keeps), built straight from the patch's members where the
-/// general path builds each copy as a set and then lists it. `None` for anything else, where
-/// there is nothing to copy, where a copy would leave `i32` and where the copies hold more
-/// members in all than a container may: the general path then runs, raising what it raises.
+/// two locations too): the tuple `merge` makes of a tuple of copies, every copy's members in
+/// turn, each copy's in the patch's order (which a move keeps), built straight from the
+/// patch's members where the general path builds each copy as a set and then lists it. `None`
+/// for anything else, where there is nothing to copy, where a copy would leave `i32` and where
+/// the copies hold more members in all than a container may: the general path then runs,
+/// raising what it raises.
 fn copies_in_order(a: &[Value]) -> Option<Value> {
     let patch = shifted_patch(&a[0])?;
     let moves: Vec<(i64, i64)> = match &a[1] {
@@ -282,8 +284,9 @@ fn copies_in_order(a: &[Value]) -> Option<Value> {
     if moves.is_empty() || patch.is_empty() {
         return None;
     }
-    // Every copy inside `i32` where the patch's extremes are: the moves below cannot overflow
-    // (an offset past `i32` moves a patch near the other end into it, as the sum's low bits).
+    // Every copy inside `i32` where the patch's extremes are: the sums below cannot overflow,
+    // and an offset past `i32` whose sums fit (a patch near the other end) adds as its low 32
+    // bits, which give the same sums.
     let extremes = |points: &mut dyn Iterator<Item = (i32, i32)>| {
         points.fold([i32::MAX, i32::MIN, i32::MAX, i32::MIN], |[i0, i1, j0, j1], (i, j)| {
             [i0.min(i), i1.max(i), j0.min(j), j1.max(j)]
