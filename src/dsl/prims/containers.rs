@@ -441,7 +441,7 @@ fn in_b_when_empty(op: SetOp) -> Option<bool> {
 
 /// Whether points, every coordinate of which lies in `range` (`(lo, hi)`), all stay inside
 /// `i32` moved by `offset` (as none do where there are none, `empty`).
-fn moves_inside(empty: bool, (lo, hi): (i32, i32), offset: (i64, i64)) -> bool {
+pub(super) fn moves_inside(empty: bool, (lo, hi): (i32, i32), offset: (i64, i64)) -> bool {
     let stays = |c: i32, d: i64| i64::from(c).checked_add(d).is_some_and(|m| i32::try_from(m).is_ok());
     empty || [lo, hi].iter().all(|&c| stays(c, offset.0) && stays(c, offset.1))
 }
@@ -543,7 +543,7 @@ fn coordinate_range<P: Point>(set: &Value, points: &[P]) -> (i32, i32) {
 }
 
 /// The lowest and the highest of the row and column coordinates of `points`.
-fn points_range<P: Point>(points: &[P]) -> (i32, i32) {
+pub(super) fn points_range<P: Point>(points: &[P]) -> (i32, i32) {
     points.iter().fold((i32::MAX, i32::MIN), |(lo, hi), p| {
         let [_, i, j] = p.coords();
         (lo.min(i).min(j), hi.max(i).max(j))

@@ -17,7 +17,7 @@ use crate::dsl::registry::{PrimId, PrimSpec};
 use crate::dsl::value::{Cell, Color, Loc, Value};
 use crate::prim;
 
-use super::containers::{members_of, merge_as_set, paired, push_members_of};
+use super::containers::{members_of, merge_as_set, moves_inside, paired, points_range, push_members_of};
 use super::grids;
 use super::merge_values;
 use super::numbers::check_members;
@@ -284,24 +284,15 @@ fn copies_in_order(a: &[Value]) -> Option<Value> {
     if moves.is_empty() || patch.is_empty() {
         return None;
     }
-    // Every copy inside `i32` where the patch's extremes are: the sums below cannot overflow,
-    // and an offset past `i32` whose sums fit (a patch near the other end) adds as its low 32
-    // bits, which give the same sums.
-    let extremes = |points: &mut dyn Iterator<Item = (i32, i32)>| {
-        points.fold([i32::MAX, i32::MIN, i32::MAX, i32::MIN], |[i0, i1, j0, j1], (i, j)| {
-            [i0.min(i), i1.max(i), j0.min(j), j1.max(j)]
-        })
-    };
-    let (size, [i0, i1, j0, j1]) = match patch {
-        Value::Indices(locs) => (locs.len(), extremes(&mut locs.iter().map(|l| (l.i, l.j)))),
-        Value::Object(cells) => (cells.len(), extremes(&mut cells.iter().map(|c| (c.i, c.j)))),
+    // Every copy inside `i32` wherever the patch's coordinates range: the sums below cannot
+    // overflow, and an offset past `i32` whose sums fit (a patch near the other end) adds as
+    // its low 32 bits, which give the same sums.
+    let (size, range) = match patch {
+        Value::Indices(locs) => (locs.len(), points_range(locs)),
+        Value::Object(cells) => (cells.len(), points_range(cells)),
         _ => return None,
     };
-    let inside = |x: i32, by: i64| i32::try_from(i64::from(x) + by).is_ok();
-    if !moves
-        .iter()
-        .all(|&(di, dj)| inside(i0, di) && inside(i1, di) && inside(j0, dj) && inside(j1, dj))
-    {
+    if !moves.iter().all(|&offset| moves_inside(false, range, offset)) {
         return None;
     }
     check_members(size.saturating_mul(moves.len())).ok()?;
@@ -473,6 +464,30 @@ mod tests {
             .prop_map(|((h, w), cells)| Value::grid(crate::dsl::value::Grid::new(h, w, cells)))
     }
 
+    /// An object of `cells`, or (not `object`) their index set.
+    fn patch_of(cells: &[Cell], object: bool) -> Value {
+        match object {
+            true => Value::object(cells.to_vec()),
+            false => Value::indices(cells.iter().map(|c| Loc { i: c.i, j: c.j }).collect()),
+        }
+    }
+
+    /// Checks that `mapply(lbind(shift, patch), offsets)` gives what the general path gives
+    /// (each copy built by `shift`, then merged), in the same representation; the function.
+    fn shifts_merge_copy_by_copy(
+        patch: &Value,
+        offsets: &Value,
+    ) -> Result<Value, proptest::test_runner::TestCaseError> {
+        let f = lbind(&[prim("shift"), patch.clone()]).unwrap();
+        let copy_by_copy = MAPPLY.run(&[f.clone(), offsets.clone()]);
+        let fast = mapply(&[f.clone(), offsets.clone()]);
+        proptest::prop_assert_eq!(&fast, &copy_by_copy);
+        if let Ok(v) = &fast {
+            proptest::prop_assert_eq!(form(v), form(copy_by_copy.as_ref().unwrap()));
+        }
+        Ok(f)
+    }
+
     /// A [`small_grid`], or its rows as a tuple (as `apply` over rows gives them), or those
     /// rows with the last one a number short.
     fn grid_or_rows() -> impl proptest::strategy::Strategy<Value = Value> {
@@ -601,7 +616,6 @@ mod tests {
             offsets in proptest::collection::vec((-12i32..12, -40i32..40), 0..12),
             near_limit in 0..4u8,
         ) {
-            use crate::dsl::value::Cell;
             // Near the end of `i32`: the patch (0 never near, the copies 1 below and 2 above
             // the limits), or an offset (3) that takes copies past it.
             let (di, dj) = match near_limit {
@@ -613,22 +627,12 @@ mod tests {
             if wide && !cells.is_empty() {
                 cells.push(Cell { color: 1, i: di, j: dj - 60 });
             }
-            let patch = match object {
-                true => Value::object(cells.clone()),
-                false => Value::indices(cells.iter().map(|c| Loc { i: c.i, j: c.j }).collect()),
-            };
             let mut offsets: Vec<Loc> = offsets.into_iter().map(|(i, j)| Loc { i, j }).collect();
             if near_limit == 3 && !offsets.is_empty() {
                 offsets[0].j = i32::MAX - 5;
             }
             let offsets = Value::indices(offsets);
-            let f = lbind(&[prim("shift"), patch.clone()]).unwrap();
-            let copy_by_copy = MAPPLY.run(&[f.clone(), offsets.clone()]);
-            let fast = mapply(&[f.clone(), offsets.clone()]);
-            proptest::prop_assert_eq!(&fast, &copy_by_copy);
-            if let Ok(v) = &fast {
-                proptest::prop_assert_eq!(form(v), form(copy_by_copy.as_ref().unwrap()));
-            }
+            let f = shifts_merge_copy_by_copy(&patch_of(&cells, object), &offsets)?;
             // Taken wherever the patch is at most 64 columns wide and the union's box small
             // (under the least budget, 4,096 cells).
             let extent = |xs: &mut dyn Iterator<Item = i32>| {
@@ -659,18 +663,14 @@ mod tests {
             near_limit in 0..4u8,
             not_a_pair in proptest::bool::ANY,
         ) {
-            use crate::dsl::value::Cell;
-            // Near the end of `i32`: the patch (1, 2), or an offset (3) past it.
+            // Near the end of `i32`: the patch (1, 2: its points reach the limit, copies pass
+            // it), or an offset (3) past it.
             let (di, dj) = match near_limit {
-                1 => (i32::MIN + 2, 0),
-                2 => (0, i32::MAX - 2),
+                1 => (i32::MIN + 3, 0),
+                2 => (0, i32::MAX - 8),
                 _ => (0, 0),
             };
             let cells: Vec<Cell> = points.iter().map(|&(color, i, j)| Cell { color, i: i + di, j: j + dj }).collect();
-            let patch = match object {
-                true => Value::object(cells.clone()),
-                false => Value::indices(cells.iter().map(|c| Loc { i: c.i, j: c.j }).collect()),
-            };
             let mut moves: Vec<Value> = offsets.iter().map(|&(i, j)| Value::Pair(i, j)).collect();
             if near_limit == 3 && !moves.is_empty() {
                 moves[0] = Value::Pair(0, i64::from(i32::MAX) + 2);
@@ -680,13 +680,7 @@ mod tests {
                 moves.push(Value::Int(1));
             }
             let offsets = Value::tuple(moves);
-            let f = lbind(&[prim("shift"), patch.clone()]).unwrap();
-            let copy_by_copy = MAPPLY.run(&[f.clone(), offsets.clone()]);
-            let fast = mapply(&[f.clone(), offsets.clone()]);
-            proptest::prop_assert_eq!(&fast, &copy_by_copy);
-            if let Ok(v) = &fast {
-                proptest::prop_assert_eq!(form(v), form(copy_by_copy.as_ref().unwrap()));
-            }
+            let f = shifts_merge_copy_by_copy(&patch_of(&cells, object), &offsets)?;
             if pairs_only && near_limit == 0 && !cells.is_empty() && offsets.len() != Some(0) {
                 proptest::prop_assert!(copies_in_order(&[f, offsets]).is_some(), "taken");
             }
