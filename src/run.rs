@@ -11,7 +11,7 @@ use serde_json::{json, Value as Json};
 use smallvec::SmallVec;
 
 use crate::dsl::{Grid, Value};
-use crate::program::{parse_file, run_guarded, ParseError, Program, RunError};
+use crate::program::{parse_file, run_guarded_keeping, Invariants, ParseError, Program, RunError};
 use crate::tasks::{grid_json, Example, Input, Task};
 
 /// Why a solver file cannot be run: it cannot be read, it does not parse, or a program takes
@@ -206,8 +206,11 @@ pub fn run_on_task(program: &Program, task: &Task, limit: Option<Duration>) -> T
     let mut tally = Tally::new();
     let mut test_outputs = Vec::new();
     let n_train = task.train.len();
+    // What reads no input is computed on the first pair that reaches it, for all of them.
+    let mut invariants = Invariants::new(program);
     for (k, example) in task.examples().enumerate() {
-        let out = run_guarded(program, &arguments(program, &pairs_value, example), limit);
+        let params = arguments(program, &pairs_value, example);
+        let out = run_guarded_keeping(program, &params, limit, Some(&mut invariants));
         tally.add(Some(out.as_ref()), &example.expected_value());
         if k >= n_train {
             test_outputs.push(out.as_ref().ok().and_then(|v| v.as_grid().ok()));

@@ -2366,6 +2366,16 @@ fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R 
     let Value::Func(func) = f else {
         return run(&Kernel::compile(f, arity));
     };
+    // The very closure cached (a program's closure built once for all its samples, see
+    // `program::Invariants`): found by address, which the entry's reference keeps its own.
+    let held = KERNELS.with(|k| {
+        (k.borrow().iter())
+            .find(|c| Arc::ptr_eq(&c.func, func) && c.arity == arity)
+            .map(|c| c.kernel.clone())
+    });
+    if let Some(kernel) = held {
+        return run(&kernel);
+    }
     let (hash, shape) = closure_hashes(func, &mut { WALKED_PARTS }, &mut Hashed::new());
     let same = KERNELS.with(|k| {
         (k.borrow().iter())

@@ -57,6 +57,51 @@ fn operand(op: &Operand, params: &[Value], values: &[Value]) -> Value {
 
 /// Runs a program on its parameters (in the order of `program.params`).
 pub fn eval(program: &Program, params: &[Value]) -> Result<Value, EvalError> {
+    eval_keeping(program, params, None)
+}
+
+/// The results of a program's steps that read no parameter (closures built from constants, a
+/// canvas of a constant shape), kept from one run of the program to the next: a solver run on
+/// every sample of a task builds them once, not once per sample, and the closures it maps with
+/// are then the same values on every sample, whose compiled kernels are found by address.
+///
+/// A step keeps its result only where it succeeded, when the run reaches it, so that every run
+/// raises what it raised before and where: a step that fails (an error, the time limit, a
+/// panic) runs again in the next run.
+pub struct Invariants {
+    /// Per step: whether it reads no parameter, and its result once it was computed.
+    invariant: Vec<bool>,
+    kept: Vec<Option<Value>>,
+}
+
+impl Invariants {
+    /// None kept yet for `program`'s steps.
+    pub fn new(program: &Program) -> Invariants {
+        let mut invariant = Vec::with_capacity(program.steps.len());
+        for step in &program.steps {
+            let reads_invariant = |op: &Operand| match op {
+                Operand::Param(_) => false,
+                Operand::Step(s) => invariant[*s as usize],
+                Operand::Const(_) => true,
+            };
+            let callee = match &step.callee {
+                Callee::Prim(_) => true,
+                Callee::Value(op) => reads_invariant(op),
+            };
+            invariant.push(callee && step.args.iter().all(reads_invariant));
+        }
+        let kept = std::iter::repeat_with(|| None).take(invariant.len()).collect();
+        Invariants { invariant, kept }
+    }
+}
+
+/// [`eval`], with the results of steps that read no parameter taken from `invariants` where
+/// an earlier run kept them, and kept there as this run computes them.
+pub fn eval_keeping(
+    program: &Program,
+    params: &[Value],
+    mut invariants: Option<&mut Invariants>,
+) -> Result<Value, EvalError> {
     let mut on_stack = [NO_RESULT; INLINE_RESULTS];
     let mut on_heap: Vec<Value>;
     let slots = match program.steps.len() {
@@ -67,18 +112,27 @@ pub fn eval(program: &Program, params: &[Value]) -> Result<Value, EvalError> {
         }
     };
     let mut values = Results::new(slots);
-    for step in &program.steps {
+    for (k, step) in program.steps.iter().enumerate() {
         let fail = |error| EvalError {
             line: step.line,
             target: step.target.clone(),
             error,
         };
         Deadline::check().map_err(fail)?;
+        let keep = invariants.as_deref_mut().filter(|i| i.invariant[k]);
+        if let Some(v) = keep.as_ref().and_then(|i| i.kept[k].as_ref()) {
+            values.push(v.clone());
+            continue;
+        }
         let result = match step.args.len() {
             n if n <= INLINE_ARGS => call_step(step, params, values.as_slice(), &mut [NO_VALUE; INLINE_ARGS][..n]),
             n => call_step(step, params, values.as_slice(), &mut vec![NO_VALUE; n]),
-        };
-        values.push(result.map_err(fail)?);
+        }
+        .map_err(fail)?;
+        if let Some(i) = keep {
+            i.kept[k] = Some(result.clone());
+        }
+        values.push(result);
     }
     Ok(operand(&program.output, params, values.as_slice()))
 }
@@ -156,7 +210,17 @@ fn call_step(step: &Step, params: &[Value], values: &[Value], slots: &mut [Manua
 
 /// Runs a program with a time limit, turning a panic into [`RunError::Panic`].
 pub fn run_guarded(program: &Program, params: &[Value], limit: Option<Duration>) -> Result<Value, RunError> {
-    match guarded(limit, || eval(program, params)) {
+    run_guarded_keeping(program, params, limit, None)
+}
+
+/// [`run_guarded`] with [`eval_keeping`]'s `invariants`.
+pub fn run_guarded_keeping(
+    program: &Program,
+    params: &[Value],
+    limit: Option<Duration>,
+    invariants: Option<&mut Invariants>,
+) -> Result<Value, RunError> {
+    match guarded(limit, || eval_keeping(program, params, invariants)) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) if e.error == DslError::Timeout => Err(RunError::Timeout { line: e.line }),
         Ok(Err(e)) => Err(RunError::Raised(e)),
@@ -185,6 +249,55 @@ mod tests {
         };
         src += &format!("    return x{last}\n");
         parse_file("f.py", &src).unwrap().remove(0)
+    }
+
+    /// A grid of `rows` rows of one cell.
+    fn rows(rows: usize) -> Value {
+        Value::grid(Grid::new(rows, 1, vec![0; rows]))
+    }
+
+    #[test]
+    fn steps_reading_no_input_are_kept_once_they_succeed_and_runs_give_what_they_gave() {
+        let src = "def f(I):
+    x1 = rbind(add, TWO)
+    x2 = size(I)
+    x3 = x1(x2)
+    x4 = x1(FIVE)
+    x5 = subtract(x2, ONE)
+    x6 = divide(TEN, x5)
+    x7 = divide(x4, ZERO)
+    return x7
+";
+        let program = parse_file("f.py", src).unwrap().remove(0);
+        let mut invariants = Invariants::new(&program);
+        assert_eq!(invariants.invariant, [true, false, false, true, false, false, true]);
+        // One row: `x6` divides by zero first and `x7` is never reached; more: `x7` raises.
+        for n in [1, 2, 1, 3] {
+            let input = [rows(n)];
+            let kept = eval_keeping(&program, &input, Some(&mut invariants));
+            assert_eq!(kept, eval(&program, &input), "{n} rows");
+            assert_eq!(kept.unwrap_err().line, if n == 1 { 7 } else { 8 });
+        }
+        let kept: Vec<bool> = invariants.kept.iter().map(Option::is_some).collect();
+        assert_eq!(
+            kept,
+            [true, false, false, true, false, false, false],
+            "the failing step is not kept"
+        );
+
+        // A kept closure is the same value in every run.
+        let src = "def g(I):\n    x1 = rbind(add, TWO)\n    x2 = x1(FIVE)\n    x3 = size(I)\n    return x1\n";
+        let program = parse_file("g.py", src).unwrap().remove(0);
+        let mut invariants = Invariants::new(&program);
+        let mut closures = [1, 2].map(|n| {
+            let out = eval_keeping(&program, &[rows(n)], Some(&mut invariants)).unwrap();
+            assert_eq!(out.to_string(), "rbind(add, 2)");
+            out
+        });
+        let [Value::Func(a), Value::Func(b)] = &mut closures else {
+            panic!("not closures")
+        };
+        assert!(std::sync::Arc::ptr_eq(a, b));
     }
 
     #[test]

@@ -5,6 +5,6 @@ pub mod eval;
 pub mod ir;
 pub mod parse;
 
-pub use eval::{eval, run_guarded, EvalError, RunError};
+pub use eval::{eval, eval_keeping, run_guarded, run_guarded_keeping, EvalError, Invariants, RunError};
 pub use ir::{Callee, ConstKey, Operand, Program, Step};
 pub use parse::{parse_file, parse_program, ParseError};
