@@ -10,6 +10,7 @@
 //! function was defined) is decided in Python (`python/arcbatch/_jit.py`), which knows the
 //! function's namespace; this file only compiles source text and runs the result.
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use pyo3::exceptions::PyTypeError;
@@ -17,7 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use arcbatch::dsl::Value;
-use arcbatch::program::{parse_program, run_guarded, Callee, Operand, Program, RunError};
+use arcbatch::program::{parse_program, run_guarded_keeping, Callee, Invariants, Operand, Program, RunError};
 
 use crate::convert::{to_py, to_value};
 use crate::exceptions::{core_error, dsl_error, error, internal, Kind};
@@ -43,6 +44,9 @@ pub struct JitFunction {
     /// The values of the last, hidden parameters (Python callables, which convert back to
     /// themselves).
     callbacks: Vec<Value>,
+    /// The results of the steps that read no parameter, kept from one call to the next (a call
+    /// made while another runs, as a callback calling the function again, keeps none).
+    invariants: Mutex<Invariants>,
 }
 
 #[pymethods]
@@ -101,6 +105,7 @@ impl JitFunction {
         };
         Ok(JitFunction {
             tuples,
+            invariants: Mutex::new(Invariants::new(&program)),
             program,
             reads,
             source,
@@ -127,7 +132,11 @@ impl JitFunction {
         // Attached to the signal watch, as `arcbatch.dsl` calls are: a handler that raises
         // (SIGALRM, Ctrl-C) stops the call within milliseconds.
         let limit = self.timeout_ms.map(Duration::from_millis);
-        match crate::interrupt::attached(py, || Ok(run_guarded(&self.program, &params, limit)))? {
+        let run = || {
+            let mut invariants = self.invariants.try_lock().ok();
+            Ok(run_guarded_keeping(&self.program, &params, limit, invariants.as_deref_mut()))
+        };
+        match crate::interrupt::attached(py, run)? {
             Ok(Ok(v)) => to_py(py, &v),
             Ok(Err(e)) => Err(self.run_error(py, e)),
             Err(e) => Err(dsl_error(py, &self.program.name, &e)),

@@ -99,6 +99,24 @@ def test_errors_are_the_classes_the_uncompiled_function_raises(tmp_path):
         compiled([[1, 2]])
 
 
+def test_steps_that_read_no_input_give_every_call_what_the_function_gives(tmp_path):
+    # `x1`, `x2` and (in solve_f) `x4` read no input: a compiled function keeps their values from
+    # one call to the next, and `x4`, which raises, raises again on every call that reaches it.
+    ns = define(
+        tmp_path,
+        "def solve_k(I):\n    x1 = rbind(add, TWO)\n    x2 = canvas(FIVE, TWO_BY_TWO)\n    x3 = size(I)\n"
+        "    x4 = x1(x3)\n    x5 = hconcat(I, x2)\n    x6 = greater(x3, TWO)\n    O = branch(x6, x5, x4)\n    return O\n\n\n"
+        "def solve_f(I):\n    x1 = size(I)\n    x2 = decrement(x1)\n    x3 = divide(TEN, x2)\n    x4 = divide(TEN, ZERO)\n    return x4\n",
+    )
+    kept = arcbatch.jit(ns["solve_k"], strict=True)
+    assert_same_outcomes(ns["solve_k"], kept, [(g,) for g in GRIDS + GRIDS[::-1]])
+    failing = arcbatch.jit(ns["solve_f"], strict=True)
+    for g in [GRIDS[2], GRIDS[0], GRIDS[2], GRIDS[1]]:
+        # A grid of one row divides by zero at `x3` (line 17), the others at `x4` (line 18).
+        with pytest.raises(arcbatch.DslZeroDivisionError, match=r"solvers.py:%d," % (17 if len(g) == 1 else 18)):
+            failing(g)
+
+
 def test_parameters_the_program_never_reads_are_not_converted(tmp_path):
     ns = define(tmp_path, "def solve(S, I, C):\n    O = vmirror(I)\n    return O\n")
     compiled = arcbatch.jit(ns["solve"], strict=True)

@@ -118,12 +118,13 @@ pub fn eval_keeping(
             target: step.target.clone(),
             error,
         };
-        Deadline::check().map_err(fail)?;
+        // A kept result costs no work, so the limits are checked before the next step that works.
         let keep = invariants.as_deref_mut().filter(|i| i.invariant[k]);
         if let Some(v) = keep.as_ref().and_then(|i| i.kept[k].as_ref()) {
             values.push(v.clone());
             continue;
         }
+        Deadline::check().map_err(fail)?;
         let result = match step.args.len() {
             n if n <= INLINE_ARGS => call_step(step, params, values.as_slice(), &mut [NO_VALUE; INLINE_ARGS][..n]),
             n => call_step(step, params, values.as_slice(), &mut vec![NO_VALUE; n]),
