@@ -134,7 +134,12 @@ impl JitFunction {
         let limit = self.timeout_ms.map(Duration::from_millis);
         let run = || {
             let mut invariants = self.invariants.try_lock().ok();
-            Ok(run_guarded_keeping(&self.program, &params, limit, invariants.as_deref_mut()))
+            Ok(run_guarded_keeping(
+                &self.program,
+                &params,
+                limit,
+                invariants.as_deref_mut(),
+            ))
         };
         match crate::interrupt::attached(py, run)? {
             Ok(Ok(v)) => to_py(py, &v),

@@ -1605,6 +1605,31 @@ impl<'p> Builder<'p> {
         if !fused_any {
             return;
         }
+        // `equality` of two projections of projections of one value (fused above): one node,
+        // which picks both from each row and compares them. The first is computed first, as the
+        // fork computes it, and nothing between it and the comparison but the second may raise.
+        for k in 0..self.nodes.len() {
+            let Some((outer, &[a, b])) = prim(&self.nodes, k as NodeId) else {
+                continue;
+            };
+            let (Node::Fused { op: pick_a, args: of_a }, Node::Fused { op: pick_b, args: of_b }) =
+                (&self.nodes[a as usize], &self.nodes[b as usize])
+            else {
+                continue;
+            };
+            let Some(op) = Fused::of_two_picks(outer, *pick_a, *pick_b).filter(|_| of_a == of_b && a < b) else {
+                continue;
+            };
+            let alone = |n: NodeId| readers[n as usize] == 1 && self.syms[n as usize].is_none();
+            let quiet_but_b = (a as usize + 1..k).all(|n| n == b as usize || cannot_raise(&self.nodes, &self.syms, n));
+            if !alone(a) || !alone(b) || !quiet_but_b {
+                continue;
+            }
+            let args = of_a.clone();
+            self.nodes[a as usize] = Node::Moved;
+            self.nodes[b as usize] = Node::Moved;
+            self.nodes[k] = Node::Fused { op, args };
+        }
         // `matcher(size, ZERO)` of a fused count: the count tested, which may stop early.
         for k in 0..self.nodes.len() {
             let Node::Equals(value, target) = self.nodes[k] else {
@@ -2712,37 +2737,58 @@ mod tests {
         assert_eq!(fused(&Kernel::compile(&both, 1)), (vec![], 0));
     }
 
-    /// Two projections in a row, `fork(equality, power(first, TWO), compose(first, last))` as
-    /// solvers pick pairs of locations on a row: one node each, whose results and errors
-    /// (members that are not pairs, empty tuples, integers) are the scalar path's, the first
-    /// error included.
+    /// Two projections in a row compared, `fork(equality, power(first, TWO), compose(first,
+    /// last))` as solvers pick pairs of locations on a row (and `compose(last, first)` against
+    /// `power(last, TWO)`, a cell's location against another's, or a colour against a
+    /// location): one node for the comparison and its four projections, whose results and
+    /// errors (members that are not pairs, empty tuples, integers) are the scalar path's, the
+    /// first error included. A projection read elsewhere too stays a node of its own.
     #[test]
-    fn a_projection_of_a_projection_is_one_node() {
-        let twice = Value::func(Func::Power(prim("first"), 2));
-        let first_of_last = Value::func(Func::Compose(prim("first"), prim("last")));
-        let same_row = Value::func(Func::Fork(prim("equality"), twice, first_of_last));
-        assert_eq!(fused(&Kernel::compile(&same_row, 1)), (vec![1, 1], 2));
+    fn projections_of_projections_compared_are_one_node() {
+        let twice = |f: &str| Value::func(Func::Power(prim(f), 2));
+        let of = |outer: &str, inner: &str| Value::func(Func::Compose(prim(outer), prim(inner)));
+        let equal = |a: Value, b: Value| Value::func(Func::Fork(prim("equality"), a, b));
+        let same_row = equal(twice("first"), of("first", "last"));
+        assert_eq!(fused(&Kernel::compile(&same_row, 1)), (vec![1], 4));
+        // Both projections stay nodes (of arity 1), the comparison reading them.
+        let shared = Value::func(Func::Fork(prim("astuple"), same_row.clone(), twice("first")));
+        let (arities, _) = fused(&Kernel::compile(&shared, 1));
+        assert_eq!(arities.iter().filter(|&&a| a == 1).count(), 2, "{arities:?}");
         let locs = |i, j, k, l| Value::duo(Value::Pair(i, j), Value::Pair(k, l));
-        let cells = Value::duo(
-            Value::Cell(Cell { color: 1, i: 2, j: 3 }),
-            Value::Cell(Cell { color: 2, i: 3, j: 4 }),
-        );
+        let cell = |color, i, j| Value::Cell(Cell { color, i, j });
         let mut pairs = vec![
             locs(0, 1, 0, 5),
             locs(1, 1, 2, 1),
-            cells,
+            locs(3, 4, 3, 4),
+            Value::duo(cell(1, 2, 3), cell(2, 3, 4)),
+            Value::duo(cell(1, 2, 3), cell(1, 2, 3)),
+            Value::duo(cell(3, 3, 3), cell(4, 3, 3)),
             Value::tuple(vec![Value::Pair(7, 8); 3]),
         ];
-        let (vectorised, scalar) = both_ways(&same_row, &pairs);
+        assert!(matches!(pairs[0], Value::LocPair(..)) && matches!(pairs[3], Value::CellPair(..)));
+        let (vectorised, scalar) = both_ways(&shared, &pairs);
         assert_eq!(vectorised.unwrap(), scalar.unwrap());
+        let functions = [
+            same_row,
+            equal(of("last", "first"), twice("last")),
+            equal(twice("first"), twice("last")),
+        ];
+        for f in &functions {
+            assert_eq!(fused(&Kernel::compile(f, 1)), (vec![1], 4));
+            let (vectorised, scalar) = both_ways(f, &pairs);
+            assert_eq!(vectorised.unwrap(), scalar.unwrap());
+        }
         for bad in [
             Value::tuple(vec![]),
             Value::Int(3),
             Value::tuple(vec![Value::tuple(vec![]), Value::Pair(1, 2)]),
+            Value::duo(Value::Pair(1, 1), Value::Int(1)),
         ] {
             pairs.insert(2, bad);
-            let (vectorised, scalar) = both_ways(&same_row, &pairs);
-            assert_eq!(vectorised.unwrap_err().to_string(), scalar.unwrap_err().to_string());
+            for f in &functions {
+                let (vectorised, scalar) = both_ways(f, &pairs);
+                assert_eq!(vectorised.unwrap_err().to_string(), scalar.unwrap_err().to_string());
+            }
         }
     }
 

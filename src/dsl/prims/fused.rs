@@ -27,7 +27,7 @@ pub mod steps;
 
 use super::cheap::{Cheap, WithPrim};
 use super::containers::{self, MovedTests, SetOp};
-use super::{common, grids, patches};
+use super::{common, grids, numbers, patches};
 use crate::dsl::error::DslResult;
 use crate::dsl::registry::{PrimFn, PrimId};
 use crate::dsl::value::{Loc, Value};
@@ -60,8 +60,12 @@ enum Composition {
         around: PrimId,
         offsets: &'static [(i64, i64)],
     },
-    /// `outer(inner(x))` for `first` or `last` each (`true`: `last`).
-    Pick { outer_last: bool, inner_last: bool },
+    /// `outer(inner(x))` for `first` or `last` each.
+    Pick(Projection),
+    /// `equality(a(x), b(x))` of two projections of projections, as `fork(equality, power(first,
+    /// TWO), compose(first, last))` keeps the pairs of `product` on one row (or of one colour):
+    /// whether the row's two coordinates agree, without the columns of each.
+    PicksEqual(Projection, Projection),
     /// `size(intersection(part(patch), b))` for `part` `delta` (the patch's box less the
     /// patch) or `outbox` (the ring just outside its box: `ring`), on the arguments
     /// `(patch, b)`.
@@ -70,12 +74,20 @@ enum Composition {
     Steps(Steps),
 }
 
+/// `outer(inner(x))` for `first` or `last` each (`true`: `last`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Projection {
+    outer_last: bool,
+    inner_last: bool,
+}
+
 /// The primitives a fused node is made of.
 struct Parts {
     size: PrimId,
     shift: PrimId,
     difference: PrimId,
     intersection: PrimId,
+    equality: PrimId,
     colorcount: PrimId,
     toobject: PrimId,
     first: PrimId,
@@ -93,6 +105,7 @@ static PARTS: LazyLock<Parts> = LazyLock::new(|| {
         shift: id("shift"),
         difference: id("difference"),
         intersection: id("intersection"),
+        equality: id("equality"),
         colorcount: id("colorcount"),
         toobject: id("toobject"),
         first: id("first"),
@@ -115,7 +128,7 @@ impl Fused {
         // `Some(true)` for `last`, `Some(false)` for `first`.
         let last = |id: PrimId| (id == parts.first || id == parts.last).then_some(id == parts.last);
         if let (Some(outer_last), Some(inner_last)) = (last(outer), last(inner)) {
-            return Some(Fused(Composition::Pick { outer_last, inner_last }));
+            return Some(Fused(Composition::Pick(Projection { outer_last, inner_last })));
         }
         let op = match inner {
             id if outer == parts.colorcount && id == parts.toobject => return Some(Fused(Composition::ColorAt)),
@@ -130,6 +143,17 @@ impl Fused {
             shifted: false,
             tested: false,
         }))
+    }
+
+    /// `outer(a(x), b(x))` of two projections of projections `a` and `b` of the same value,
+    /// where it fuses: `outer` is `equality`.
+    pub fn of_two_picks(outer: PrimId, a: Fused, b: Fused) -> Option<Fused> {
+        match (a.0, b.0) {
+            (Composition::Pick(a), Composition::Pick(b)) if outer == PARTS.equality => {
+                Some(Fused(Composition::PicksEqual(a, b)))
+            }
+            _ => None,
+        }
     }
 
     /// The primitive `id` on `arity` arguments as the first step of a chain ([`steps`]),
@@ -209,7 +233,8 @@ impl Fused {
             }
             Composition::SetOp { .. }
             | Composition::ColorAround { .. }
-            | Composition::Pick { .. }
+            | Composition::Pick(_)
+            | Composition::PicksEqual(..)
             | Composition::BoxPart { .. }
             | Composition::Steps(_) => None,
         }
@@ -221,7 +246,7 @@ impl Fused {
             Composition::SetOp { shifted, .. } => 2 + usize::from(shifted),
             Composition::BoxPart { .. } => 2,
             Composition::ColorAt | Composition::ColorAround { .. } => 3,
-            Composition::Pick { .. } => 1,
+            Composition::Pick(_) | Composition::PicksEqual(..) => 1,
             Composition::Steps(s) => s.arity(),
         }
     }
@@ -229,7 +254,7 @@ impl Fused {
     /// The composition on one row of arguments.
     pub fn run(self, args: &[Value]) -> DslResult<Value> {
         let counted = match self.0 {
-            Composition::Pick { .. } => return self.with(Row(args)),
+            Composition::Pick(_) | Composition::PicksEqual(..) => return self.with(Row(args)),
             Composition::Steps(s) => return s.run(args),
             Composition::SetOp {
                 op,
@@ -278,7 +303,11 @@ impl Fused {
                 let rows = RefCell::new(TestsOfRows::Nothing);
                 work.run(move |a| self.tested_row(&mut rows.borrow_mut(), a))
             }
-            Composition::Pick { inner_last, outer_last } => match (inner_last, outer_last) {
+            Composition::PicksEqual(a, b) => work.run(move |args| match args {
+                [x] => picks_equal(x, a, b),
+                _ => self.composed(args),
+            }),
+            Composition::Pick(Projection { inner_last, outer_last }) => match (inner_last, outer_last) {
                 (false, false) => work.run(move |a| picks(a, pick_twice::<false, false>)),
                 (false, true) => work.run(move |a| picks(a, pick_twice::<false, true>)),
                 (true, false) => work.run(move |a| picks(a, pick_twice::<true, false>)),
@@ -348,9 +377,13 @@ impl Fused {
                 imp(parts.size)(&[imp(parts.intersection)(&[around, b.clone()])?])
             }
             (Composition::Steps(s), _) => s.composed(args),
-            (Composition::Pick { outer_last, inner_last }, _) => {
+            (Composition::Pick(Projection { outer_last, inner_last }), _) => {
                 let pick = |last: bool| imp(if last { parts.last } else { parts.first });
                 pick(outer_last)(&[pick(inner_last)(args)?])
+            }
+            (Composition::PicksEqual(a, b), _) => {
+                let (a, b) = (Fused(Composition::Pick(a)), Fused(Composition::Pick(b)));
+                imp(parts.equality)(&[a.composed(args)?, b.composed(args)?])
             }
             (Composition::ColorAt | Composition::ColorAround { .. }, _) => crate::bail!(
                 Type,
@@ -422,6 +455,46 @@ fn pick_twice<const INNER_LAST: bool, const OUTER_LAST: bool>(x: &Value) -> DslR
         }
         _ => pick_twice_in_full(x, INNER_LAST, OUTER_LAST),
     }
+}
+
+/// [`Composition::PicksEqual`] of one row: a pair of locations or of cells read in place (a
+/// cell's colour, an integer, never equals its location, a pair); anything else through the
+/// primitives, in turn.
+#[inline(always)]
+fn picks_equal(x: &Value, a: Projection, b: Projection) -> DslResult<Value> {
+    match x {
+        Value::LocPair(first, last) => {
+            let coordinate = |p: Projection| {
+                let loc = if p.inner_last { last } else { first };
+                if p.outer_last {
+                    loc.j
+                } else {
+                    loc.i
+                }
+            };
+            Ok(Value::Bool(coordinate(a) == coordinate(b)))
+        }
+        Value::CellPair(first, last) => {
+            let part = |p: Projection| {
+                let cell = if p.inner_last { last } else { first }.cell();
+                if p.outer_last {
+                    (true, cell.i, cell.j)
+                } else {
+                    (false, cell.color, 0)
+                }
+            };
+            Ok(Value::Bool(part(a) == part(b)))
+        }
+        _ => picks_equal_in_full(x, a, b),
+    }
+}
+
+/// [`picks_equal`] of anything but a pair of locations or cells, out of line: the projections
+/// and `equality`, in turn.
+#[inline(never)]
+fn picks_equal_in_full(x: &Value, a: Projection, b: Projection) -> DslResult<Value> {
+    let pick = |p: Projection| pick_twice_in_full(x, p.inner_last, p.outer_last);
+    numbers::equality(&[pick(a)?, pick(b)?])
 }
 
 /// [`pick_twice`] of anything but a pair of locations or cells: the two primitives in turn,
@@ -847,6 +920,35 @@ mod tests {
         }
         let (first_of_last, pair) = (Fused::of(parts.first, parts.last).expect("fuses"), [values[0].clone()]);
         assert_eq!(first_of_last.run(&pair).unwrap(), Value::Int(3));
+        // Two of them compared: each of the sixteen comparisons gives what the projections and
+        // `equality` give in turn, on the same values and on pairs whose parts agree.
+        let agreeing = [
+            Value::duo(Value::Pair(1, 1), Value::Pair(1, 1)),
+            Value::duo(cell(1, 1, 1), cell(1, 1, 1)),
+            Value::duo(cell(2, 2, 2), cell(2, 5, 2)),
+            Value::duo(cell(2, 0, 5), cell(7, 2, 0)),
+            Value::duo(Value::Pair(1, 2), Value::Pair(1, 2)),
+            Value::duo(Value::Pair(1, 1), Value::Int(1)),
+        ];
+        let picks =
+            [parts.first, parts.last].map(|outer| [parts.first, parts.last].map(|inner| Fused::of(outer, inner)));
+        let picks: Vec<Fused> = picks.into_iter().flatten().map(|p| p.expect("fuses")).collect();
+        let mut agreed = 0;
+        for &a in &picks {
+            for &b in &picks {
+                let equal = Fused::of_two_picks(parts.equality, a, b).expect("fuses");
+                assert_eq!((equal.arity(), Fused::of_two_picks(parts.size, a, b)), (1, None));
+                for v in values.iter().chain(&agreeing) {
+                    let args = [v.clone()];
+                    assert_same(equal.run(&args), equal.composed(&args), &args);
+                    agreed += usize::from(equal.run(&args) == Ok(Value::Bool(true)));
+                }
+            }
+        }
+        assert!(
+            agreed > 16,
+            "the same projection twice agrees on every pair, others on some"
+        );
     }
 
     /// The fast path counts what the composition counts, on sets it builds.
