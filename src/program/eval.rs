@@ -1,4 +1,5 @@
-//! The interpreter: runs a compiled [`Program`] step by step on one set of inputs.
+//! The interpreter: runs a compiled [`Program`] step by step on one set of inputs; the results
+//! of the steps that read no input may be kept from one run to the next ([`Invariants`]).
 //!
 //! Isolation lives here too: [`run_guarded`] gives a program a deadline and turns a panic into
 //! an error, so a caller running thousands of programs never dies because of one.

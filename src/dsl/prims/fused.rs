@@ -1,8 +1,9 @@
 //! Compositions of primitives that the column engine runs as one node, without building the
 //! value in between: `size(difference(a, b))`, `size(intersection(a, b))`, both with
 //! `a = shift(patch, offset)`, `size(intersection(delta(patch), b))` and with `outbox`,
-//! `colorcount(toobject(patch, grid), value)`, and two projections in a row (`first(last(x))`,
-//! `power(first, TWO)`, ...). Solvers test where a pattern fits with
+//! `colorcount(toobject(patch, grid), value)`, two projections in a row (`first(last(x))`,
+//! `power(first, TWO)`, ...) and two such compared (`fork(equality, power(first, TWO),
+//! compose(first, last))`). Solvers test where a pattern fits with
 //! `size(difference(shift(pattern, offset), cells)) == 0` over every offset, score candidates
 //! with `size(intersection(candidate, cells))` (and the cells in the holes of a candidate's box
 //! or on the ring around it), and count a colour around each location with
