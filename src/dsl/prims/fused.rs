@@ -28,7 +28,7 @@ pub mod steps;
 
 use super::cheap::{Cheap, WithPrim};
 use super::containers::{self, MovedTests, SetOp};
-use super::{common, grids, numbers, patches};
+use super::{common, grids, patches};
 use crate::dsl::error::DslResult;
 use crate::dsl::registry::{PrimFn, PrimId};
 use crate::dsl::value::{Loc, Value};
@@ -305,7 +305,10 @@ impl Fused {
                 work.run(move |a| self.tested_row(&mut rows.borrow_mut(), a))
             }
             Composition::PicksEqual(a, b) => work.run(move |args| match args {
-                [x] => picks_equal(x, a, b),
+                [x] => match picks_equal(x, a, b) {
+                    Some(equal) => Ok(Value::Bool(equal)),
+                    None => self.composed(args),
+                },
                 _ => self.composed(args),
             }),
             Composition::Pick(Projection { inner_last, outer_last }) => match (inner_last, outer_last) {
@@ -458,11 +461,11 @@ fn pick_twice<const INNER_LAST: bool, const OUTER_LAST: bool>(x: &Value) -> DslR
     }
 }
 
-/// [`Composition::PicksEqual`] of one row: a pair of locations or of cells read in place (a
-/// cell's colour, an integer, never equals its location, a pair); anything else through the
-/// primitives, in turn.
+/// [`Composition::PicksEqual`] of one row that is a pair of locations or of cells, read in place
+/// (a cell's colour, an integer, never equals its location, a pair); `None` for anything else,
+/// which the composition's definition runs.
 #[inline(always)]
-fn picks_equal(x: &Value, a: Projection, b: Projection) -> DslResult<Value> {
+fn picks_equal(x: &Value, a: Projection, b: Projection) -> Option<bool> {
     match x {
         Value::LocPair(first, last) => {
             let coordinate = |p: Projection| {
@@ -473,7 +476,7 @@ fn picks_equal(x: &Value, a: Projection, b: Projection) -> DslResult<Value> {
                     loc.i
                 }
             };
-            Ok(Value::Bool(coordinate(a) == coordinate(b)))
+            Some(coordinate(a) == coordinate(b))
         }
         Value::CellPair(first, last) => {
             let part = |p: Projection| {
@@ -484,18 +487,10 @@ fn picks_equal(x: &Value, a: Projection, b: Projection) -> DslResult<Value> {
                     (false, cell.color, 0)
                 }
             };
-            Ok(Value::Bool(part(a) == part(b)))
+            Some(part(a) == part(b))
         }
-        _ => picks_equal_in_full(x, a, b),
+        _ => None,
     }
-}
-
-/// [`picks_equal`] of anything but a pair of locations or cells, out of line: the projections
-/// and `equality`, in turn.
-#[inline(never)]
-fn picks_equal_in_full(x: &Value, a: Projection, b: Projection) -> DslResult<Value> {
-    let pick = |p: Projection| pick_twice_in_full(x, p.inner_last, p.outer_last);
-    numbers::equality(&[pick(a)?, pick(b)?])
 }
 
 /// [`pick_twice`] of anything but a pair of locations or cells: the two primitives in turn,
