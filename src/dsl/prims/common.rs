@@ -321,7 +321,7 @@ fn slot_color(k: usize) -> Color {
 }
 
 /// The widest colour range [`Histogram::of`] counts with its interleaved small tables.
-const SMALL_SPAN: usize = 16;
+pub const SMALL_SPAN: usize = 16;
 
 /// The colour counts of a grid.
 pub enum Histogram {

@@ -57,18 +57,25 @@ fn sorted_cells_by_counts<const N: usize>(
     for (n, &count) in next.iter_mut().zip(counts) {
         (*n, at) = (at, at + count as usize);
     }
-    let mut out = vec![Cell { color: 0, i: 0, j: 0 }; g.cells.len()];
+    // Every slot is written once (the counts are the grid's own): not cleared first.
+    let n = g.cells.len();
+    let mut out = Vec::with_capacity(n);
+    let room = &mut out.spare_capacity_mut()[..n];
     for i in 0..g.h {
         for (j, &c) in g.row(i).iter().enumerate() {
             let pos = &mut next[index(c)];
-            out[*pos] = Cell {
+            room[*pos].write(Cell {
                 color: c,
                 i: i as i32,
                 j: j as i32,
-            };
+            });
             *pos += 1;
         }
     }
+    debug_assert_eq!(counts.iter().map(|&k| k as usize).sum::<usize>(), n);
+    // SAFETY: the slots of each colour's cells are `next`'s starts up to their counts, which
+    // partition `0..n`; every cell of the grid was written to its colour's next slot.
+    unsafe { out.set_len(n) };
     out
 }
 
@@ -350,12 +357,49 @@ fn rank_by_color(color: &[Color], roots: &mut [u32], rank: &mut [u32]) {
 /// share a cell.
 fn canonical(mut comps: Vec<Vec<Cell>>, univalued: bool) -> Value {
     if !univalued {
+        let mut scratch = Vec::new();
         for c in &mut comps {
-            c.sort_unstable();
+            sort_row_major_by_color(c, &mut scratch);
         }
         comps.sort_unstable_by_key(|c| c.first().copied());
     }
     objects_value(comps)
+}
+
+/// Cells in row-major order sorted by (colour, row, column): where the colours span at most
+/// [`common::SMALL_SPAN`], a counting sort by colour, stable, so that each colour's cells keep
+/// their row-major order (through `scratch`, a copy of the cells), else a comparison sort.
+fn sort_row_major_by_color(cells: &mut [Cell], scratch: &mut Vec<Cell>) {
+    let Some(first) = cells.first() else {
+        return;
+    };
+    let (lo, hi) = cells.iter().fold((first.color, first.color), |(lo, hi), c| {
+        (lo.min(c.color), hi.max(c.color))
+    });
+    if lo == hi {
+        return;
+    }
+    let span = i64::from(hi) - i64::from(lo) + 1;
+    if span > common::SMALL_SPAN as i64 {
+        cells.sort_unstable();
+        return;
+    }
+    let index = |c: &Cell| (c.color - lo) as usize;
+    let mut next = [0usize; common::SMALL_SPAN];
+    for c in cells.iter() {
+        next[index(c)] += 1;
+    }
+    let mut at = 0;
+    for n in &mut next {
+        (*n, at) = (at, at + *n);
+    }
+    scratch.clear();
+    scratch.extend_from_slice(cells);
+    for c in scratch.iter() {
+        let pos = &mut next[index(c)];
+        cells[*pos] = *c;
+        *pos += 1;
+    }
 }
 
 /// Objects already in canonical order as an Objects value.
@@ -570,6 +614,25 @@ mod tests {
         ) {
             let g = Grid::new(h, w, colors[..h * w].to_vec());
             prop_assert_eq!(sorted_cells(g.view()), sorted_cells_by_sorting(g.view()));
+        }
+
+        /// The sort of a component's row-major cells by colour (counting over a small span of
+        /// colours, comparing over a wide one) is the comparison sort.
+        #[test]
+        fn row_major_cells_sort_by_colour_as_by_comparing(
+            colors in prop::collection::vec(
+                prop_oneof![3 => 0..4 as Color, 1 => -3..20 as Color, 1 => any::<Color>()],
+                0..40,
+            ),
+            w in 1i32..7,
+        ) {
+            let at = |k: usize| (k as i32 / w, k as i32 % w);
+            let mut cells: Vec<Cell> =
+                colors.iter().enumerate().map(|(k, &color)| Cell { color, i: at(k).0, j: at(k).1 }).collect();
+            let mut expected = cells.clone();
+            expected.sort_unstable();
+            sort_row_major_by_color(&mut cells, &mut Vec::new());
+            prop_assert_eq!(cells, expected);
         }
     }
 
