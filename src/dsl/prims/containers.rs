@@ -1139,6 +1139,14 @@ fn leastcommon(a: &[Value]) -> DslResult<Value> {
 }
 
 fn initset(a: &[Value]) -> DslResult<Value> {
+    // One member, nothing to sort: a location or a cell is held unboxed, as `Value::set`
+    // holds them, without the list of members in between.
+    if let Some(loc) = a[0].as_loc_exact() {
+        return Ok(Value::indices_sorted(vec![loc]));
+    }
+    if let Value::Cell(cell) = a[0] {
+        return Ok(Value::object_sorted(vec![cell]));
+    }
     Ok(Value::set(vec![a[0].clone()]))
 }
 
@@ -1369,6 +1377,27 @@ mod tests {
             .collect();
         pairs.sort();
         assert_eq!(got.members().unwrap(), pairs);
+    }
+
+    /// `initset` holds its one member as `Value::set` would: a location in an index set, a
+    /// cell in an object, anything else (a pair too wide for a location included) boxed.
+    #[test]
+    fn initset_holds_its_member_as_a_set_of_it_would() {
+        let members = [
+            Value::Pair(1, 2),
+            Value::Pair(1 << 40, 0),
+            Value::Cell(Cell { color: 3, i: -1, j: 4 }),
+            Value::Int(3),
+            Value::Bool(true),
+            ints(&[1, 2, 3]),
+            Value::indices(vec![Loc { i: 0, j: 0 }]),
+            Value::empty_set(),
+        ];
+        for m in members {
+            let (got, set) = (initset(std::slice::from_ref(&m)).unwrap(), Value::set(vec![m.clone()]));
+            assert_eq!(std::mem::discriminant(&got), std::mem::discriminant(&set), "{m:?}");
+            assert_eq!(got, set, "{m:?}");
+        }
     }
 
     /// The product of two index sets is the sorted set of their pairs of locations.
