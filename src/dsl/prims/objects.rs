@@ -155,6 +155,141 @@ fn find(parent: &mut [u32], mut x: u32) -> u32 {
     x
 }
 
+/// The runs of connecting cells of a row that are not of the background, as `(start, end)`
+/// column ranges, left to right. `UNIVALUED`: cells connect where they are of one colour;
+/// otherwise, where neither is `bg`.
+enum RowRuns<'r, const UNIVALUED: bool> {
+    /// A row under 64 cells wide, read once into two masks, a bit per cell, without a branch
+    /// per cell: the first cells of the runs left (`starts`), and the cuts, where a run of
+    /// connecting cells or of `bg` starts, and the row's end. A run ends at the first cut after
+    /// its start.
+    Masks { starts: u64, cuts: u64 },
+    /// A wider row, scanned from column `at`.
+    Scan {
+        row: &'r [Color],
+        bg: Option<Color>,
+        at: usize,
+    },
+}
+
+impl<'r, const UNIVALUED: bool> RowRuns<'r, UNIVALUED> {
+    #[inline]
+    fn new(row: &'r [Color], bg: Option<Color>) -> Self {
+        if row.len() >= 64 {
+            return RowRuns::Scan { row, bg, at: 0 };
+        }
+        let end = 1u64 << row.len();
+        let foreground = match bg {
+            Some(bg) => unequal(row, Against::Color(bg)),
+            None => end - 1,
+        };
+        let cuts = match UNIVALUED {
+            // Where the colour changes, and the first cell.
+            true => match row.len() {
+                0 => 1,
+                n => unequal(&row[1..], Against::Cells(&row[..n - 1])) << 1 | 1,
+            },
+            // Where a cell is of `bg` and the one before not, or the reverse.
+            false => foreground ^ (foreground << 1),
+        };
+        RowRuns::Masks {
+            starts: foreground & cuts,
+            cuts: cuts | end,
+        }
+    }
+}
+
+impl<const UNIVALUED: bool> Iterator for RowRuns<'_, UNIVALUED> {
+    type Item = (usize, usize);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, usize)> {
+        match self {
+            RowRuns::Masks { starts, cuts } => {
+                if *starts == 0 {
+                    return None;
+                }
+                let start = starts.trailing_zeros();
+                *starts &= *starts - 1;
+                let end = (*cuts & (u64::MAX << start << 1)).trailing_zeros();
+                Some((start as usize, end as usize))
+            }
+            RowRuns::Scan { row, bg, at } => loop {
+                if *at >= row.len() {
+                    return None;
+                }
+                let (start, v) = (*at, row[*at]);
+                let is_bg = *bg == Some(v);
+                *at += 1;
+                while *at < row.len()
+                    && (if UNIVALUED {
+                        row[*at] == v
+                    } else {
+                        (*bg == Some(row[*at])) == is_bg
+                    })
+                {
+                    *at += 1;
+                }
+                if !is_bg {
+                    return Some((start, *at));
+                }
+            },
+        }
+    }
+}
+
+/// What [`unequal`] compares a row's cells with.
+#[derive(Clone, Copy)]
+enum Against<'r> {
+    Color(Color),
+    /// The cells of another row, as long.
+    Cells(&'r [Color]),
+}
+
+impl Against<'_> {
+    #[inline]
+    fn at(self, k: usize) -> Color {
+        match self {
+            Against::Color(c) => c,
+            Against::Cells(cells) => cells[k],
+        }
+    }
+}
+
+/// A bit per cell of `a` (under 64 cells), set where it differs from `b` at its index: four
+/// cells at a time on x86-64.
+#[inline]
+fn unequal(a: &[Color], b: Against<'_>) -> u64 {
+    let mut bits = 0u64;
+    let mut k = 0;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        let load = |cells: &[Color], k: usize| {
+            let four = &cells[k..k + 4];
+            // SAFETY: `four` holds four `i32`s, read unaligned.
+            unsafe { _mm_loadu_si128(four.as_ptr().cast()) }
+        };
+        while k + 4 <= a.len() {
+            // SAFETY: SSE2, which every x86-64 CPU has.
+            let equal = unsafe {
+                let other = match b {
+                    Against::Color(c) => _mm_set1_epi32(c),
+                    Against::Cells(cells) => load(cells, k),
+                };
+                _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(load(a, k), other)))
+            };
+            bits |= u64::from(!equal as u32 & 0xF) << k;
+            k += 4;
+        }
+    }
+    while k < a.len() {
+        bits |= u64::from(a[k] != b.at(k)) << k;
+        k += 1;
+    }
+    bits
+}
+
 /// Folds the label `other` of a connecting run into `l`, the label chosen so far for the
 /// current run: the first one met is taken, later ones are joined to it under the smaller
 /// root.
@@ -193,26 +328,9 @@ impl Labels {
             let first = n;
             *row_start = first;
             let row = g.row(i);
-            let mut j = 0;
-            while j < row.len() {
-                let v = row[j];
-                let start = j;
-                let is_bg = bg == Some(v);
-                j += 1;
-                // A run of the background is skipped whole, tested once.
-                while j < row.len()
-                    && (if UNIVALUED {
-                        row[j] == v
-                    } else {
-                        (bg == Some(row[j])) == is_bg
-                    })
-                {
-                    j += 1;
-                }
-                if is_bg {
-                    continue;
-                }
-                let (start, end) = (start as u32, j as u32);
+            for (start, end) in RowRuns::<UNIVALUED>::new(row, bg) {
+                let v = row[start];
+                let (start, end) = (start as u32, end as u32);
                 // The runs above that end before this one (less a corner) touch neither it
                 // nor any later run of this row.
                 let prev = &runs[..first];
@@ -602,6 +720,36 @@ mod tests {
             let expected = flood(&g, univalued, diagonal, without_bg);
             let got = o_g(&[Value::grid(g.clone()), Value::Int(mode)]).unwrap();
             prop_assert_eq!(got, expected);
+        }
+
+        /// Grids with rows of 64 cells and more, whose runs are scanned cell by cell.
+        #[test]
+        fn objects_of_wide_grids_are_the_flood_fill_components(
+            h in 1usize..4,
+            w in 60usize..70,
+            colors in prop::collection::vec(prop_oneof![6 => Just(0 as Color), 1 => 1..4 as Color], 210),
+            mode in 0i64..8,
+        ) {
+            let g = Grid::new(h, w, colors[..h * w].to_vec());
+            let (univalued, diagonal, without_bg) = (mode & 4 != 0, mode & 2 != 0, mode & 1 != 0);
+            let expected = flood(&g, univalued, diagonal, without_bg);
+            prop_assert_eq!(o_g(&[Value::grid(g.clone()), Value::Int(mode)]).unwrap(), expected);
+        }
+
+        /// A row's runs read from its masks are those a scan of its cells finds.
+        #[test]
+        fn row_runs_by_masks_are_the_scanned_runs(
+            row in prop::collection::vec(prop_oneof![3 => 0..3 as Color, 1 => any::<Color>()], 0..64),
+            bg in prop::option::of(0..3 as Color),
+        ) {
+            fn both<const UNIVALUED: bool>(row: &[Color], bg: Option<Color>) -> [Vec<(usize, usize)>; 2] {
+                let scanned: RowRuns<'_, UNIVALUED> = RowRuns::Scan { row, bg, at: 0 };
+                [RowRuns::<UNIVALUED>::new(row, bg).collect(), scanned.collect()]
+            }
+            let [masks, scanned] = both::<true>(&row, bg);
+            prop_assert_eq!(masks, scanned);
+            let [masks, scanned] = both::<false>(&row, bg);
+            prop_assert_eq!(masks, scanned);
         }
 
         /// The counting sort of a grid's cells (over a small span of colours or a wide one, or
