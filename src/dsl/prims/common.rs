@@ -320,6 +320,58 @@ fn slot_color(k: usize) -> Color {
     Color::from(k as u8 as i8 ^ i8::MIN)
 }
 
+/// What [`unequal`] compares a row's cells with.
+#[derive(Clone, Copy)]
+pub enum Against<'r> {
+    Color(Color),
+    /// The cells of another row, as long.
+    Cells(&'r [Color]),
+}
+
+impl Against<'_> {
+    #[inline]
+    fn at(self, k: usize) -> Color {
+        match self {
+            Against::Color(c) => c,
+            Against::Cells(cells) => cells[k],
+        }
+    }
+}
+
+/// A bit per cell of `a` (under 64 cells), set where it differs from `b` at its index: four
+/// cells at a time on x86-64.
+#[inline]
+pub fn unequal(a: &[Color], b: Against<'_>) -> u64 {
+    let mut bits = 0u64;
+    let mut k = 0;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        let load = |cells: &[Color], k: usize| {
+            let four = &cells[k..k + 4];
+            // SAFETY: `four` holds four `i32`s, read unaligned.
+            unsafe { _mm_loadu_si128(four.as_ptr().cast()) }
+        };
+        while k + 4 <= a.len() {
+            // SAFETY: SSE2, which every x86-64 CPU has.
+            let equal = unsafe {
+                let other = match b {
+                    Against::Color(c) => _mm_set1_epi32(c),
+                    Against::Cells(cells) => load(cells, k),
+                };
+                _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(load(a, k), other)))
+            };
+            bits |= u64::from(!equal as u32 & 0xF) << k;
+            k += 4;
+        }
+    }
+    while k < a.len() {
+        bits |= u64::from(a[k] != b.at(k)) << k;
+        k += 1;
+    }
+    bits
+}
+
 /// The widest colour range [`Histogram::of`] counts with its interleaved small tables.
 pub const SMALL_SPAN: usize = 16;
 

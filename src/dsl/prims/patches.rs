@@ -13,6 +13,8 @@
 
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::exact::try_collect;
 use crate::dsl::memory;
@@ -387,16 +389,34 @@ pub fn ofcolor_of(g: GridView<'_>, value: i64) -> Value {
     let Ok(value) = Color::try_from(value) else {
         return Value::indices_sorted(Vec::new());
     };
+    let at = |i: usize, j: usize| Loc {
+        i: i as i32,
+        j: j as i32,
+    };
+    if g.w < 64 {
+        // A mask of each row's cells of the colour, their locations read from it by bit scans:
+        // no branch per cell that the data decides.
+        let row = (1u64 << g.w) - 1;
+        let masks: SmallVec<[u64; 32]> = (0..g.h)
+            .map(|i| !common::unequal(g.row(i), common::Against::Color(value)) & row)
+            .collect();
+        let mut locs = Vec::with_capacity(masks.iter().map(|m| m.count_ones() as usize).sum());
+        for (i, &mask) in masks.iter().enumerate() {
+            let mut bits = mask;
+            while bits != 0 {
+                locs.push(at(i, bits.trailing_zeros() as usize));
+                bits &= bits - 1;
+            }
+        }
+        return Value::indices_sorted(locs);
+    }
     // Counted first (a pass the compiler vectorises), so that the locations are gathered in
     // room made once.
     let mut locs = Vec::with_capacity(g.cells.iter().filter(|&&c| c == value).count());
     for i in 0..g.h {
         for (j, &c) in g.row(i).iter().enumerate() {
             if c == value {
-                locs.push(Loc {
-                    i: i as i32,
-                    j: j as i32,
-                });
+                locs.push(at(i, j));
             }
         }
     }
@@ -947,6 +967,23 @@ mod tests {
     }
 
     proptest! {
+        /// `ofcolor` of grids under 64 cells wide (read by masks) and wider ones (cell by cell)
+        /// is every location holding the colour, in row-major order.
+        #[test]
+        fn ofcolor_is_the_locations_holding_the_colour(
+            h in 1usize..5,
+            w in prop_oneof![1usize..10, 60usize..70],
+            cells in proptest::collection::vec(prop_oneof![0..3 as Color, Just(Color::MAX)], 350),
+            value in prop_oneof![0i64..3, Just(i64::from(Color::MAX)), Just(i64::MAX)],
+        ) {
+            let g = Grid::new(h, w, cells[..h * w].to_vec());
+            let expected: Vec<Loc> = (0..h * w)
+                .filter(|&k| i64::from(g.cells[k]) == value)
+                .map(|k| Loc { i: (k / w) as i32, j: (k % w) as i32 })
+                .collect();
+            prop_assert_eq!(ofcolor_of(g.view(), value), Value::indices_sorted(expected));
+        }
+
         /// `color` of a pair of cells is `x[0]` of its first member, as for any other tuple.
         #[test]
         fn color_of_a_pair_of_cells_is_its_first_cells(
