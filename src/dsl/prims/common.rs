@@ -1,6 +1,7 @@
 //! Views shared by the primitive families: patches as locations or cells, the way the
 //! reference's `toindices` and `for v, (i, j) in obj` loops see them; a grid's colour counts
-//! and its background (`mostcolor`); Python's slice rule.
+//! and its background (`mostcolor`); the cells of a row that differ from a colour or from
+//! another row, as a mask ([`unequal`]); Python's slice rule.
 
 use std::borrow::Cow;
 use std::ops::Range;

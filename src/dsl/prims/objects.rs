@@ -7,13 +7,14 @@
 //! `objects` is the hottest primitive of the published solvers, so it is written for speed.
 //! The reference floods from each unvisited cell in hash order; the components it finds do
 //! not depend on that order, so the port finds them in one row-major pass instead: each row
-//! is cut into runs of connecting cells, and union-find joins every run to the runs of the
-//! row above that it touches. A second pass copies each run into its component. The working
-//! arrays live in a per-thread [`Labels`] reused across calls, so a call allocates only its
-//! result. The result comes out in canonical order without a generic sort: row-major order
-//! is sorted within a one-coloured object (a many-coloured one is sorted once), and objects
-//! are ordered by their first cell, which decides the canonical order because two objects
-//! never share a cell.
+//! is cut into runs of connecting cells (read from masks of its cells, [`RowRuns`]), and
+//! union-find joins every run to the runs of the row above that it touches. A second pass
+//! copies each run into its component. The working arrays live in a per-thread [`Labels`]
+//! reused across calls, so a call allocates only its result. The result comes out in
+//! canonical order without a generic sort: row-major order is sorted within a one-coloured
+//! object (a many-coloured one is sorted by colour with a counting sort), and objects are
+//! ordered by their first cell, which decides the canonical order because two objects never
+//! share a cell.
 
 use std::cell::RefCell;
 use std::sync::Arc;
