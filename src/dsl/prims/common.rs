@@ -339,10 +339,11 @@ impl Against<'_> {
     }
 }
 
-/// A bit per cell of `a` (under 64 cells), set where it differs from `b` at its index: four
+/// A bit per cell of `a` (at most 64 cells), set where it differs from `b` at its index: four
 /// cells at a time on x86-64.
 #[inline]
 pub fn unequal(a: &[Color], b: Against<'_>) -> u64 {
+    debug_assert!(a.len() <= 64);
     let mut bits = 0u64;
     let mut k = 0;
     #[cfg(target_arch = "x86_64")]

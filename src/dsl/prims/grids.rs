@@ -1288,13 +1288,10 @@ fn scan_masks(g: &Grid, probes: &[Probe], h2: usize, w2: usize) -> Vec<Loc> {
     colors.dedup();
     // masks[k * h + r]: bit j set where row r holds colors[k].
     let mut masks = vec![0u64; colors.len() * g.h];
+    let row = if g.w >= 64 { u64::MAX } else { (1u64 << g.w) - 1 };
     for (k, &color) in colors.iter().enumerate() {
         for r in 0..g.h {
-            masks[k * g.h + r] = g
-                .row(r)
-                .iter()
-                .enumerate()
-                .fold(0, |m, (j, &x)| m | (u64::from(x == color) << j));
+            masks[k * g.h + r] = !common::unequal(g.row(r), common::Against::Color(color)) & row;
         }
     }
     // Per probe: where its colour's masks start, moved down by its row offset; its column offset.
@@ -1896,17 +1893,22 @@ mod tests {
         }
     }
 
-    /// A 20x40 grid of a few colours in an irregular pattern.
-    fn noisy() -> Grid {
-        let cells = (0..20 * 40)
-            .map(|k: usize| ((k * 7 + k / 40 * 3) % 5 % 3) as Color)
+    /// A 20-row grid `w` wide of a few colours in an irregular pattern.
+    fn noisy(w: usize) -> Grid {
+        let cells = (0..20 * w)
+            .map(|k: usize| ((k * 7 + k / w * 3) % 5 % 3) as Color)
             .collect();
-        Grid::new(20, 40, cells)
+        Grid::new(20, w, cells)
     }
 
     #[test]
     fn both_scans_agree() {
-        let g = noisy();
+        for g in [noisy(40), noisy(64)] {
+            both_scans_agree_on(&g);
+        }
+    }
+
+    fn both_scans_agree_on(g: &Grid) {
         for (oh, ow) in [(1, 1), (2, 2), (3, 2), (1, 5)] {
             // Every window of the grid, taken as the object, occurs at least where it came from.
             for (ti, tj) in [(0, 0), (5, 7), (17, 30)] {
@@ -1919,8 +1921,8 @@ mod tests {
                     })
                     .collect();
                 let (h2, w2) = (g.h - oh + 1, g.w - ow + 1);
-                let by_masks = scan_masks(&g, &probes, h2, w2);
-                assert_eq!(by_masks, scan_cells(&g, &probes, h2, w2));
+                let by_masks = scan_masks(g, &probes, h2, w2);
+                assert_eq!(by_masks, scan_cells(g, &probes, h2, w2));
                 assert!(by_masks.contains(&Loc {
                     i: ti as i32,
                     j: tj as i32
