@@ -1,7 +1,8 @@
 //! Views shared by the primitive families: patches as locations or cells, the way the
 //! reference's `toindices` and `for v, (i, j) in obj` loops see them; a grid's colour counts
 //! and its background (`mostcolor`); the cells of a row that differ from a colour or from
-//! another row, as a mask ([`unequal`]); Python's slice rule.
+//! another row, or that hold a colour, as a mask ([`unequal`], [`of_color`]); Python's slice
+//! rule.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -372,6 +373,13 @@ pub fn unequal(a: &[Color], b: Against<'_>) -> u64 {
         k += 1;
     }
     bits
+}
+
+/// A bit per cell of `row` (at most 64 cells), set where it holds `color`.
+#[inline]
+pub fn of_color(row: &[Color], color: Color) -> u64 {
+    let cells = u64::MAX.checked_shr(64 - row.len() as u32).unwrap_or(0);
+    !unequal(row, Against::Color(color)) & cells
 }
 
 /// The widest colour range [`Histogram::of`] counts with its interleaved small tables.

@@ -1288,10 +1288,9 @@ fn scan_masks(g: &Grid, probes: &[Probe], h2: usize, w2: usize) -> Vec<Loc> {
     colors.dedup();
     // masks[k * h + r]: bit j set where row r holds colors[k].
     let mut masks = vec![0u64; colors.len() * g.h];
-    let row = if g.w >= 64 { u64::MAX } else { (1u64 << g.w) - 1 };
     for (k, &color) in colors.iter().enumerate() {
         for r in 0..g.h {
-            masks[k * g.h + r] = !common::unequal(g.row(r), common::Against::Color(color)) & row;
+            masks[k * g.h + r] = common::of_color(g.row(r), color);
         }
     }
     // Per probe: where its colour's masks start, moved down by its row offset; its column offset.

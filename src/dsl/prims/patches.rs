@@ -393,13 +393,10 @@ pub fn ofcolor_of(g: GridView<'_>, value: i64) -> Value {
         i: i as i32,
         j: j as i32,
     };
-    if g.w < 64 {
+    if g.w <= 64 {
         // A mask of each row's cells of the colour, their locations read from it by bit scans:
         // no branch per cell that the data decides.
-        let row = (1u64 << g.w) - 1;
-        let masks: SmallVec<[u64; 32]> = (0..g.h)
-            .map(|i| !common::unequal(g.row(i), common::Against::Color(value)) & row)
-            .collect();
+        let masks: SmallVec<[u64; 32]> = (0..g.h).map(|i| common::of_color(g.row(i), value)).collect();
         let mut locs = Vec::with_capacity(masks.iter().map(|m| m.count_ones() as usize).sum());
         for (i, &mask) in masks.iter().enumerate() {
             let mut bits = mask;
@@ -967,7 +964,7 @@ mod tests {
     }
 
     proptest! {
-        /// `ofcolor` of grids under 64 cells wide (read by masks) and wider ones (cell by cell)
+        /// `ofcolor` of grids at most 64 cells wide (read by masks) and wider ones (cell by cell)
         /// is every location holding the colour, in row-major order.
         #[test]
         fn ofcolor_is_the_locations_holding_the_colour(
