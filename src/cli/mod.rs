@@ -404,10 +404,18 @@ pub type Failure = Box<dyn std::error::Error + Send + Sync>;
 /// Starts the global rayon pool: `--threads` workers, else `ARCBATCH_THREADS`, else one per
 /// core. Its workers keep recently freed blocks for reuse, and hand them back as they end
 /// ([`crate::allocator`]).
+///
+/// The calling thread is the pool's first worker (it keeps freed blocks already, from `main`),
+/// so `--threads 1` starts no thread at all. It has read the tasks and the solvers, and the
+/// memory that took is free again for the work: a thread of its own would start on memory
+/// that no one has touched, and every page of it is zeroed by the kernel on first touch
+/// (mimalloc asks for huge pages, 2 MB at a time). Each task once (`arcbatch run --threads 1`
+/// over training): 9 % less time in all (docs/performance.md).
 fn init_threads(threads: Option<usize>) -> Result<(), Failure> {
     let from_env = std::env::var("ARCBATCH_THREADS").ok().and_then(|s| s.parse().ok());
     let n = threads.or(from_env).unwrap_or(0);
     rayon::ThreadPoolBuilder::new()
+        .use_current_thread()
         .num_threads(n)
         .thread_name(|k| format!("arcbatch-{k}"))
         .start_handler(|_| crate::allocator::keep_freed_blocks_on_this_thread())
