@@ -406,11 +406,11 @@ pub type Failure = Box<dyn std::error::Error + Send + Sync>;
 /// ([`crate::allocator`]).
 ///
 /// The calling thread is the pool's first worker (it keeps freed blocks already, from `main`),
-/// so `--threads 1` starts no thread at all. It has read the tasks and the solvers, and the
-/// memory that took is free again for the work: a thread of its own would start on memory
-/// that no one has touched, and every page of it is zeroed by the kernel on first touch
-/// (mimalloc asks for huge pages, 2 MB at a time). Each task once (`arcbatch run --threads 1`
-/// over training): 9 % less time in all (docs/performance.md).
+/// so `--threads 1` starts no thread at all. It reads the tasks and the solvers, and the
+/// memory that takes is free again when the work starts: a thread of its own would start on
+/// memory that no one has touched, and every page of it is zeroed by the kernel on first
+/// touch (mimalloc asks for huge pages, 2 MB at a time). Each task once (`arcbatch run
+/// --threads 1` over training): 8 % less time in all (docs/performance.md).
 fn init_threads(threads: Option<usize>) -> Result<(), Failure> {
     let from_env = std::env::var("ARCBATCH_THREADS").ok().and_then(|s| s.parse().ok());
     let n = threads.or(from_env).unwrap_or(0);
