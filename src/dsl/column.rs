@@ -2402,10 +2402,17 @@ fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R 
         return run(&kernel);
     }
     let (hash, shape) = closure_hashes(func, &mut { WALKED_PARTS }, &mut Hashed::new());
+    // Found by value, the entry becomes this closure's, which its kernel serves as well (the
+    // same tree over the same values and allocations): the closure's next look-up finds it by
+    // address. A program's closures are built anew on each run (its steps that read no input
+    // once per run), and each look-up after the first run walked both trees.
     let same = KERNELS.with(|k| {
-        (k.borrow().iter())
+        (k.borrow_mut().iter_mut())
             .find(|c| c.hash == hash && c.arity == arity && same_func(&c.func, func))
-            .map(|c| c.kernel.clone())
+            .map(|c| {
+                c.func = func.clone();
+                c.kernel.clone()
+            })
     });
     if let Some(kernel) = same {
         return run(&kernel);
@@ -3113,6 +3120,34 @@ mod tests {
         assert_ne!(height.0, width.0);
         assert_ne!(height.1, width.1);
         assert_eq!(height, hashes("height"));
+    }
+
+    #[test]
+    fn a_closure_built_again_over_the_same_values_takes_over_its_kernels_entry() {
+        let elements: Vec<Value> = (0..12).map(|k| diagonal(k % 5..k % 7 + 1)).collect();
+        let counted = |with: &Value| {
+            let bound = Value::func(Func::Lbind(prim("intersection"), with.clone()));
+            Value::func(Func::Compose(prim("size"), bound))
+        };
+        // The entries, each by whether its closure is `f` itself.
+        let entries_of = |f: &Value| {
+            let Value::Func(f) = f else { unreachable!() };
+            KERNELS.with(|k| k.borrow().iter().map(|c| Arc::ptr_eq(&c.func, f)).collect::<Vec<_>>())
+        };
+        let container = diagonal(0..4);
+        KERNELS.with(|k| k.borrow_mut().clear());
+        let first = counted(&container);
+        let (columns, scalar) = both_ways(&first, &elements);
+        assert_eq!(columns, scalar);
+        assert_eq!(entries_of(&first), [true]);
+        // Built anew over the same container (as a program's next run builds its closures): one
+        // entry still, now the second closure's, and the same results.
+        let second = counted(&container);
+        let (again, _) = both_ways(&second, &elements);
+        assert_eq!(again, columns);
+        assert_eq!(entries_of(&second), [true]);
+        drop(first);
+        assert_eq!(both_ways(&second, &elements).0, columns);
     }
 
     #[test]
