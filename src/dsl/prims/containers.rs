@@ -863,18 +863,53 @@ fn merge_point_sets(parts: &[Value], total: usize) -> Option<Value> {
     locs.map(|locs| Value::indices_sorted(union_of(locs, total)))
 }
 
-/// `merge(frozenset(results))` without the frozenset, where every result is an object or every
-/// one an index set: a part met twice adds nothing twice to a set, so their members are
-/// gathered straight from the results (`mapply` over a set). `None` where the results are
-/// anything else, or are too many members before duplicates go: the caller builds the set.
+/// The merge of a set of containers whose members are all locations, or all cells, that fit
+/// an `i32` (index sets, objects, tuples of locations or of cells as `merge` of a tuple of
+/// patches makes them, empty containers, in any mix): the union of their members, as
+/// [`Value::set`] makes it of them all, without a value per member. `None` for other parts;
+/// `total` is their length in all.
+fn merge_point_members(parts: &[Value], total: usize) -> Option<Value> {
+    let (mut locs, mut cells) = (Vec::new(), Vec::new());
+    for p in parts {
+        match p {
+            Value::Indices(l) => locs.extend_from_slice(l),
+            Value::Object(c) => cells.extend_from_slice(c),
+            Value::LocPair(a, b) => locs.extend([*a, *b]),
+            Value::CellPair(a, b) => cells.extend([a.cell(), b.cell()]),
+            Value::Tuple(items) | Value::Set(items) => {
+                if locs.capacity() == 0 && cells.capacity() == 0 {
+                    match items.first() {
+                        Some(Value::Cell(_)) => cells.reserve(total),
+                        _ => locs.reserve(total),
+                    }
+                }
+                for m in items.iter() {
+                    match m {
+                        Value::Cell(c) => cells.push(*c),
+                        pair => locs.push(pair.as_loc_exact()?),
+                    }
+                }
+            }
+            _ => return None,
+        }
+    }
+    match (locs.is_empty(), cells.is_empty()) {
+        (true, true) => Some(Value::empty_set()),
+        (false, true) => Some(Value::indices(locs)),
+        (true, false) => Some(Value::object(cells)),
+        (false, false) => None,
+    }
+}
+
+/// `merge(frozenset(results))` without the frozenset, where every result holds only points
+/// ([`merge_point_sets`], [`merge_point_members`]): a part met twice adds nothing twice to a
+/// set, so their members are gathered straight from the results (`mapply` over a set). `None`
+/// where the results are anything else, or are too many members before duplicates go: the
+/// caller builds the set.
 pub fn merge_as_set(results: &[Value]) -> Option<Value> {
-    let total = results.iter().try_fold(0usize, |n, r| match r {
-        Value::Object(c) => n.checked_add(c.len()),
-        Value::Indices(l) => n.checked_add(l.len()),
-        _ => None,
-    })?;
+    let total = results.iter().try_fold(0usize, |n, r| n.checked_add(r.len()?))?;
     check_members(total).ok()?;
-    merge_point_sets(results, total)
+    merge_point_sets(results, total).or_else(|| merge_point_members(results, total))
 }
 
 /// `merge(containers)`: the members of the members, in a container of the outer kind. Sets of
@@ -887,7 +922,7 @@ pub fn merge_values(containers: &Value) -> DslResult<Value> {
     }
     check_members(total)?;
     if containers.is_set() {
-        if let Some(merged) = merge_point_sets(&parts, total) {
+        if let Some(merged) = merge_point_sets(&parts, total).or_else(|| merge_point_members(&parts, total)) {
             return Ok(merged);
         }
     } else {
@@ -1353,7 +1388,7 @@ fn pair(args: &[Value]) -> DslResult<Value> {
 mod tests {
     use super::*;
     use crate::dsl::registry::PrimId;
-    use proptest::strategy::Strategy;
+    use proptest::strategy::{Just, Strategy};
 
     fn f(name: &str) -> Value {
         Value::prim(PrimId::of(name).expect("registered"))
@@ -1501,6 +1536,32 @@ mod tests {
         ));
     }
 
+    /// A part for [`merge_values`] and [`merge_as_set`]: index sets, objects, tuples of
+    /// locations or of cells (a tuple of two locations is a `LocPair`), empty containers, and
+    /// parts the union of points cannot take (a coordinate beyond `i32`, a boolean, an integer,
+    /// a grid, a cell spelled as a tuple).
+    fn merge_part() -> impl Strategy<Value = Value> {
+        let loc = (-2i64..3, -2i64..3);
+        let cell = (1i32..3, -2i32..3, -2i32..3).prop_map(|(color, i, j)| Value::Cell(Cell { color, i, j }));
+        let locs = proptest::collection::vec(loc.clone().prop_map(|(i, j)| Value::Pair(i, j)), 0..5);
+        proptest::prop_oneof![
+            3 => locs.clone().prop_map(Value::set),
+            3 => locs.clone().prop_map(Value::tuple),
+            2 => proptest::collection::vec(cell.clone(), 0..4).prop_map(Value::set),
+            2 => proptest::collection::vec(cell, 0..4).prop_map(Value::tuple),
+            1 => Just(Value::empty_tuple()),
+            1 => locs.prop_map(|mut l| {
+                l.push(Value::Pair(1 << 40, 0));
+                Value::tuple(l)
+            }),
+            1 => Just(Value::tuple(vec![Value::Bool(true), Value::Int(1)])),
+            1 => Just(Value::tuple(vec![Value::Pair(0, 0), Value::Bool(false)])),
+            1 => Just(Value::Int(3)),
+            1 => Just(Value::grid(Grid::new(1, 2, vec![1, 2]))),
+            1 => Just(Value::tuple(vec![Value::tuple(vec![Value::Int(1), Value::Pair(0, 0)])])),
+        ]
+    }
+
     proptest::proptest! {
         /// Keys that are all numbers are sorted by value, as the replay of CPython's sort puts
         /// them: runs, repeats, booleans among integers, short and long inputs.
@@ -1521,6 +1582,33 @@ mod tests {
             proptest::prop_assert_eq!(sort_permutation(&keys).ok(), replayed_permutation(&keys).ok());
             keys[..run].reverse();
             proptest::prop_assert_eq!(sort_permutation(&keys).ok(), replayed_permutation(&keys).ok());
+        }
+
+        /// `merge` of a set, and `mapply`'s merge of its results without the set
+        /// ([`merge_as_set`]), give what gathering every member of every part into one
+        /// frozenset gives, or raise as that does: parts of locations or cells in any mix of
+        /// kinds, empty ones, and parts the union of points cannot take.
+        #[test]
+        fn merging_a_set_gathers_the_members_of_its_parts(
+            parts in proptest::collection::vec(merge_part(), 0..6),
+        ) {
+            let gathered = |parts: &[Value]| -> DslResult<Value> {
+                let mut items = Vec::new();
+                for p in parts {
+                    push_members_of(p, &mut items)?;
+                }
+                Ok(Value::set(items))
+            };
+            let set = Value::set(parts.clone());
+            let expected = gathered(&members_of(&set).unwrap());
+            let merged = merge_values(&set);
+            proptest::prop_assert_eq!(merged.as_ref().map(Value::to_string), expected.as_ref().map(Value::to_string));
+            proptest::prop_assert_eq!(merged.ok(), expected.ok());
+            if let Some(merged) = merge_as_set(&parts) {
+                let expected = gathered(&parts).expect("merged as a set");
+                proptest::prop_assert_eq!(merged.to_string(), expected.to_string());
+                proptest::prop_assert_eq!(merged, expected);
+            }
         }
 
         /// `value in tuple` for a tuple of small integers, compared in place, is the members'
@@ -1641,14 +1729,10 @@ mod tests {
                     union.is_empty()
                         || matches!((v, &want), (Value::Object(_), Value::Object(_)) | (Value::Indices(_), Value::Indices(_)))
                 };
-                match (&fast, values.iter().all(|v| matches!(v, Value::Object(_) | Value::Indices(_)))) {
-                    (Some(v), true) => {
-                        proptest::prop_assert!(expected_variant(v), "{:?}", v);
-                        proptest::prop_assert_eq!(v, &want);
-                    }
-                    (None, false) => {}
-                    (got, _) => proptest::prop_assert!(false, "fast path {:?} on {:?}", got, values),
-                }
+                // Every part holds points (the empty sets too): merged without the set.
+                let fast = fast.expect("point sets merge without the set");
+                proptest::prop_assert!(expected_variant(&fast), "{:?}", fast);
+                proptest::prop_assert_eq!(&fast, &want);
                 let merged = merge_values(&Value::set(values)).expect("sets of point sets merge");
                 proptest::prop_assert!(expected_variant(&merged), "{:?}", merged);
                 proptest::prop_assert_eq!(merged, want);
