@@ -846,8 +846,10 @@ fn union_of<T: Point>((slices, in_order): (SmallVec<[&[T]; 8]>, bool), total: us
     }
 }
 
-/// The merge of a set of objects, or of index sets (empty sets among them or not): the union
-/// of their members ([`union_of`]); `None` for other parts. `total` is their length in all.
+/// The merge of a set of parts that hold only points: of objects, or of index sets (empty sets
+/// among them or not), the union of their members as slices ([`union_of`]); of any other mix of
+/// containers of locations, or of cells, their members gathered ([`merge_point_members`]).
+/// `None` for other parts. `total` is their length in all.
 fn merge_point_sets(parts: &[Value], total: usize) -> Option<Value> {
     let cells = gather(parts, |p| match p {
         Value::Object(c) => Some(c.as_slice()),
@@ -860,7 +862,10 @@ fn merge_point_sets(parts: &[Value], total: usize) -> Option<Value> {
         Value::Indices(l) => Some(l.as_slice()),
         _ => None,
     });
-    locs.map(|locs| Value::indices_sorted(union_of(locs, total)))
+    match locs {
+        Some(locs) => Some(Value::indices_sorted(union_of(locs, total))),
+        None => merge_point_members(parts, total),
+    }
 }
 
 /// The merge of a set of containers whose members are all locations, or all cells, that fit
@@ -902,14 +907,13 @@ fn merge_point_members(parts: &[Value], total: usize) -> Option<Value> {
 }
 
 /// `merge(frozenset(results))` without the frozenset, where every result holds only points
-/// ([`merge_point_sets`], [`merge_point_members`]): a part met twice adds nothing twice to a
-/// set, so their members are gathered straight from the results (`mapply` over a set). `None`
-/// where the results are anything else, or are too many members before duplicates go: the
-/// caller builds the set.
+/// ([`merge_point_sets`]): a part met twice adds nothing twice to a set, so their members are
+/// gathered straight from the results (`mapply` over a set). `None` where the results are
+/// anything else, or are too many members before duplicates go: the caller builds the set.
 pub fn merge_as_set(results: &[Value]) -> Option<Value> {
     let total = results.iter().try_fold(0usize, |n, r| n.checked_add(r.len()?))?;
     check_members(total).ok()?;
-    merge_point_sets(results, total).or_else(|| merge_point_members(results, total))
+    merge_point_sets(results, total)
 }
 
 /// `merge(containers)`: the members of the members, in a container of the outer kind. Sets of
@@ -922,7 +926,7 @@ pub fn merge_values(containers: &Value) -> DslResult<Value> {
     }
     check_members(total)?;
     if containers.is_set() {
-        if let Some(merged) = merge_point_sets(&parts, total).or_else(|| merge_point_members(&parts, total)) {
+        if let Some(merged) = merge_point_sets(&parts, total) {
             return Ok(merged);
         }
     } else {
