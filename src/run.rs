@@ -3,14 +3,14 @@
 //! Which solver runs on which task is an `Assignment`, which batt's plans share.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use serde_json::{json, Value as Json};
 use smallvec::SmallVec;
 
-use crate::dsl::{Grid, Value};
+use crate::dsl::shared::Shared;
+use crate::dsl::{Grid, GridRef, Value};
 use crate::program::{parse_file, run_guarded_keeping, Invariants, ParseError, Program, RunError};
 use crate::tasks::{grid_json, Example, Input, Task};
 
@@ -77,7 +77,7 @@ pub struct TaskResult {
     /// The first error met, if any pair raised, timed out or panicked.
     pub error: Option<RunError>,
     /// The outputs on the test inputs (`None` where the program failed or gave no grid).
-    pub test_outputs: Vec<Option<Arc<Grid>>>,
+    pub test_outputs: Vec<Option<Shared<Grid>>>,
     /// Time taken on all the pairs (the best run's, with `repeat`).
     pub nanos: u64,
 }
@@ -213,7 +213,11 @@ pub fn run_on_task(program: &Program, task: &Task, limit: Option<Duration>) -> T
         let out = run_guarded_keeping(program, &params, limit, Some(&mut invariants));
         tally.add(Some(out.as_ref()), &example.expected_value());
         if k >= n_train {
-            test_outputs.push(out.as_ref().ok().and_then(|v| v.as_grid().ok()));
+            test_outputs.push(
+                out.as_ref()
+                    .ok()
+                    .and_then(|v| v.as_grid().ok().map(GridRef::into_shared)),
+            );
         }
     }
     TaskResult {

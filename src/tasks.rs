@@ -7,10 +7,10 @@
 //! naming the file, the task and the field; the other tasks still load.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde_json::Value as Json;
 
+use crate::dsl::shared::Shared;
 use crate::dsl::{Color, Grid, Value};
 
 /// One input/output pair. Kaggle's test inputs come without outputs. The grids are shared,
@@ -18,8 +18,8 @@ use crate::dsl::{Color, Grid, Value};
 /// reference instead of a copy.
 #[derive(Clone, Debug)]
 pub struct Example {
-    pub input: Arc<Grid>,
-    pub output: Option<Arc<Grid>>,
+    pub input: Shared<Grid>,
+    pub output: Option<Shared<Grid>>,
 }
 
 impl Example {
@@ -347,8 +347,8 @@ fn parse_task(id: &str, task: &Json, solutions: Option<&Json>) -> Result<Task, T
                     None => None,
                 };
                 Ok(Example {
-                    input: Arc::new(input),
-                    output: output.map(Arc::new),
+                    input: Shared::new(input),
+                    output: output.map(Shared::new),
                 })
             })
             .collect()
@@ -360,7 +360,7 @@ fn parse_task(id: &str, task: &Json, solutions: Option<&Json>) -> Result<Task, T
     }
     if let Some(Json::Array(outputs)) = solutions {
         for (k, (ex, out)) in test.iter_mut().zip(outputs).enumerate() {
-            ex.output = Some(Arc::new(grid(out, format!("solutions[{k}]"))?));
+            ex.output = Some(Shared::new(grid(out, format!("solutions[{k}]"))?));
         }
     }
     Ok(Task {

@@ -4,9 +4,9 @@
 
 mod shared;
 
+use arcbatch::dsl::shared::Shared;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arcbatch::batch::{Backend, CpuBackend};
@@ -87,7 +87,7 @@ fn test_outputs_wrong_or_missing_give_the_same_submission() {
                     .iter()
                     .map(|ex| Example {
                         input: ex.input.clone(),
-                        output: wrong.then(|| Arc::new(Grid::filled(3, 3, 7))),
+                        output: wrong.then(|| Shared::new(Grid::filled(3, 3, 7))),
                     })
                     .collect(),
                 ..t.clone()

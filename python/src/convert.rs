@@ -9,8 +9,8 @@
 //! generic tuple or set, which compares equal to the compact form of the same Python value.
 //! `bool` stays `bool` and `int` stays `int` both ways, so `True` never comes back as `1`.
 
+use arcbatch::dsl::shared::Shared;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
@@ -409,7 +409,7 @@ fn py_at<'py>(py: Python<'py>, v: &Value, depth: usize) -> PyResult<Bound<'py, P
 /// the budget, so its own recursion is bounded too.
 fn nested_deeper(v: &Value, budget: usize, fine: &mut HashMap<*const (), usize>) -> bool {
     let (key, parts): (*const (), Vec<&Value>) = match v {
-        Value::Func(f) => (Arc::as_ptr(f).cast(), function_parts(f)),
+        Value::Func(f) => (Shared::as_ptr(f).cast(), function_parts(f)),
         Value::Tuple(items) | Value::Set(items) => (items.as_ptr(), items.iter().collect()),
         _ => return false,
     };

@@ -830,7 +830,7 @@ mod tests {
         assert!(lanes.push(sample.lane(&grid)));
         for (t, name) in TRANSFORM.prims.iter().enumerate() {
             let out = (TRANSFORM.cpu)(&lanes, 0, t as u32)
-                .and_then(|v| v.as_grid())
+                .and_then(|v| v.as_grid().map(crate::dsl::GridRef::into_shared))
                 .expect("a grid");
             let shape = (out.h, out.w);
             let expected = if transposes(t as u32) { (3, 2) } else { (2, 3) };

@@ -62,6 +62,7 @@ use super::prims::fused::steps::{Steps, Typed};
 use super::prims::fused::Fused;
 use super::prims::without::Without;
 use super::registry::PrimId;
+use super::shared::Shared;
 use super::value::{as_values, borrowed, clear_values, push_value, Items, Value};
 
 mod siblings;
@@ -2082,7 +2083,7 @@ struct CachedKernel {
     /// [`closure_hashes`] of the function, by its values and by its shape.
     hash: u64,
     shape: u64,
-    func: Arc<Func>,
+    func: Shared<Func>,
     /// The arity it was compiled for.
     arity: usize,
     kernel: Arc<Kernel>,
@@ -2158,9 +2159,9 @@ fn same_part(a: &Value, b: &Value) -> bool {
         (Value::Ints(x), Value::Ints(y)) => Arc::ptr_eq(x, y),
         (Value::LocPair(x0, x1), Value::LocPair(y0, y1)) => (x0, x1) == (y0, y1),
         (Value::CellPair(x0, x1), Value::CellPair(y0, y1)) => (x0, x1) == (y0, y1),
-        (Value::Grid(x), Value::Grid(y)) => Arc::ptr_eq(x, y),
-        (Value::Indices(x), Value::Indices(y)) => Arc::ptr_eq(x, y),
-        (Value::Object(x), Value::Object(y)) => Arc::ptr_eq(x, y),
+        (Value::Grid(x), Value::Grid(y)) => Shared::ptr_eq(x, y),
+        (Value::Indices(x), Value::Indices(y)) => Shared::ptr_eq(x, y),
+        (Value::Object(x), Value::Object(y)) => Shared::ptr_eq(x, y),
         (Value::Tuple(x), Value::Tuple(y)) | (Value::Set(x), Value::Set(y)) => Items::ptr_eq(x, y),
         _ => false,
     }
@@ -2222,7 +2223,7 @@ fn closure_hashes(f: &Func, budget: &mut u32, met: &mut Hashed) -> (u64, u64) {
             }
             Prim(_) => (0, 0),
             _ => {
-                let at = Arc::as_ptr(g) as usize;
+                let at = Shared::as_ptr(g) as usize;
                 match met.iter().find(|(a, _)| *a == at) {
                     Some(&(_, hashes)) => hashes,
                     None => {
@@ -2395,7 +2396,7 @@ fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R 
     // `program::Invariants`): found by address, which the entry's reference keeps its own.
     let held = KERNELS.with(|k| {
         (k.borrow().iter())
-            .find(|c| Arc::ptr_eq(&c.func, func) && c.arity == arity)
+            .find(|c| Shared::ptr_eq(&c.func, func) && c.arity == arity)
             .map(|c| c.kernel.clone())
     });
     if let Some(kernel) = held {
@@ -3132,7 +3133,12 @@ mod tests {
         // The entries, each by whether its closure is `f` itself.
         let entries_of = |f: &Value| {
             let Value::Func(f) = f else { unreachable!() };
-            KERNELS.with(|k| k.borrow().iter().map(|c| Arc::ptr_eq(&c.func, f)).collect::<Vec<_>>())
+            KERNELS.with(|k| {
+                k.borrow()
+                    .iter()
+                    .map(|c| Shared::ptr_eq(&c.func, f))
+                    .collect::<Vec<_>>()
+            })
         };
         let container = diagonal(0..4);
         KERNELS.with(|k| k.borrow_mut().clear());

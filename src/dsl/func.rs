@@ -15,13 +15,14 @@ use std::fmt;
 use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use smallvec::SmallVec;
 
 use super::error::{DslError, DslResult};
 use super::registry::PrimId;
+use super::shared::Shared;
 use super::value::{as_values, borrowed, Value};
 
 /// A callable value. `T` is what a closure's parts are: [`Value`]s in a function value, and
@@ -185,32 +186,31 @@ impl<T> Func<T> {
     }
 }
 
-thread_local! {
-    /// One function value per primitive, for [`Value::prim`].
-    static PRIMS: Vec<Value> = super::registry::registry()
+/// One function value per primitive, for [`Value::prim`]: immortal ([`Shared::immortal`]), so
+/// that every thread clones and drops them without writing to them.
+static PRIMS: LazyLock<Vec<Value>> = LazyLock::new(|| {
+    super::registry::registry()
         .ids()
-        .map(|id| Value::Func(Arc::new(Func::Prim(id))))
-        .collect();
-}
+        .map(|id| Value::Func(Shared::immortal(Func::Prim(id))))
+        .collect()
+});
 
 impl Value {
-    /// A primitive as a function value: a clone of the one each thread keeps, so that a step
-    /// passing `size` or `rbind` to another allocates nothing (the interpreter makes such a
-    /// value each time a step names a primitive), and one thread's clones never contend with
-    /// another's for the count.
+    /// A primitive as a function value: a copy of the process's own, so that a step passing
+    /// `size` or `rbind` to another allocates nothing and changes no count (the interpreter
+    /// makes such a value each time a step names a primitive).
     pub fn prim(id: PrimId) -> Value {
-        PRIMS.with(|prims| prims[id.0 as usize].clone())
+        PRIMS[id.0 as usize].clone()
     }
 
-    /// [`Value::prim`] as a bitwise copy of the thread's own value that is never dropped (see
-    /// [`borrowed`]): no count changes. It may be read while its thread runs.
+    /// [`Value::prim`] as a bitwise copy that is never dropped (see [`borrowed`]).
     pub fn prim_copy(id: PrimId) -> ManuallyDrop<Value> {
-        // SAFETY: the thread's table lives as long as the thread and is never changed.
-        PRIMS.with(|prims| unsafe { borrowed(&prims[id.0 as usize]) })
+        // SAFETY: the table lives as long as the process and is never changed.
+        unsafe { borrowed(&PRIMS[id.0 as usize]) }
     }
 
     pub fn func(f: Func) -> Value {
-        Value::Func(Arc::new(f))
+        Value::Func(Shared::new(f))
     }
 }
 

@@ -14,6 +14,7 @@ use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
+use super::shared::Shared;
 use super::value::{Cell, Color, GridView, Items, Value};
 
 /// A background cell's word, as the objects kernel writes it. A root's word (its component's
@@ -325,7 +326,7 @@ impl Labelled {
                 if colors.is_some() {
                     cells.sort_unstable();
                 }
-                Value::Object(Arc::new(cells))
+                Value::Object(Shared::new(cells))
             })
             .collect()
     }

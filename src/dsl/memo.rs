@@ -18,9 +18,8 @@
 //! A value whose identity does not fit a word (a pair of numbers beyond 30 bits, say) makes its
 //! row one that is run every time it comes, as if never met.
 
-use std::sync::Arc;
-
 use super::column::Mapped;
+use super::shared::Shared;
 use super::value::Value;
 
 /// The most values in a row that is remembered; wider rows are run every time.
@@ -65,12 +64,12 @@ pub(super) fn identity(v: &Value) -> Option<u64> {
             )
         }
         Value::Ints(x) => (7, Some(x.as_ptr() as u64)),
-        Value::Grid(x) => (8, Some(Arc::as_ptr(x) as u64)),
-        Value::Indices(x) => (9, Some(Arc::as_ptr(x) as u64)),
-        Value::Object(x) => (10, Some(Arc::as_ptr(x) as u64)),
+        Value::Grid(x) => (8, Some(Shared::as_ptr(x) as u64)),
+        Value::Indices(x) => (9, Some(Shared::as_ptr(x) as u64)),
+        Value::Object(x) => (10, Some(Shared::as_ptr(x) as u64)),
         Value::Tuple(x) => (11, Some(x.as_ptr() as u64)),
         Value::Set(x) => (12, Some(x.as_ptr() as u64)),
-        Value::Func(x) => (13, Some(Arc::as_ptr(x) as *const u8 as u64)),
+        Value::Func(x) => (13, Some(Shared::as_ptr(x) as *const u8 as u64)),
     };
     // Addresses are far below 2^60 on every 64-bit platform; fields are packed below it.
     payload.filter(|&p| p < 1 << 60).map(|p| kind << 60 | p)

@@ -13,9 +13,10 @@ pub mod memory;
 mod points;
 pub mod prims;
 pub mod registry;
+pub mod shared;
 pub mod value;
 
 pub use error::{DslError, DslResult, Raised};
 pub use func::{call, Foreign, ForeignFn, Func};
 pub use registry::{registry, PrimId, PrimSpec, Ty};
-pub use value::{Cell, Color, Grid, GridView, Loc, Value};
+pub use value::{Cell, Color, Grid, GridRef, GridView, Loc, Value};

@@ -45,13 +45,14 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::mem::{self, ManuallyDrop};
 use std::ops::Deref;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use super::error::{DslError, DslResult};
 use super::exact::collect_some;
 use super::func::Func;
 use super::labelled::Labelled;
 use super::points;
+use super::shared::{Shared, SharedRef};
 
 /// A grid colour. ARC uses 0..9; programs may also paint with negative constants or counts
 /// (`recolor` of an object's rank). The same width as a [`Cell`]'s colour, so painting an object
@@ -178,6 +179,10 @@ impl Grid {
     }
 }
 
+/// A grid read from a value ([`Value::as_grid`]): the value's own, or one built from a tuple of
+/// rows.
+pub type GridRef<'a> = SharedRef<'a, Grid>;
+
 /// A borrowed grid: row-major cells and the shape. A [`Grid`]'s, or one grid of a flat batch
 /// of many (`batch::GridBatch`), so a primitive's core written over a view serves both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,7 +210,7 @@ impl GridView<'_> {
 
 impl fmt::Debug for Grid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", Value::Grid(Arc::new(self.clone())))
+        write!(f, "{}", Value::Grid(Shared::new(self.clone())))
     }
 }
 
@@ -232,16 +237,16 @@ pub enum Value {
     /// A tuple of integers that fit an `i32` each, of any length but 0 and 2 (the empty tuple
     /// is a `Tuple`, two integers a `Pair`).
     Ints(Arc<[Color]>),
-    Grid(Arc<Grid>),
+    Grid(Shared<Grid>),
     /// A frozenset of locations, sorted and without duplicates.
-    Indices(Arc<Vec<Loc>>),
+    Indices(Shared<Vec<Loc>>),
     /// A frozenset of cells, sorted and without duplicates.
-    Object(Arc<Vec<Cell>>),
+    Object(Shared<Vec<Cell>>),
     /// Any other tuple.
     Tuple(Items),
     /// Any other frozenset, sorted in canonical order and without duplicates.
     Set(Items),
-    Func(Arc<Func>),
+    Func(Shared<Func>),
 }
 
 /// An element of an index set or object as an integer in the same order, so that sorting sets
@@ -310,11 +315,11 @@ impl Clone for Value {
     fn clone(&self) -> Value {
         match self {
             Value::Ints(a) => mem::forget(Arc::clone(a)),
-            Value::Grid(g) => mem::forget(Arc::clone(g)),
-            Value::Indices(l) => mem::forget(Arc::clone(l)),
-            Value::Object(c) => mem::forget(Arc::clone(c)),
+            Value::Grid(g) => mem::forget(Shared::clone(g)),
+            Value::Indices(l) => mem::forget(Shared::clone(l)),
+            Value::Object(c) => mem::forget(Shared::clone(c)),
             Value::Tuple(items) | Value::Set(items) => mem::forget(items.clone()),
-            Value::Func(f) => mem::forget(Arc::clone(f)),
+            Value::Func(f) => mem::forget(Shared::clone(f)),
             Value::None
             | Value::Bool(_)
             | Value::Int(_)
@@ -418,7 +423,11 @@ pub fn as_values(copies: &[ManuallyDrop<Value>]) -> &[Value] {
 /// device found) a [`Labelled`] set, whose members are built the first time they are read
 /// through [`Deref`]. [`Items::len`] and [`Items::is_empty`] never build them.
 #[derive(Clone)]
-pub struct Items(Arc<Listing>);
+pub struct Items(Shared<Listing>);
+
+/// No members: the empty tuple's and the empty set's, shared by every thread (see
+/// [`Value::empty_set`]).
+static EMPTY_ITEMS: LazyLock<Items> = LazyLock::new(|| Items(Shared::immortal(Listing::Listed(Vec::new()))));
 
 enum Listing {
     Listed(Vec<Value>),
@@ -427,11 +436,11 @@ enum Listing {
 
 impl Items {
     pub fn new(items: Vec<Value>) -> Items {
-        Items(Arc::new(Listing::Listed(items)))
+        Items(Shared::new(Listing::Listed(items)))
     }
 
     pub fn labelled(objects: Labelled) -> Items {
-        Items(Arc::new(Listing::Labelled(objects)))
+        Items(Shared::new(Listing::Labelled(objects)))
     }
 
     /// The labelled form, where the members are held as one.
@@ -455,12 +464,12 @@ impl Items {
 
     /// Whether both are the same list (a shared value).
     pub fn ptr_eq(a: &Items, b: &Items) -> bool {
-        Arc::ptr_eq(&a.0, &b.0)
+        Shared::ptr_eq(&a.0, &b.0)
     }
 
     /// The shared list's address: the same for two items exactly when [`Items::ptr_eq`].
     pub fn as_ptr(&self) -> *const () {
-        Arc::as_ptr(&self.0).cast()
+        Shared::as_ptr(&self.0).cast()
     }
 }
 
@@ -529,32 +538,32 @@ impl Value {
     }
 
     pub fn grid(g: Grid) -> Value {
-        Value::Grid(Arc::new(g))
+        Value::Grid(Shared::new(g))
     }
 
     /// An index set from locations in any order (sorted and deduplicated here, by a bitmap
     /// over their bounding box where it is small; see [`points`]).
     pub fn indices(mut locs: Vec<Loc>) -> Value {
         points::sort_dedup(&mut locs);
-        Value::Indices(Arc::new(locs))
+        Value::Indices(Shared::new(locs))
     }
 
     /// An index set from locations already sorted and unique.
     pub fn indices_sorted(locs: Vec<Loc>) -> Value {
         debug_assert!(locs.windows(2).all(|w| w[0] < w[1]));
-        Value::Indices(Arc::new(locs))
+        Value::Indices(Shared::new(locs))
     }
 
     /// An object from cells in any order (sorted and deduplicated here, as [`Value::indices`]).
     pub fn object(mut cells: Vec<Cell>) -> Value {
         points::sort_dedup(&mut cells);
-        Value::Object(Arc::new(cells))
+        Value::Object(Shared::new(cells))
     }
 
     /// An object from cells already sorted and unique.
     pub fn object_sorted(cells: Vec<Cell>) -> Value {
         debug_assert!(cells.windows(2).all(|w| w[0] < w[1]));
-        Value::Object(Arc::new(cells))
+        Value::Object(Shared::new(cells))
     }
 
     /// A tuple of integers, in the most compact representation its length allows.
@@ -717,39 +726,36 @@ impl Value {
             return Value::empty_set();
         }
         if let Some(locs) = collect_some(items.iter().map(Value::as_loc_exact)) {
-            return Value::Indices(Arc::new(locs));
+            return Value::Indices(Shared::new(locs));
         }
         if let Some(cells) = collect_some(items.iter().map(Value::as_cell_exact)) {
-            return Value::Object(Arc::new(cells));
+            return Value::Object(Shared::new(cells));
         }
         Value::Set(Items::new(items))
     }
 
-    /// The empty frozenset, shared (as the empty tuple): `connect` of unaligned points and
-    /// filters that keep nothing return it by the million in search, one allocation each before.
-    /// One per thread: a single shared count, changed by every clone and drop on every core,
-    /// would make the cores wait on each other.
+    /// The empty frozenset, shared (as the empty tuple) and [immortal](Shared::immortal):
+    /// `connect` of unaligned points and filters that keep nothing return it by the million in
+    /// search, one allocation each before.
     pub fn empty_set() -> Value {
-        thread_local!(static EMPTY: Items = Items::new(Vec::new()));
-        Value::Set(EMPTY.with(Items::clone))
+        Value::Set(EMPTY_ITEMS.clone())
     }
 
-    /// The locations of an empty index set, shared: no allocation per empty patch
-    /// (`recolor(c, connect(a, b))` of points on no common line makes one per pair).
-    pub fn no_locs() -> Arc<Vec<Loc>> {
-        thread_local!(static EMPTY: Arc<Vec<Loc>> = Arc::new(Vec::new()));
-        EMPTY.with(Arc::clone)
+    /// The locations of an empty index set, shared as [`Value::empty_set`]: no allocation per
+    /// empty patch (`recolor(c, connect(a, b))` of points on no common line makes one per pair).
+    pub fn no_locs() -> Shared<Vec<Loc>> {
+        static EMPTY: LazyLock<Shared<Vec<Loc>>> = LazyLock::new(|| Shared::immortal(Vec::new()));
+        EMPTY.clone()
     }
 
-    /// The cells of an empty object, shared as [`Value::no_locs`].
-    pub fn no_cells() -> Arc<Vec<Cell>> {
-        thread_local!(static EMPTY: Arc<Vec<Cell>> = Arc::new(Vec::new()));
-        EMPTY.with(Arc::clone)
+    /// The cells of an empty object, shared as [`Value::empty_set`].
+    pub fn no_cells() -> Shared<Vec<Cell>> {
+        static EMPTY: LazyLock<Shared<Vec<Cell>>> = LazyLock::new(|| Shared::immortal(Vec::new()));
+        EMPTY.clone()
     }
 
     pub fn empty_tuple() -> Value {
-        thread_local!(static EMPTY: Items = Items::new(Vec::new()));
-        Value::Tuple(EMPTY.with(Items::clone))
+        Value::Tuple(EMPTY_ITEMS.clone())
     }
 
     // ----- kind tests ---------------------------------------------------------------------
@@ -899,13 +905,13 @@ impl Value {
     }
 
     /// A grid: the `Grid` variant, or any tuple of equally long tuples of colours.
-    pub fn as_grid(&self) -> DslResult<Arc<Grid>> {
+    pub fn as_grid(&self) -> DslResult<GridRef<'_>> {
         match self {
-            Value::Grid(g) => Ok(g.clone()),
-            Value::LocPair(a, b) => Ok(Arc::new(Grid::new(2, 2, vec![a.i, a.j, b.i, b.j]))),
+            Value::Grid(g) => Ok(GridRef::Held(g)),
+            Value::LocPair(a, b) => Ok(GridRef::Built(Shared::new(Grid::new(2, 2, vec![a.i, a.j, b.i, b.j])))),
             Value::CellPair(..) => {
                 let rows = self.members().unwrap_or_default();
-                Value::Tuple(Items::new(rows)).as_grid()
+                Ok(GridRef::Built(Value::Tuple(Items::new(rows)).as_grid()?.into_shared()))
             }
             Value::Tuple(rows) => {
                 let w = match rows.first() {
@@ -930,7 +936,7 @@ impl Value {
                         cells.push(Color::try_from(c).map_err(|_| DslError::ColorRange(c.to_string().into()))?);
                     }
                 }
-                Ok(Arc::new(Grid::new(rows.len(), w, cells)))
+                Ok(GridRef::Built(Shared::new(Grid::new(rows.len(), w, cells))))
             }
             _ => Err(DslError::type_error("a grid", self)),
         }
@@ -1026,7 +1032,7 @@ impl Value {
         })
     }
 
-    pub fn as_func(&self) -> DslResult<&Arc<Func>> {
+    pub fn as_func(&self) -> DslResult<&Shared<Func>> {
         match self {
             Value::Func(f) => Ok(f),
             _ => Err(DslError::type_error("a function", self)),
@@ -1063,7 +1069,7 @@ impl Ord for Value {
                 };
             }
             // The same function value: shared parts need no walk (they may be shared deeply).
-            (Func(a), Func(b)) if Arc::ptr_eq(a, b) => return Ordering::Equal,
+            (Func(a), Func(b)) if Shared::ptr_eq(a, b) => return Ordering::Equal,
             _ => {}
         }
         let (ra, rb) = (self.rank(), other.rank());
@@ -1273,7 +1279,7 @@ mod tests {
     /// `clear_values` empties the vector and releases exactly the allocations its values held.
     #[test]
     fn clearing_values_releases_what_they_hold_and_nothing_else() {
-        let held = Arc::new(vec![Loc { i: 1, j: 2 }]);
+        let held = Shared::new(vec![Loc { i: 1, j: 2 }]);
         let mut values = vec![
             Value::Int(4),
             Value::Indices(held.clone()),
@@ -1282,12 +1288,12 @@ mod tests {
             Value::Cell(Cell { color: 1, i: 0, j: 0 }),
             Value::tuple(vec![Value::Indices(held.clone()), Value::Int(9)]),
         ];
-        assert_eq!(Arc::strong_count(&held), 4);
+        assert_eq!(Shared::strong_count(&held), 4);
         let holding = values.iter().filter(|v| v.holds_allocation()).count();
         assert_eq!(holding, 3);
         clear_values(&mut values);
         assert!(values.is_empty());
-        assert_eq!(Arc::strong_count(&held), 1);
+        assert_eq!(Shared::strong_count(&held), 1);
     }
 
     /// `push_value` appends as `push` does, for every kind of value, into a full vector and one
@@ -1322,7 +1328,7 @@ mod tests {
         }
         let Value::Tuple(items) = &shared else { unreachable!() };
         // `shared`, its copy in `kinds`, and no other.
-        assert_eq!(Arc::strong_count(&items.0), 2);
+        assert_eq!(Shared::strong_count(&items.0), 2);
     }
 
     /// The two members of each unboxed two-member shape, as Python would hand them out, and

@@ -299,7 +299,7 @@ mod tests {
         let [Value::Func(a), Value::Func(b)] = &mut closures else {
             panic!("not closures")
         };
-        assert!(std::sync::Arc::ptr_eq(a, b));
+        assert!(crate::dsl::shared::Shared::ptr_eq(a, b));
     }
 
     #[test]
@@ -315,7 +315,11 @@ mod tests {
                 (steps as u32 + 2, "ZeroDivisionError")
             );
             let Value::Grid(grid) = &input[0] else { unreachable!() };
-            assert_eq!(std::sync::Arc::strong_count(grid), 1, "the results hold no reference");
+            assert_eq!(
+                crate::dsl::shared::Shared::strong_count(grid),
+                1,
+                "the results hold no reference"
+            );
         }
     }
 }

@@ -16,7 +16,6 @@
 //! are never known here: the enumerator only sees inputs and train outputs.
 
 use std::hash::{BuildHasher, Hash, Hasher};
-use std::sync::Arc;
 use std::time::Instant;
 
 use hashbrown::HashMap;
@@ -31,7 +30,8 @@ use crate::batch::ops::has_batched_op;
 use crate::batch::{call_prim, Arg, Backend, LaneResult};
 use crate::dsl::constants::CONSTANTS;
 use crate::dsl::func::Deadline;
-use crate::dsl::{memory, registry, Color, DslError, Func, Grid, PrimId, Ty, Value};
+use crate::dsl::shared::Shared;
+use crate::dsl::{memory, registry, Color, DslError, Func, Grid, GridRef, PrimId, Ty, Value};
 
 /// How a node's values were computed.
 #[derive(Clone, Debug)]
@@ -288,7 +288,7 @@ pub struct Enumerator {
 
 impl Enumerator {
     /// The enumerator of a task: `train` its (input, output) pairs, `test` its test inputs.
-    pub fn new(train: &[(Arc<Grid>, Arc<Grid>)], test: &[Arc<Grid>]) -> Enumerator {
+    pub fn new(train: &[(Shared<Grid>, Shared<Grid>)], test: &[Shared<Grid>]) -> Enumerator {
         let inputs: Vec<Value> = train
             .iter()
             .map(|(i, _)| i)
@@ -326,7 +326,7 @@ impl Enumerator {
 
     /// The leaves: `I`, the task's colours and the DSL's constants, primitives as function
     /// values, and the train outputs' shape where it is the same for every pair.
-    fn seed(&mut self, train: &[(Arc<Grid>, Arc<Grid>)]) {
+    fn seed(&mut self, train: &[(Shared<Grid>, Shared<Grid>)]) {
         let col = self.inputs.clone().into_boxed_slice();
         if let Some(kind) = Kind::of_column(&col) {
             self.keep(col, kind, None, 0, Expr::Input);
@@ -362,7 +362,7 @@ impl Enumerator {
             let (id, cost) = (self.plans[k].id, self.plans[k].cost);
             if self.plans[k].role == Role::Plain {
                 if let Some(sig) = Sig::of_prim(id) {
-                    let f = Value::Func(Arc::new(Func::Prim(id)));
+                    let f = Value::Func(Shared::new(Func::Prim(id)));
                     let col = vec![f; self.inputs.len()].into_boxed_slice();
                     self.keep(col, Kind::Func, Some(sig), cost, Expr::Prim(id));
                 }
@@ -431,8 +431,15 @@ impl Enumerator {
         }
         if kind == Kind::Grid && self.pieces.len() < MAX_BASES {
             let train = &self.nodes[id as usize].col[..self.targets.len()];
-            let bases: Option<Vec<Arc<Grid>>> = train.iter().map(|v| v.as_grid().ok()).collect();
-            let outputs: Option<Vec<Arc<Grid>>> = self.targets.iter().map(|v| v.as_grid().ok()).collect();
+            let bases: Option<Vec<Shared<Grid>>> = train
+                .iter()
+                .map(|v| v.as_grid().ok().map(GridRef::into_shared))
+                .collect();
+            let outputs: Option<Vec<Shared<Grid>>> = self
+                .targets
+                .iter()
+                .map(|v| v.as_grid().ok().map(GridRef::into_shared))
+                .collect();
             if let Some(pieces) = bases.zip(outputs).and_then(|(b, o)| Pieces::new(&b, &o)) {
                 self.pieces.push((id, pieces));
             }
@@ -772,7 +779,7 @@ impl Enumerator {
             .enumerate()
             .map(|(k, v)| match (&found.finish, v) {
                 (Finish::Exact, _) => v.clone(),
-                (Finish::Recolour(map), Value::Grid(g)) => Value::Grid(Arc::new(map.apply(g))),
+                (Finish::Recolour(map), Value::Grid(g)) => Value::Grid(Shared::new(map.apply(g))),
                 (Finish::Pieces(pieces), _) => pieces.iter().fold(v.clone(), |grid, p| {
                     let patch = self.nodes[p.patch as usize].col[n + k].clone();
                     let drawn = match p.ink {
@@ -1064,7 +1071,7 @@ mod tests {
     }
 
     fn func_hash(f: Func) -> u64 {
-        column_hash(Kind::Func, &[Value::Func(Arc::new(f))])
+        column_hash(Kind::Func, &[Value::Func(Shared::new(f))])
     }
 
     proptest! {
@@ -1079,7 +1086,7 @@ mod tests {
             let prim = |name| Value::prim(PrimId::of(name).expect("registered"));
             let bind = |v: Value| Func::Rbind(prim("combine"), v);
             prop_assert_eq!(func_hash(bind(compact.clone())), func_hash(bind(boxed.clone())));
-            let nested = |v: Value| Func::Fork(prim("combine"), Value::Func(Arc::new(bind(v))), prim("identity"));
+            let nested = |v: Value| Func::Fork(prim("combine"), Value::Func(Shared::new(bind(v))), prim("identity"));
             prop_assert_eq!(func_hash(nested(compact.clone())), func_hash(nested(boxed)));
             if other.compact() != compact {
                 // A hash that ignored the parts would pass the checks above.

@@ -200,8 +200,8 @@ impl Sig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dsl::shared::Shared;
     use crate::dsl::{Grid, Loc};
-    use std::sync::Arc;
 
     #[test]
     fn columns_agree_on_one_kind_and_empty_containers_fit() {
@@ -210,7 +210,7 @@ mod tests {
         assert_eq!(Kind::of_column(&[idx.clone(), empty.clone()]), Some(Kind::Indices));
         assert_eq!(Kind::of_column(&[empty.clone(), empty]), None);
         assert_eq!(Kind::of_column(&[idx, Value::Int(1)]), None);
-        let grid = Value::Grid(Arc::new(Grid::filled(2, 2, 0)));
+        let grid = Value::Grid(Shared::new(Grid::filled(2, 2, 0)));
         assert_eq!(Kind::of_column(&[grid.clone(), grid]), Some(Kind::Grid));
     }
 

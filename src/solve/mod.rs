@@ -20,7 +20,6 @@ pub mod tiles;
 
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -28,7 +27,8 @@ use rayon::prelude::*;
 use crate::batch::Backend;
 use crate::dsl::func::guarded;
 use crate::dsl::memory;
-use crate::dsl::{Grid, Value};
+use crate::dsl::shared::Shared;
+use crate::dsl::{Grid, GridRef, Value};
 use crate::program::{parse_program, run_guarded, Program};
 use crate::tasks::{Example, Input, Task};
 use enumerate::{Budget, Enumerator, Finish, Stop};
@@ -50,8 +50,8 @@ pub struct Config {
 /// What one task's train pairs and test inputs are, and nothing else.
 pub struct Problem {
     pub id: String,
-    pub train: Vec<(Arc<Grid>, Arc<Grid>)>,
-    pub test: Vec<Arc<Grid>>,
+    pub train: Vec<(Shared<Grid>, Shared<Grid>)>,
+    pub test: Vec<Shared<Grid>>,
 }
 
 impl Problem {
@@ -108,7 +108,7 @@ pub struct Candidate {
     pub origin: Origin,
     /// The program in the reference syntax, `def solve_<task>(I): ...`.
     pub program: String,
-    pub test_outputs: Vec<Arc<Grid>>,
+    pub test_outputs: Vec<Shared<Grid>>,
 }
 
 /// What solving one task gave.
@@ -131,7 +131,7 @@ pub struct Solution {
 
 impl Solution {
     /// The two attempts for test input `k`, if any candidate was found.
-    pub fn attempts(&self, k: usize) -> Option<[Arc<Grid>; 2]> {
+    pub fn attempts(&self, k: usize) -> Option<[Shared<Grid>; 2]> {
         let first = self.chosen.first()?.test_outputs.get(k)?.clone();
         let second = self.chosen.get(1).and_then(|c| c.test_outputs.get(k).cloned());
         Some([first.clone(), second.unwrap_or(first)])
@@ -273,7 +273,7 @@ fn library_candidates(problem: &Problem, library: &[Program], budget: &Budget, t
                 _ => continue 'programs,
             }
         }
-        let test_outputs: Option<Vec<Arc<Grid>>> = problem
+        let test_outputs: Option<Vec<Shared<Grid>>> = problem
             .test
             .iter()
             .map(|i| run_on(program, &pairs, i, timeout))
@@ -292,7 +292,7 @@ fn library_candidates(problem: &Problem, library: &[Program], budget: &Budget, t
 }
 
 /// A program's output grid on one input (`C` is `None`: no expected output is given).
-fn run_on(program: &Program, pairs: &Value, input: &Arc<Grid>, timeout: Duration) -> Option<Arc<Grid>> {
+fn run_on(program: &Program, pairs: &Value, input: &Shared<Grid>, timeout: Duration) -> Option<Shared<Grid>> {
     let example = Example {
         input: input.clone(),
         output: None,
@@ -302,12 +302,16 @@ fn run_on(program: &Program, pairs: &Value, input: &Arc<Grid>, timeout: Duration
         .iter()
         .map(|p| Input::of(p).map_or(Value::None, |i| i.value(pairs, &example)))
         .collect();
-    run_guarded(program, &args, Some(timeout)).ok()?.as_grid().ok()
+    run_guarded(program, &args, Some(timeout))
+        .ok()?
+        .as_grid()
+        .ok()
+        .map(GridRef::into_shared)
 }
 
 /// Checks an enumerated program the way a user will run it: parsed from its text and run by
 /// the interpreter, it must give every train output and the enumerator's test outputs.
-fn verified(problem: &Problem, text: &str, test_values: &[Value]) -> Result<Vec<Arc<Grid>>, String> {
+fn verified(problem: &Problem, text: &str, test_values: &[Value]) -> Result<Vec<Shared<Grid>>, String> {
     let program = parse_program("<enumerated>", text).map_err(|e| format!("does not parse ({e})"))?;
     let pairs = Value::None;
     for (input, output) in &problem.train {

@@ -7,11 +7,10 @@
 //! the other two leave): the pieces are found as the patches are, a level
 //! before a call of `fill` on them would be.
 
-use std::sync::Arc;
-
 use hashbrown::HashMap;
 use smallvec::SmallVec;
 
+use crate::dsl::shared::Shared;
 use crate::dsl::{Grid, Value};
 
 /// Cells of a grid of at most 30x30, one bit each, row-major.
@@ -67,8 +66,8 @@ struct Found {
 
 /// The pieces of one task.
 pub struct Pieces {
-    inputs: Vec<Arc<Grid>>,
-    outputs: Vec<Arc<Grid>>,
+    inputs: Vec<Shared<Grid>>,
+    outputs: Vec<Shared<Grid>>,
     /// Per train pair, the cells whose colour the output changes.
     differ: Vec<Cells>,
     found: Vec<Found>,
@@ -86,7 +85,7 @@ const MAX_PAIRED: usize = 500;
 impl Pieces {
     /// The pieces drawn on a base, if every base (one per train pair) has its output's shape
     /// and some differ from theirs.
-    pub fn new(bases: &[Arc<Grid>], outputs: &[Arc<Grid>]) -> Option<Pieces> {
+    pub fn new(bases: &[Shared<Grid>], outputs: &[Shared<Grid>]) -> Option<Pieces> {
         let same_shapes = bases
             .iter()
             .zip(outputs)
@@ -242,8 +241,8 @@ mod tests {
     use super::*;
     use crate::dsl::Loc;
 
-    fn grid(h: usize, w: usize, cells: &[i32]) -> Arc<Grid> {
-        Arc::new(Grid::new(h, w, cells.to_vec()))
+    fn grid(h: usize, w: usize, cells: &[i32]) -> Shared<Grid> {
+        Shared::new(Grid::new(h, w, cells.to_vec()))
     }
 
     #[test]

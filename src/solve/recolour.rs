@@ -100,11 +100,11 @@ const TEMPORARY: i32 = 10;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
+    use crate::dsl::shared::Shared;
 
     fn grid(rows: &[&[i32]]) -> Value {
         let cells = rows.iter().flat_map(|r| r.iter().copied()).collect();
-        Value::Grid(Arc::new(Grid::new(rows.len(), rows[0].len(), cells)))
+        Value::Grid(Shared::new(Grid::new(rows.len(), rows[0].len(), cells)))
     }
 
     fn replaced(g: &Value, steps: &[(i32, i32)]) -> Value {
@@ -114,7 +114,7 @@ mod tests {
             .iter()
             .map(|&c| steps.iter().fold(c, |c, &(a, b)| if c == a { b } else { c }))
             .collect();
-        Value::Grid(Arc::new(Grid::new(g.h, g.w, cells)))
+        Value::Grid(Shared::new(Grid::new(g.h, g.w, cells)))
     }
 
     #[test]
@@ -126,7 +126,7 @@ mod tests {
         for (v, t) in values.iter().zip(&targets) {
             assert_eq!(&replaced(v, &steps), t);
             let Value::Grid(g) = v else { unreachable!() };
-            assert_eq!(&Value::Grid(Arc::new(map.apply(g))), t);
+            assert_eq!(&Value::Grid(Shared::new(map.apply(g))), t);
         }
     }
 

@@ -5,8 +5,7 @@
 //! them is a candidate, found as soon as its blocks are rather than levels of concatenations
 //! later.
 
-use std::sync::Arc;
-
+use crate::dsl::shared::Shared;
 use crate::dsl::{Grid, Value};
 
 /// The blocks the train outputs are cut into.
@@ -23,13 +22,14 @@ const MAX_SIDE: usize = 4;
 impl Tiles {
     /// The blocks of the train outputs, if each is `down` x `across` blocks of its input's
     /// shape, for one `down` and `across` (not both 1).
-    pub fn new(train: &[(Arc<Grid>, Arc<Grid>)]) -> Option<Tiles> {
+    pub fn new(train: &[(Shared<Grid>, Shared<Grid>)]) -> Option<Tiles> {
         let (i, o) = train.first()?;
         if i.h == 0 || i.w == 0 || o.h % i.h != 0 || o.w % i.w != 0 {
             return None;
         }
         let (down, across) = (o.h / i.h, o.w / i.w);
-        let fits = |(i, o): &(Arc<Grid>, Arc<Grid>)| i.h > 0 && i.w > 0 && o.h == down * i.h && o.w == across * i.w;
+        let fits =
+            |(i, o): &(Shared<Grid>, Shared<Grid>)| i.h > 0 && i.w > 0 && o.h == down * i.h && o.w == across * i.w;
         if down * across == 1 || down > MAX_SIDE || across > MAX_SIDE || !train.iter().all(fits) {
             return None;
         }
@@ -45,7 +45,7 @@ impl Tiles {
                                 o.cells[row..row + i.w].iter().copied()
                             })
                             .collect();
-                        Value::Grid(Arc::new(Grid::new(i.h, i.w, cells)))
+                        Value::Grid(Shared::new(Grid::new(i.h, i.w, cells)))
                     })
                     .collect()
             })
@@ -60,8 +60,8 @@ mod tests {
 
     #[test]
     fn outputs_are_cut_into_blocks_of_the_input_shape() {
-        let input = Arc::new(Grid::new(1, 2, vec![1, 2]));
-        let output = Arc::new(Grid::new(2, 4, vec![1, 2, 2, 1, 3, 4, 5, 6]));
+        let input = Shared::new(Grid::new(1, 2, vec![1, 2]));
+        let output = Shared::new(Grid::new(2, 4, vec![1, 2, 2, 1, 3, 4, 5, 6]));
         let tiles = Tiles::new(&[(input.clone(), output)]).unwrap();
         assert_eq!((tiles.down, tiles.across), (2, 2));
         let block = |b: usize| match &tiles.blocks[b][0] {

@@ -10,7 +10,6 @@
 //! raise `TypeError` here too.
 
 use std::cmp::Ordering;
-use std::sync::Arc;
 
 use smallvec::SmallVec;
 
@@ -21,6 +20,7 @@ use crate::dsl::func::{call1, holds_foreign, Func};
 use crate::dsl::labelled::ObjectMeta;
 use crate::dsl::points::{self, moved, BoxBitmap, Placed, Point};
 use crate::dsl::registry::PrimSpec;
+use crate::dsl::shared::Shared;
 use crate::dsl::value::{push_value, Cell, Color, Grid, Loc, SmallCell, Value};
 use crate::prim;
 
@@ -149,8 +149,8 @@ fn filter_kind<D>(c: &Value, members: &[Value], decisions: &[D], keep: impl Fn(&
         out
     }
     match c {
-        Value::Indices(l) => Value::Indices(Arc::new(masked(l, decisions, &keep))),
-        Value::Object(cells) => Value::Object(Arc::new(masked(cells, decisions, &keep))),
+        Value::Indices(l) => Value::Indices(Shared::new(masked(l, decisions, &keep))),
+        Value::Object(cells) => Value::Object(Shared::new(masked(cells, decisions, &keep))),
         Value::Grid(g) => {
             let rows: Vec<usize> = (0..g.h).filter(|&r| keep(&decisions[r])).collect();
             let cells = rows.iter().flat_map(|&r| g.row(r).iter().copied()).collect();
@@ -473,8 +473,8 @@ pub(super) struct MovedTests {
 /// while it is held.
 pub(super) fn members_address(set: &Value) -> Option<usize> {
     match set {
-        Value::Indices(x) => Some(Arc::as_ptr(x) as usize),
-        Value::Object(x) => Some(Arc::as_ptr(x) as usize),
+        Value::Indices(x) => Some(Shared::as_ptr(x) as usize),
+        Value::Object(x) => Some(Shared::as_ptr(x) as usize),
         _ => None,
     }
 }
@@ -554,8 +554,8 @@ pub(super) fn points_range<P: Point>(points: &[P]) -> (i32, i32) {
 /// their members in canonical order otherwise.
 pub(super) fn set_algebra(op: SetOp, a: &Value, b: &Value) -> Value {
     match (a, b) {
-        (Value::Indices(x), Value::Indices(y)) => Value::Indices(Arc::new(points_op(op, (a, x), (b, y)))),
-        (Value::Object(x), Value::Object(y)) => Value::Object(Arc::new(points_op(op, (a, x), (b, y)))),
+        (Value::Indices(x), Value::Indices(y)) => Value::Indices(Shared::new(points_op(op, (a, x), (b, y)))),
+        (Value::Object(x), Value::Object(y)) => Value::Object(Shared::new(points_op(op, (a, x), (b, y)))),
         (Value::Set(x), Value::Set(y)) => Value::set_sorted(merge_sorted(op, x, y)),
         _ => {
             let (x, y) = (a.members().unwrap_or_default(), b.members().unwrap_or_default());
@@ -1282,7 +1282,7 @@ fn point_edited(c: &Value, value: &Value, adding: bool) -> Option<Value> {
 
 /// A sorted set of points with `x` added in its place (`adding`) or taken out: the set itself
 /// where that changes nothing, else one copy.
-fn edited<T: Ord + Copy>(set: &Arc<Vec<T>>, x: T, adding: bool) -> Arc<Vec<T>> {
+fn edited<T: Ord + Copy>(set: &Shared<Vec<T>>, x: T, adding: bool) -> Shared<Vec<T>> {
     let (at, present) = match set.binary_search(&x) {
         Ok(at) => (at, true),
         Err(at) => (at, false),
@@ -1298,7 +1298,7 @@ fn edited<T: Ord + Copy>(set: &Arc<Vec<T>>, x: T, adding: bool) -> Arc<Vec<T>> {
     } else {
         out.extend_from_slice(&set[at + 1..]);
     }
-    Arc::new(out)
+    Shared::new(out)
 }
 
 fn remove(a: &[Value]) -> DslResult<Value> {
@@ -1776,8 +1776,8 @@ mod tests {
             let check = |a: &Value, b: &Value| -> Result<(), proptest::test_runner::TestCaseError> {
                 for op in [SetOp::Union, SetOp::Intersection, SetOp::Difference] {
                     let want = match (a, b) {
-                        (Value::Indices(x), Value::Indices(y)) => Value::Indices(Arc::new(merge_walk(op, x, y))),
-                        (Value::Object(x), Value::Object(y)) => Value::Object(Arc::new(merge_walk(op, x, y))),
+                        (Value::Indices(x), Value::Indices(y)) => Value::Indices(Shared::new(merge_walk(op, x, y))),
+                        (Value::Object(x), Value::Object(y)) => Value::Object(Shared::new(merge_walk(op, x, y))),
                         _ => unreachable!("both index sets or both objects"),
                     };
                     proptest::prop_assert_eq!(set_algebra(op, a, b), want);

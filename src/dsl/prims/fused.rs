@@ -597,7 +597,7 @@ fn box_part_len(ring: bool, patch: &Value, b_value: &Value) -> Option<usize> {
     let in_patch = match patch {
         Value::Indices(_) => containers::moved_op_len(SetOp::Intersection, patch, (0, 0), b_value)?,
         _ => {
-            let locs = Value::Indices(common::locs(patch).ok()?);
+            let locs = Value::Indices(common::locs(patch).ok()?.into_shared());
             containers::moved_op_len(SetOp::Intersection, &locs, (0, 0), b_value)?
         }
     };

@@ -13,14 +13,14 @@
 //! colour and row.
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use crate::bail;
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::exact::try_collect;
 use crate::dsl::memory;
 use crate::dsl::registry::{PrimSpec, Ty};
-use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
+use crate::dsl::shared::{Shared, SharedRef};
+use crate::dsl::value::{Cell, Color, Grid, GridRef, GridView, Loc, Value};
 use crate::prim;
 
 use super::common::{self, coord, MemberLimit, MAX_GRID_CELLS, MAX_MEMBERS, MEMBER_BYTES};
@@ -178,18 +178,18 @@ fn factor(v: &Value) -> DslResult<usize> {
 
 /// A patch as the reference walks it: cells `(value, (i, j))` when its first member's second
 /// item is a tuple, locations `(i, j)` otherwise. All are sorted and unique (set semantics).
-pub(super) enum Patch {
-    Locs(Arc<Vec<Loc>>),
-    Cells(Arc<Vec<Cell>>),
+pub(super) enum Patch<'a> {
+    Locs(SharedRef<'a, Vec<Loc>>),
+    Cells(SharedRef<'a, Vec<Cell>>),
     /// Cells with a colour no [`Cell`] holds (`None`, say): the simple path of `Cells`.
     AnyCells(Vec<(Value, Loc)>),
 }
 
-impl Patch {
-    pub(super) fn of(v: &Value) -> DslResult<Patch> {
+impl Patch<'_> {
+    pub(super) fn of(v: &Value) -> DslResult<Patch<'_>> {
         Ok(match v {
-            Value::Indices(l) => Patch::Locs(l.clone()),
-            Value::Object(c) => Patch::Cells(c.clone()),
+            Value::Indices(l) => Patch::Locs(SharedRef::Held(l)),
+            Value::Object(c) => Patch::Cells(SharedRef::Held(c)),
             _ if v.member(0).and_then(|m| m.member(1)).is_some_and(|x| x.is_tuple()) => match common::cells(v) {
                 Err(DslError::ColorRange(_)) => Patch::AnyCells(common::any_cells(v)?),
                 cells => Patch::Cells(cells?),
@@ -556,12 +556,12 @@ fn fast_color(v: &Value) -> DslResult<i64> {
 
 /// The cells of an object in the reference's iteration order: a tuple's own order (duplicates
 /// kept), a set's canonical order.
-fn cells_in_order(obj: &Value) -> DslResult<Arc<Vec<Cell>>> {
+fn cells_in_order(obj: &Value) -> DslResult<SharedRef<'_, Vec<Cell>>> {
     match obj {
-        Value::Tuple(items) => Ok(Arc::new(common::member_cells(items)?)),
-        Value::Ints(_) | Value::LocPair(..) | Value::CellPair(..) => {
-            Ok(Arc::new(common::member_cells(&obj.members().unwrap_or_default())?))
-        }
+        Value::Tuple(items) => Ok(SharedRef::Built(Shared::new(common::member_cells(items)?))),
+        Value::Ints(_) | Value::LocPair(..) | Value::CellPair(..) => Ok(SharedRef::Built(Shared::new(
+            common::member_cells(&obj.members().unwrap_or_default())?,
+        ))),
         _ => common::cells(obj),
     }
 }
@@ -675,7 +675,7 @@ fn cover_fast(a: &[Value]) -> DslResult<Value> {
     rows::on_grid(
         &a[0],
         |g| Ok(Value::grid(covered(g, &a[1])?.0)),
-        |r| rows::cover(r, || common::locs(&a[1])),
+        |r| rows::cover(r, || common::locs(&a[1]).map(SharedRef::into_shared)),
     )
 }
 
@@ -700,7 +700,7 @@ fn move_object_fast(a: &[Value]) -> DslResult<Value> {
             Ok(Value::grid(out))
         },
         |r| {
-            let covered = rows::cover(r, || common::locs(&a[1]))?;
+            let covered = rows::cover(r, || common::locs(&a[1]).map(SharedRef::into_shared))?;
             let cells = common::any_cells(&a[1])?;
             if cells.is_empty() {
                 return Ok(covered);
@@ -1208,7 +1208,10 @@ fn occurrences(a: &[Value]) -> DslResult<Value> {
 fn occurrences_fast(a: &[Value]) -> DslResult<Value> {
     let (g, patch) = match a[0].as_grid() {
         Ok(g) => (g, Patch::of(&a[1])?),
-        Err(refused) => ranked_occurrence_args(&a[0], &a[1], refused)?,
+        Err(refused) => {
+            let (g, patch) = ranked_occurrence_args(&a[0], &a[1], refused)?;
+            (GridRef::Built(g), patch)
+        }
     };
     let w = first_row_width(&g)?;
     let Some(b) = patch.bounds() else {
@@ -1259,7 +1262,7 @@ fn occurrences_fast(a: &[Value]) -> DslResult<Value> {
 /// `occurrences`' grid and object where the grid is a rectangular tuple of tuples that is no
 /// compact grid (a cell is `None`, say): cells and colours as their [`Ranks`](common::Ranks),
 /// which `occurrences` compares with `==` only. A ragged grid fails with `refused`.
-fn ranked_occurrence_args(grid: &Value, obj: &Value, refused: DslError) -> DslResult<(Arc<Grid>, Patch)> {
+fn ranked_occurrence_args<'o>(grid: &Value, obj: &'o Value, refused: DslError) -> DslResult<(Shared<Grid>, Patch<'o>)> {
     let rows = rows::of(grid)?;
     let w = rows.first().map_or(0, Vec::len);
     if rows.iter().any(|r| r.len() != w) {
@@ -1275,9 +1278,9 @@ fn ranked_occurrence_args(grid: &Value, obj: &Value, refused: DslError) -> DslRe
     let cells = rows.iter().flatten().map(|v| ranks.rank(v)).collect();
     let ranked = match patch {
         Patch::Locs(l) => Patch::Locs(l),
-        _ => Patch::Cells(Arc::new(ranks.cells(&any_cells))),
+        _ => Patch::Cells(SharedRef::Built(Shared::new(ranks.cells(&any_cells)))),
     };
-    Ok((Arc::new(Grid::new(rows.len(), w, cells)), ranked))
+    Ok((Shared::new(Grid::new(rows.len(), w, cells)), ranked))
 }
 
 /// Matches probes against a grid at most 64 wide: per colour, a bit mask of each row's cells
@@ -1714,7 +1717,7 @@ fn period(obj: &Value, vertical: bool) -> DslResult<Value> {
     let cells = match patch {
         Patch::Cells(cells) => cells,
         // Only whether two colours are equal matters: their ranks do.
-        Patch::AnyCells(c) => Arc::new(common::Ranks::of(c.iter().map(|(v, _)| v)).cells(&c)),
+        Patch::AnyCells(c) => SharedRef::Built(Shared::new(common::Ranks::of(c.iter().map(|(v, _)| v)).cells(&c))),
         Patch::Locs(_) => return Err(DslError::type_error("an object (cells (value, (i, j)))", obj)),
     };
     // Along the axis: (cross coordinate, coordinate) of a cell.

@@ -17,10 +17,10 @@
 //! share a cell.
 
 use std::cell::RefCell;
-use std::sync::Arc;
 
 use crate::dsl::error::DslResult;
 use crate::dsl::registry::PrimSpec;
+use crate::dsl::shared::Shared;
 use crate::dsl::value::{Cell, Color, Grid, GridView, Items, Value};
 use crate::{bail, prim};
 
@@ -472,7 +472,7 @@ fn sort_row_major_by_color(cells: &mut [Cell], scratch: &mut Vec<Cell>) {
 /// Objects already in canonical order as an Objects value.
 fn objects_value(comps: Vec<Vec<Cell>>) -> Value {
     Value::Set(Items::new(
-        comps.into_iter().map(|c| Value::Object(Arc::new(c))).collect(),
+        comps.into_iter().map(|c| Value::Object(Shared::new(c))).collect(),
     ))
 }
 

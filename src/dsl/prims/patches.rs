@@ -11,14 +11,13 @@
 //! comprehensions read: the cells of a grid, the first item of each member of a set (so an
 //! index set yields its rows, as `for v, _ in element` does in Python).
 
-use std::sync::Arc;
-
 use smallvec::SmallVec;
 
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::exact::try_collect;
 use crate::dsl::memory;
 use crate::dsl::registry::PrimSpec;
+use crate::dsl::shared::{Shared, SharedRef};
 use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
 use crate::{bail, prim};
 
@@ -427,7 +426,7 @@ fn asobject(a: &[Value]) -> DslResult<Value> {
 fn asobject_fast(a: &[Value]) -> DslResult<Value> {
     rows::on_grid(
         &a[0],
-        |g| Ok(Value::Object(Arc::new(sorted_cells(g.view())))),
+        |g| Ok(Value::Object(Shared::new(sorted_cells(g.view())))),
         rows::asobject,
     )
 }
@@ -435,7 +434,7 @@ fn asobject_fast(a: &[Value]) -> DslResult<Value> {
 fn toobject(a: &[Value]) -> DslResult<Value> {
     let g = match a[1].as_grid() {
         Ok(g) => g,
-        Err(_) => return rows::toobject(&rows::of(&a[1])?, || common::locs(&a[0])),
+        Err(_) => return rows::toobject(&rows::of(&a[1])?, || common::locs(&a[0]).map(SharedRef::into_shared)),
     };
     first_row_len(&a[1])?;
     let locs = common::locs(&a[0])?;
@@ -671,7 +670,7 @@ pub(super) fn toindices_of(p: &Value) -> DslResult<Value> {
     }
     match p {
         Value::Indices(_) => Ok(p.clone()),
-        _ => Ok(Value::Indices(common::locs(p)?)),
+        _ => Ok(Value::Indices(common::locs(p)?.into_shared())),
     }
 }
 
@@ -701,7 +700,7 @@ fn recolor_fast(a: &[Value]) -> DslResult<Value> {
         return Ok(Value::Object(Value::no_cells()));
     }
     let cells = locs.iter().map(|l| Cell { color, i: l.i, j: l.j }).collect();
-    Ok(Value::Object(Arc::new(cells)))
+    Ok(Value::Object(Shared::new(cells)))
 }
 
 /// `shift(patch, (di, dj))` of a non-empty patch. A translation keeps the canonical order.
@@ -732,7 +731,7 @@ fn translated(patch: &Patch, di: i32, dj: i32) -> Option<Value> {
         r
     };
     let value = match patch {
-        Patch::Locs(l) if !l.is_empty() => Value::Indices(Arc::new(
+        Patch::Locs(l) if !l.is_empty() => Value::Indices(Shared::new(
             l.iter()
                 .map(|l| Loc {
                     i: add(l.i, di),
@@ -740,7 +739,7 @@ fn translated(patch: &Patch, di: i32, dj: i32) -> Option<Value> {
                 })
                 .collect(),
         )),
-        Patch::Cells(c) if !c.is_empty() => Value::Object(Arc::new(
+        Patch::Cells(c) if !c.is_empty() => Value::Object(Shared::new(
             c.iter()
                 .map(|c| Cell {
                     color: c.color,
