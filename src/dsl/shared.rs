@@ -137,10 +137,21 @@ impl<T> Drop for Shared<T> {
             }
             fence(Ordering::Acquire);
         }
-        // SAFETY: the last reference is this one (see above), and the block came from
-        // `Box::leak` in `new`.
-        unsafe { drop(Box::from_raw(self.ptr.as_ptr())) }
+        // SAFETY: the last reference is this one (see above).
+        unsafe { free(self.ptr) }
     }
+}
+
+/// Drops the value of a block and frees it: out of line, so that a drop of a value that holds
+/// any of several kinds of container is a test per kind, not each kind's freeing inlined.
+///
+/// # Safety
+///
+/// `block` came from `Box::leak` in [`Shared::new`], and no reference to it is left.
+#[inline(never)]
+unsafe fn free<T>(block: NonNull<Counted<T>>) {
+    // SAFETY: see the function's contract.
+    unsafe { drop(Box::from_raw(block.as_ptr())) }
 }
 
 impl<T> Deref for Shared<T> {
