@@ -26,7 +26,7 @@ use std::sync::atomic::{fence, AtomicUsize, Ordering};
 /// references (see the module's doc).
 pub struct Shared<T> {
     ptr: NonNull<Counted<T>>,
-    /// The pointer owns a `Counted<T>` (for the drop check).
+    /// The pointer owns a `Counted<T>`, as `Arc` does (its auto traits and drop check).
     owns: PhantomData<Counted<T>>,
 }
 
@@ -43,8 +43,9 @@ unsafe impl<T: Send + Sync> Send for Shared<T> {}
 // SAFETY: see `Send`; `&Shared<T>` gives only `&T` and clones.
 unsafe impl<T: Send + Sync> Sync for Shared<T> {}
 
-/// Counts past this abort the process, as `Arc`'s do: a count that wrapped would free a value
-/// still in use. (Only a program that leaked billions of clones could reach it.)
+/// A clone that would take a count to this aborts the process, as `Arc`'s do: a count that
+/// wrapped would free a value still in use, and one that reached [`IMMORTAL`] would never free
+/// it. (Only a program that leaked billions of clones could get there.)
 const MAX_COUNT: usize = isize::MAX as usize;
 
 /// The count of an [immortal](Shared::immortal) value, above every count a mortal one reaches.
@@ -110,7 +111,7 @@ impl<T> Clone for Shared<T> {
         // value alive; nothing is read through the count. A mortal count never becomes an
         // immortal one, or the reverse.
         let count = &self.counted().count;
-        if count.load(Ordering::Relaxed) < IMMORTAL && count.fetch_add(1, Ordering::Relaxed) > MAX_COUNT {
+        if count.load(Ordering::Relaxed) < IMMORTAL && count.fetch_add(1, Ordering::Relaxed) >= MAX_COUNT {
             std::process::abort();
         }
         Shared {
@@ -333,6 +334,31 @@ mod tests {
             assert_eq!(DROPS.load(Ordering::Relaxed), round, "references remain");
             drop(left);
             assert_eq!(DROPS.load(Ordering::Relaxed), round + 1);
+        }
+    }
+
+    /// Threads read a value's contents through their own references and drop them while the
+    /// main thread drops its own, so that whichever comes last frees it: under Miri, a drop
+    /// that frees without seeing every other holder's reads (a relaxed count, no acquiring
+    /// fence) is a data race on the contents.
+    #[test]
+    fn the_last_holder_frees_after_every_other_holders_reads() {
+        for _ in 0..10 {
+            let shared = Shared::new(vec![1u64, 2, 3]);
+            let handles: Vec<_> = (0..3)
+                .map(|_| {
+                    let mine = shared.clone();
+                    std::thread::spawn(move || {
+                        let sum: u64 = mine.iter().sum();
+                        drop(mine);
+                        sum
+                    })
+                })
+                .collect();
+            drop(shared);
+            for h in handles {
+                assert_eq!(h.join().unwrap(), 6);
+            }
         }
     }
 

@@ -39,7 +39,7 @@ impl ConstKey {
     }
 
     /// The value as a copy that is never dropped (see [`crate::dsl::value::borrowed`]): a
-    /// primitive is its thread's own value ([`Value::prim_copy`]); numbers, booleans and pairs
+    /// primitive is the process's own value ([`Value::prim_copy`]); numbers, booleans and pairs
     /// hold no allocation to release.
     pub fn value_copy(&self) -> ManuallyDrop<Value> {
         match *self {

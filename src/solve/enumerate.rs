@@ -362,7 +362,7 @@ impl Enumerator {
             let (id, cost) = (self.plans[k].id, self.plans[k].cost);
             if self.plans[k].role == Role::Plain {
                 if let Some(sig) = Sig::of_prim(id) {
-                    let f = Value::Func(Shared::new(Func::Prim(id)));
+                    let f = Value::prim(id);
                     let col = vec![f; self.inputs.len()].into_boxed_slice();
                     self.keep(col, Kind::Func, Some(sig), cost, Expr::Prim(id));
                 }
