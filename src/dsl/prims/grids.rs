@@ -675,7 +675,7 @@ fn cover_fast(a: &[Value]) -> DslResult<Value> {
     rows::on_grid(
         &a[0],
         |g| Ok(Value::grid(covered(g, &a[1])?.0)),
-        |r| rows::cover(r, || common::locs(&a[1]).map(SharedRef::into_shared)),
+        |r| rows::cover(r, || common::locs(&a[1])),
     )
 }
 
@@ -700,7 +700,7 @@ fn move_object_fast(a: &[Value]) -> DslResult<Value> {
             Ok(Value::grid(out))
         },
         |r| {
-            let covered = rows::cover(r, || common::locs(&a[1]).map(SharedRef::into_shared))?;
+            let covered = rows::cover(r, || common::locs(&a[1]))?;
             let cells = common::any_cells(&a[1])?;
             if cells.is_empty() {
                 return Ok(covered);

@@ -17,7 +17,7 @@ use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::exact::try_collect;
 use crate::dsl::memory;
 use crate::dsl::registry::PrimSpec;
-use crate::dsl::shared::{Shared, SharedRef};
+use crate::dsl::shared::Shared;
 use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
 use crate::{bail, prim};
 
@@ -434,7 +434,7 @@ fn asobject_fast(a: &[Value]) -> DslResult<Value> {
 fn toobject(a: &[Value]) -> DslResult<Value> {
     let g = match a[1].as_grid() {
         Ok(g) => g,
-        Err(_) => return rows::toobject(&rows::of(&a[1])?, || common::locs(&a[0]).map(SharedRef::into_shared)),
+        Err(_) => return rows::toobject(&rows::of(&a[1])?, || common::locs(&a[0])),
     };
     first_row_len(&a[1])?;
     let locs = common::locs(&a[0])?;
