@@ -129,12 +129,18 @@ pub fn eval_keeping(
         let result = match step.args.len() {
             n if n <= INLINE_ARGS => call_step(step, params, values.as_slice(), &mut [NO_VALUE; INLINE_ARGS][..n]),
             n => call_step(step, params, values.as_slice(), &mut vec![NO_VALUE; n]),
+        };
+        match &result {
+            Ok(value) => {
+                if let Some(i) = keep {
+                    i.kept[k] = Some(value.clone());
+                }
+                // SAFETY: `result` is forgotten just after: the slot takes its value over.
+                unsafe { values.push_moved(value) };
+                std::mem::forget(result);
+            }
+            Err(_) => return Err(fail(result.unwrap_err())),
         }
-        .map_err(fail)?;
-        if let Some(i) = keep {
-            i.kept[k] = Some(result.clone());
-        }
-        values.push(result);
     }
     Ok(operand(&program.output, params, values.as_slice()))
 }
@@ -169,6 +175,24 @@ impl<'s> Results<'s> {
     /// Adds a step's result (there is a slot per step).
     fn push(&mut self, v: Value) {
         self.slots[self.len].write(v);
+        self.len += 1;
+    }
+
+    /// Adds a step's result where the step returned it, word by word: the primitive wrote it
+    /// in words, and a copy in wider loads (as a move compiles to) waits for those stores to
+    /// reach the cache before it can read them (store forwarding fails), twice per step.
+    ///
+    /// # Safety
+    ///
+    /// The slot takes `value` over: the caller forgets it.
+    unsafe fn push_moved(&mut self, value: &Value) {
+        const WORDS: usize = std::mem::size_of::<Value>() / std::mem::size_of::<usize>();
+        let from = (value as *const Value).cast::<MaybeUninit<usize>>();
+        let to = self.slots[self.len].as_mut_ptr().cast::<MaybeUninit<usize>>();
+        for w in 0..WORDS {
+            // SAFETY: both are a value's words; volatile, so that they stay word loads.
+            unsafe { to.add(w).write(from.add(w).read_volatile()) };
+        }
         self.len += 1;
     }
 }
