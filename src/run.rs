@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use serde_json::{json, Value as Json};
 use smallvec::SmallVec;
 
-use crate::dsl::shared::Shared;
+use crate::dsl::shared::{confined, Shared};
 use crate::dsl::{Grid, GridRef, Value};
 use crate::program::{parse_file, run_guarded_keeping, Invariants, ParseError, Program, RunError};
 use crate::tasks::{grid_json, Example, Input, Task};
@@ -193,33 +193,41 @@ impl<E: Clone> Tally<E> {
     }
 }
 
-/// Runs one program on every train and test pair of a task.
+/// Runs one program on every train and test pair of a task, the values it makes
+/// [confined](crate::dsl::shared::confined) to this thread (where the process allows it): its
+/// outputs are published before they leave.
 pub fn run_on_task(program: &Program, task: &Task, limit: Option<Duration>) -> TaskResult {
     let start = Instant::now();
-    // `S` only for the search dialect: building it copies every training grid.
-    let reads_pairs = program.params.iter().any(|p| p == "S");
-    let pairs_value = if reads_pairs {
-        task.train_pairs_value()
-    } else {
-        Value::None
-    };
-    let mut tally = Tally::new();
-    let mut test_outputs = Vec::new();
-    let n_train = task.train.len();
-    // What reads no input is computed on the first pair that reaches it, for all of them.
-    let mut invariants = Invariants::new(program);
-    for (k, example) in task.examples().enumerate() {
-        let params = arguments(program, &pairs_value, example);
-        let out = run_guarded_keeping(program, &params, limit, Some(&mut invariants));
-        tally.add(Some(out.as_ref()), &example.expected_value());
-        if k >= n_train {
-            test_outputs.push(
-                out.as_ref()
+    let (tally, test_outputs) = confined(|| {
+        // `S` only for the search dialect: building it copies every training grid.
+        let reads_pairs = program.params.iter().any(|p| p == "S");
+        let pairs_value = if reads_pairs {
+            task.train_pairs_value()
+        } else {
+            Value::None
+        };
+        let mut tally = Tally::new();
+        let mut test_outputs = Vec::new();
+        let n_train = task.train.len();
+        // What reads no input is computed on the first pair that reaches it, for all of them.
+        let mut invariants = Invariants::new(program);
+        for (k, example) in task.examples().enumerate() {
+            let params = arguments(program, &pairs_value, example);
+            let out = run_guarded_keeping(program, &params, limit, Some(&mut invariants));
+            tally.add(Some(out.as_ref()), &example.expected_value());
+            if k >= n_train {
+                let grid = out
+                    .as_ref()
                     .ok()
-                    .and_then(|v| v.as_grid().ok().map(GridRef::into_shared)),
-            );
+                    .and_then(|v| v.as_grid().ok().map(GridRef::into_shared));
+                if let Some(grid) = &grid {
+                    Shared::publish(grid);
+                }
+                test_outputs.push(grid);
+            }
         }
-    }
+        (tally, test_outputs)
+    });
     TaskResult {
         task: task.id.clone(),
         solver: program.name.clone(),

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
+use arcbatch::dsl::shared::allow_confinement;
 use arcbatch::files;
 use arcbatch::pipeline::{read_tasks, Programs, Source};
 use arcbatch::program::Program;
@@ -51,6 +52,9 @@ pub struct Options {
 }
 
 pub fn run(inputs: Inputs, options: &Options) -> Result<(), Failure> {
+    // This process's threads run nothing but whole runs of a solver on a task, each of which
+    // publishes what it hands back: the values of a run can be confined to its thread.
+    allow_confinement();
     report_skipped(&inputs.tasks);
     let started = Instant::now();
     let progress = Progress::new(inputs.programs.len().min(inputs.tasks.tasks.len()) as u64, "tasks");

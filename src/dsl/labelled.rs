@@ -14,7 +14,7 @@ use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use super::shared::Shared;
+use super::shared::{unconfined, Shared};
 use super::value::{Cell, Color, GridView, Items, Value};
 
 /// A background cell's word, as the objects kernel writes it. A root's word (its component's
@@ -286,9 +286,10 @@ impl Labelled {
     }
 
     /// The objects as values, in the canonical order: built on the first call, exactly as the
-    /// CPU path builds them (cells in canonical order), and kept.
+    /// CPU path builds them (cells in canonical order), and kept, shared (any thread holding
+    /// the set may read them).
     pub fn members(&self) -> &[Value] {
-        self.members.get_or_init(|| self.build())
+        self.members.get_or_init(|| unconfined(|| self.build()))
     }
 
     /// Whether the members were built already.

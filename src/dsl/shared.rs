@@ -14,13 +14,24 @@
 //! containers) are [immortal](Shared::immortal): never freed, and cloned and dropped without
 //! writing their count, so that one table serves every thread without the threads taking the
 //! count's cache line from each other.
+//!
+//! A clone, and the drop of a value that others hold too, still take a locked instruction
+//! each: 4 % of `run`'s time over the published solvers. Inside [`confined`], where a thread
+//! runs a program whose values no other thread sees, the values it makes are *confined* to it:
+//! their counts carry the thread's mark and change by plain loads and stores, by that thread
+//! only. Whatever of them leaves the confined work for other threads is
+//! [published](Shared::publish) first (the run's outputs), which makes its count an ordinary
+//! one. Another thread that clones or drops a confined value (a value that was not published:
+//! a bug) panics before it writes the count, so that a count is never written by two threads
+//! without atomic instructions, whatever the callers do.
 
+use std::cell::Cell;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 use std::ops::Deref;
 use std::ptr::NonNull;
-use std::sync::atomic::{fence, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 
 /// A thread-safe reference-counted pointer to a `T`, as `std::sync::Arc<T>` without weak
 /// references (see the module's doc).
@@ -30,7 +41,10 @@ pub struct Shared<T> {
     owns: PhantomData<Counted<T>>,
 }
 
-/// The block a [`Shared`] points at: the number of references to it, then the value.
+/// The block a [`Shared`] points at: the number of references to it, then the value. The
+/// count comes first whatever `T` is, so that the code that counts the references of a value
+/// holding any of several kinds of block is the same for all of them.
+#[repr(C)]
 struct Counted<T> {
     count: AtomicUsize,
     value: T,
@@ -38,23 +52,146 @@ struct Counted<T> {
 
 // SAFETY: as `Arc<T>`: every holder reads the value through a shared reference (which needs
 // `T: Sync`), and whichever holder drops the last reference drops the value on its own thread
-// (which needs `T: Send`). The count is only changed atomically, but by the last holder.
+// (which needs `T: Send`). A shared count is only changed atomically, but by the last holder;
+// a confined one only by its own thread (any other panics before it writes it).
 unsafe impl<T: Send + Sync> Send for Shared<T> {}
 // SAFETY: see `Send`; `&Shared<T>` gives only `&T` and clones.
 unsafe impl<T: Send + Sync> Sync for Shared<T> {}
 
-/// A clone that would take a count to this aborts the process, as `Arc`'s do: a count that
-/// wrapped would free a value still in use, and one that reached [`IMMORTAL`] would never free
-/// it. (Only a program that leaked billions of clones could get there.)
-const MAX_COUNT: usize = isize::MAX as usize;
+/// A block's count word takes one of three forms:
+///
+/// - shared: the number of references, below [`CONFINED`], changed atomically by any holder;
+/// - confined to a thread: [`CONFINED`], the thread's number from bit [`OWNER_SHIFT`] and the
+///   number of references in the bits of [`CONFINED_COUNT`], changed by that thread alone;
+/// - immortal: [`IMMORTAL`] or above, never changed.
+const CONFINED: usize = 1 << 62;
 
 /// The count of an [immortal](Shared::immortal) value, above every count a mortal one reaches.
-const IMMORTAL: usize = MAX_COUNT + 1;
+const IMMORTAL: usize = 1 << 63;
+
+/// Where a confined count's owner starts, and the bits of its number of references.
+const OWNER_SHIFT: u32 = 32;
+const CONFINED_COUNT: usize = (1 << OWNER_SHIFT) - 1;
+
+/// A clone that would take a shared count to this aborts the process, as `Arc`'s do: a count
+/// that wrapped would free a value still in use, and one that reached [`CONFINED`] would be
+/// read as a confined one. (Only a program that leaked billions of clones could get there; a
+/// confined count aborts at [`CONFINED_COUNT`] references.)
+const MAX_COUNT: usize = CONFINED - 1;
+
+/// Thread numbers fit in the 30 bits between [`OWNER_SHIFT`] and [`CONFINED`]; a thread past
+/// them confines nothing.
+const MAX_OWNER: usize = (CONFINED >> OWNER_SHIFT) - 1;
+
+/// Whether [`confined`] confines (see [`allow_confinement`]).
+static CONFINEMENT: AtomicBool = AtomicBool::new(false);
+
+/// The next thread number to hand out (0 is no thread's).
+static NEXT_OWNER: AtomicUsize = AtomicUsize::new(1);
+
+/// What [`MARK`] holds before its thread's first confined work: a word that no count's bits
+/// above [`CONFINED_COUNT`] are (shared counts are below [`CONFINED`], immortal ones at
+/// [`IMMORTAL`]), so that a thread without a mark takes no count for its own.
+const NO_MARK: usize = !CONFINED_COUNT;
+
+thread_local! {
+    /// This thread's mark (`CONFINED | number << OWNER_SHIFT`), [`NO_MARK`] before its first
+    /// confined work.
+    static MARK: Cell<usize> = const { Cell::new(NO_MARK) };
+    /// The count word a new block starts with: 1, or the mark plus 1 inside [`confined`].
+    static NEW_COUNT: Cell<usize> = const { Cell::new(1) };
+}
+
+/// Lets [`confined`] confine values in this process, from now on. For processes whose threads
+/// run nothing but confined work between the work they share (the CLI's `run`): a value made
+/// in confined work that stays in a thread's caches is then only ever used by that thread's
+/// later confined work. A library (the Python module) leaves it off, and `confined` then
+/// changes nothing.
+pub fn allow_confinement() {
+    CONFINEMENT.store(true, Ordering::Relaxed);
+}
+
+/// Runs `work` with the values it makes confined to this thread (see the module's doc), where
+/// [`allow_confinement`] was called. `work` may read values that other threads share, and
+/// those stay shared; whatever it makes that another thread may then use (its result, what it
+/// stores where others read) must be published first ([`Shared::publish`]).
+pub fn confined<R>(work: impl FnOnce() -> R) -> R {
+    match if CONFINEMENT.load(Ordering::Relaxed) { mark() } else { 0 } {
+        0 => work(),
+        mark => making(mark | 1, work),
+    }
+}
+
+/// Runs `work` with the values it makes shared, also inside [`confined`]: for values stored
+/// where any thread may read them (the members a set builds on first use).
+pub fn unconfined<R>(work: impl FnOnce() -> R) -> R {
+    making(1, work)
+}
+
+/// Runs `work` with new blocks starting at the count word `count`, then puts back the one
+/// before (also when `work` panics).
+fn making<R>(count: usize, work: impl FnOnce() -> R) -> R {
+    struct Restore(usize);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            NEW_COUNT.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(NEW_COUNT.with(|c| c.replace(count)));
+    work()
+}
+
+/// This thread's mark, numbered on first use; 0 once the numbers have run out.
+fn mark() -> usize {
+    MARK.with(|m| {
+        if m.get() == NO_MARK {
+            let number = NEXT_OWNER.fetch_add(1, Ordering::Relaxed);
+            if number > MAX_OWNER {
+                return 0;
+            }
+            m.set(CONFINED | number << OWNER_SHIFT);
+        }
+        m.get()
+    })
+}
+
+/// A count word confined to this thread is its mark plus the number of references: this
+/// number, where the word is one (else a number above [`CONFINED_COUNT`]).
+#[inline]
+fn mine(count: usize) -> usize {
+    count ^ MARK.with(Cell::get)
+}
+
+/// Whether a count word is confined to this thread.
+#[inline]
+fn is_mine(count: usize) -> bool {
+    mine(count) <= CONFINED_COUNT
+}
+
+/// Whether a count word is a confined one (of any thread).
+#[inline]
+fn is_confined(count: usize) -> bool {
+    count & (IMMORTAL | CONFINED) == CONFINED
+}
+
+/// Checks that a count confined to some thread is this thread's.
+#[inline]
+fn check_owner(count: usize) {
+    if !is_mine(count) {
+        foreign_use();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn foreign_use() -> ! {
+    panic!("a value confined to one thread was used by another (it was not published)");
+}
 
 impl<T> Shared<T> {
     pub fn new(value: T) -> Shared<T> {
         let block = Box::new(Counted {
-            count: AtomicUsize::new(1),
+            count: AtomicUsize::new(NEW_COUNT.with(Cell::get)),
             value,
         });
         Shared {
@@ -89,12 +226,29 @@ impl<T> Shared<T> {
     /// How many references there are: a reading that other threads may change at once, exact
     /// only where none of them holds one.
     pub fn strong_count(this: &Shared<T>) -> usize {
-        this.counted().count.load(Ordering::Acquire)
+        let count = this.counted().count.load(Ordering::Acquire);
+        if is_confined(count) {
+            count & CONFINED_COUNT
+        } else {
+            count
+        }
+    }
+
+    /// Whether `this` is the only reference to its value: no other exists, nor can one
+    /// appear meanwhile (a reference is only made from another).
+    fn is_only(this: &Shared<T>) -> bool {
+        let count = this.counted().count.load(Ordering::Acquire);
+        if is_confined(count) {
+            check_owner(count);
+            count & CONFINED_COUNT == 1
+        } else {
+            count == 1
+        }
     }
 
     /// The value to change in place, where `this` is its only reference.
     pub fn get_mut(this: &mut Shared<T>) -> Option<&mut T> {
-        if this.counted().count.load(Ordering::Acquire) != 1 {
+        if !Shared::is_only(this) {
             return None;
         }
         // SAFETY: the only reference is `this`, borrowed mutably here: no other can read the
@@ -102,17 +256,38 @@ impl<T> Shared<T> {
         // holder's release of it.
         Some(unsafe { &mut (*this.ptr.as_ptr()).value })
     }
+
+    /// Makes a value confined to this thread shared (see [`confined`]), so that any thread may
+    /// hold it; `true` where it was confined (so that the values it holds may be too), `false`
+    /// where it was shared or immortal already. Called by the thread it is confined to (any
+    /// other panics), before the value reaches another.
+    pub fn publish(this: &Shared<T>) -> bool {
+        let count = &this.counted().count;
+        let c = count.load(Ordering::Relaxed);
+        if !is_confined(c) {
+            return false;
+        }
+        check_owner(c);
+        // No other thread holds the value yet: it receives it after this store, by whatever
+        // hands it over (a join, a channel, a lock), which orders the store before its uses.
+        count.store(c & CONFINED_COUNT, Ordering::Relaxed);
+        true
+    }
 }
 
 impl<T> Clone for Shared<T> {
     #[inline]
     fn clone(&self) -> Shared<T> {
         // Relaxed, as `Arc`'s: a new reference is made from an existing one, which keeps the
-        // value alive; nothing is read through the count. A mortal count never becomes an
-        // immortal one, or the reverse.
+        // value alive; nothing is read through the count. A confined count is this thread's
+        // alone (or the clone panics), a mortal count never becomes an immortal one, nor a
+        // shared one a confined one.
         let count = &self.counted().count;
-        if count.load(Ordering::Relaxed) < IMMORTAL && count.fetch_add(1, Ordering::Relaxed) >= MAX_COUNT {
-            std::process::abort();
+        let c = count.load(Ordering::Relaxed);
+        if mine(c) < CONFINED_COUNT {
+            count.store(c + 1, Ordering::Relaxed);
+        } else {
+            add_shared(count, c);
         }
         Shared {
             ptr: self.ptr,
@@ -125,22 +300,59 @@ impl<T> Drop for Shared<T> {
     #[inline]
     fn drop(&mut self) {
         let count = &self.counted().count;
-        // A count of one is this reference alone: no other holder can clone or drop the value
-        // meanwhile, and the acquiring load saw every other holder's releasing decrement, so
-        // the value is freed without writing the count. Otherwise the count is decremented
-        // (releasing this holder's uses of the value), and the holder that takes it to zero
-        // frees the value, after an acquiring fence that orders the others' uses before it;
-        // an immortal value's is left alone.
+        // A confined count is changed by its thread alone, which frees the value when it
+        // drops the last reference. A shared count of one is this reference alone: no other
+        // holder can clone or drop the value meanwhile, and the acquiring load saw every other
+        // holder's releasing decrement, so the value is freed without writing the count.
+        // Otherwise the count is decremented (releasing this holder's uses of the value), and
+        // the holder that takes it to zero frees the value, after an acquiring fence that
+        // orders the others' uses before it; an immortal value's is left alone.
         let seen = count.load(Ordering::Acquire);
-        if seen != 1 {
-            if seen >= IMMORTAL || count.fetch_sub(1, Ordering::Release) != 1 {
+        let references = mine(seen);
+        if references <= CONFINED_COUNT {
+            if references != 1 {
+                count.store(seen - 1, Ordering::Relaxed);
                 return;
             }
-            fence(Ordering::Acquire);
+        } else if seen != 1 && !release_shared(count, seen) {
+            return;
         }
         // SAFETY: the last reference is this one (see above).
         unsafe { free(self.ptr) }
     }
+}
+
+/// [`Shared::clone`] of a count that is not confined to this thread (`c`, as read): shared,
+/// immortal, or confined to another thread (which panics); or this thread's at its most
+/// references (which aborts). Out of line, so that the confined path inlined is short.
+#[inline(never)]
+fn add_shared(count: &AtomicUsize, c: usize) {
+    if c < CONFINED {
+        if count.fetch_add(1, Ordering::Relaxed) >= MAX_COUNT {
+            std::process::abort();
+        }
+    } else if is_mine(c) {
+        std::process::abort();
+    } else if c < IMMORTAL {
+        foreign_use();
+    }
+}
+
+/// [`Shared::drop`] of a count that is not confined to this thread (`seen`, as read, not
+/// 1): whether this was the last reference. Out of line, as [`add_shared`].
+#[inline(never)]
+fn release_shared(count: &AtomicUsize, seen: usize) -> bool {
+    if seen >= CONFINED {
+        if seen < IMMORTAL {
+            foreign_use();
+        }
+        return false;
+    }
+    if count.fetch_sub(1, Ordering::Release) != 1 {
+        return false;
+    }
+    fence(Ordering::Acquire);
+    true
 }
 
 /// Drops the value of a block and frees it: out of line, so that a drop of a value that holds
@@ -360,6 +572,77 @@ mod tests {
                 assert_eq!(h.join().unwrap(), 6);
             }
         }
+    }
+
+    /// Inside `confined`, a value's count is its thread's: clones and drops count as they do
+    /// for a shared one and only the only reference changes the value; published, it is a
+    /// shared value that any thread may hold, and the last holder drops it once.
+    #[test]
+    fn a_confined_value_counts_as_a_shared_one_and_once_published_crosses_threads() {
+        static DROPS: AtomicUsize = AtomicUsize::new(0);
+        allow_confinement();
+        let count = |s: &Shared<Tracked<'static>>| s.counted().count.load(Ordering::Relaxed);
+        let published = confined(|| {
+            let a = Shared::new(Tracked(&DROPS));
+            assert!(is_mine(count(&a)), "made confined");
+            let b = a.clone();
+            let c = b.clone();
+            assert_eq!(Shared::strong_count(&a), 3);
+            drop(a);
+            drop(c);
+            assert_eq!(Shared::strong_count(&b), 1);
+            let mut only = Shared::new(vec![1]);
+            let other = only.clone();
+            assert!(Shared::get_mut(&mut only).is_none(), "two references");
+            drop(other);
+            Shared::get_mut(&mut only).expect("the only one").push(2);
+            assert_eq!(*only, [1, 2]);
+            assert!(!is_confined(unconfined(|| count(&Shared::new(Tracked(&DROPS))))));
+            assert_eq!(DROPS.load(Ordering::Relaxed), 1, "the unconfined one");
+            assert!(Shared::publish(&b));
+            assert!(!Shared::publish(&b), "published once");
+            b
+        });
+        assert!(!is_confined(count(&published)), "shared");
+        assert!(
+            !is_confined(count(&Shared::new(Tracked(&DROPS)))),
+            "made outside confined"
+        );
+        assert_eq!(DROPS.load(Ordering::Relaxed), 2);
+        let handles: Vec<_> = (0..3)
+            .map(|_| {
+                let mine = published.clone();
+                std::thread::spawn(move || {
+                    let kept: Vec<_> = (0..100).map(|_| mine.clone()).collect();
+                    drop(mine);
+                    kept
+                })
+            })
+            .collect();
+        drop(published);
+        let kept: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        assert_eq!(DROPS.load(Ordering::Relaxed), 2, "held by the threads' clones");
+        drop(kept);
+        assert_eq!(DROPS.load(Ordering::Relaxed), 3);
+    }
+
+    /// Another thread that clones or publishes a confined value panics before it writes the
+    /// count, which its own thread then goes on counting.
+    #[test]
+    fn another_thread_neither_clones_nor_publishes_a_confined_value() {
+        allow_confinement();
+        confined(|| {
+            let a = Shared::new(5u8);
+            let b = a.clone();
+            std::thread::scope(|s| {
+                let clone = || std::mem::forget(a.clone());
+                assert!(s.spawn(clone).join().is_err(), "cloned by another thread");
+                assert!(s.spawn(|| Shared::publish(&a)).join().is_err(), "published by another");
+            });
+            assert_eq!(Shared::strong_count(&a), 2, "the count untouched");
+            drop(b);
+            assert_eq!(Shared::strong_count(&a), 1);
+        });
     }
 
     #[test]
