@@ -357,3 +357,33 @@ impl<'t> Assignment<'t> {
         a
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dsl::shared::allow_confinement;
+    use crate::embedded::{all_solvers, demo_tasks};
+
+    /// Runs confined on a pool's threads hand back test outputs that the calling thread, and
+    /// any other, may clone and drop (a confined one would panic there).
+    #[test]
+    fn confined_runs_hand_back_outputs_any_thread_may_hold() {
+        allow_confinement();
+        let programs = parse_file("solvers.py", &all_solvers()).unwrap();
+        let tasks = demo_tasks().tasks;
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let report = pool.install(|| run_solvers(&programs, &tasks, None, 2, &|| {}));
+        assert!(report.results.iter().any(TaskResult::solved));
+        let outputs: Vec<Shared<Grid>> = report
+            .results
+            .iter()
+            .flat_map(|r| r.test_outputs.iter().flatten().cloned())
+            .collect();
+        assert!(!outputs.is_empty());
+        std::thread::scope(|s| {
+            let held = s.spawn(|| outputs.to_vec()).join().expect("shared outputs");
+            assert_eq!(held, outputs);
+        });
+        drop(report);
+    }
+}

@@ -23,7 +23,9 @@
 //! [published](Shared::publish) first (the run's outputs), which makes its count an ordinary
 //! one. Another thread that clones or drops a confined value (a value that was not published:
 //! a bug) panics before it writes the count, so that a count is never written by two threads
-//! without atomic instructions, whatever the callers do.
+//! without atomic instructions, whatever the callers do: a missed publication is a panic on the
+//! thread that received the value (outside any guarded run, so it ends the command), never a
+//! data race.
 
 use std::cell::Cell;
 use std::fmt;
@@ -42,8 +44,8 @@ pub struct Shared<T> {
 }
 
 /// The block a [`Shared`] points at: the number of references to it, then the value. The
-/// count comes first whatever `T` is, so that the code that counts the references of a value
-/// holding any of several kinds of block is the same for all of them.
+/// count comes first whatever `T` is, so that the compiler merges the arms of a value's clone
+/// and drop that count the references of its several kinds of block into one.
 #[repr(C)]
 struct Counted<T> {
     count: AtomicUsize,
@@ -94,6 +96,9 @@ static NEXT_OWNER: AtomicUsize = AtomicUsize::new(1);
 /// [`IMMORTAL`]), so that a thread without a mark takes no count for its own.
 const NO_MARK: usize = !CONFINED_COUNT;
 
+/// What [`MARK`] holds in a thread that came after the numbers ran out: no count's either.
+const NO_NUMBER_LEFT: usize = NO_MARK ^ (1 << OWNER_SHIFT);
+
 thread_local! {
     /// This thread's mark (`CONFINED | number << OWNER_SHIFT`), [`NO_MARK`] before its first
     /// confined work.
@@ -141,17 +146,20 @@ fn making<R>(count: usize, work: impl FnOnce() -> R) -> R {
     work()
 }
 
-/// This thread's mark, numbered on first use; 0 once the numbers have run out.
+/// This thread's mark, numbered on first use; 0 where the numbers had run out.
 fn mark() -> usize {
     MARK.with(|m| {
         if m.get() == NO_MARK {
             let number = NEXT_OWNER.fetch_add(1, Ordering::Relaxed);
-            if number > MAX_OWNER {
-                return 0;
-            }
-            m.set(CONFINED | number << OWNER_SHIFT);
+            m.set(match number <= MAX_OWNER {
+                true => CONFINED | number << OWNER_SHIFT,
+                false => NO_NUMBER_LEFT,
+            });
         }
-        m.get()
+        match m.get() {
+            NO_NUMBER_LEFT => 0,
+            mark => mark,
+        }
     })
 }
 
@@ -201,7 +209,10 @@ impl<T> Shared<T> {
     }
 
     /// A value that is never freed, whose clones and drops leave its count alone (see the
-    /// module's doc). For values that live as long as the process: each call leaks one.
+    /// module's doc). For values that live as long as the process: each call leaks one. Only
+    /// this block becomes immortal: a value holding other blocks must be made outside
+    /// [`confined`] work (or inside [`unconfined`]), or any other thread would meet them
+    /// confined.
     pub fn immortal(value: T) -> Shared<T> {
         let shared = Shared::new(value);
         shared.counted().count.store(IMMORTAL, Ordering::Relaxed);
@@ -253,7 +264,8 @@ impl<T> Shared<T> {
         }
         // SAFETY: the only reference is `this`, borrowed mutably here: no other can read the
         // value (none can be made without this one), and the acquiring load saw every earlier
-        // holder's release of it.
+        // holder's release of it (a confined count's holders are this thread, or gave their
+        // references back through whatever moved them here).
         Some(unsafe { &mut (*this.ptr.as_ptr()).value })
     }
 
@@ -268,8 +280,9 @@ impl<T> Shared<T> {
             return false;
         }
         check_owner(c);
-        // No other thread holds the value yet: it receives it after this store, by whatever
-        // hands it over (a join, a channel, a lock), which orders the store before its uses.
+        // No other thread has written the count (one that met it confined panicked first);
+        // those that receive the value after this store, by whatever hands it over (a join, a
+        // channel, a lock), see it shared.
         count.store(c & CONFINED_COUNT, Ordering::Relaxed);
         true
     }
@@ -583,6 +596,8 @@ mod tests {
         allow_confinement();
         let count = |s: &Shared<Tracked<'static>>| s.counted().count.load(Ordering::Relaxed);
         let published = confined(|| {
+            drop(Shared::new(Tracked(&DROPS)));
+            assert_eq!(DROPS.load(Ordering::Relaxed), 1, "freed by its only holder");
             let a = Shared::new(Tracked(&DROPS));
             assert!(is_mine(count(&a)), "made confined");
             let b = a.clone();
@@ -598,7 +613,7 @@ mod tests {
             Shared::get_mut(&mut only).expect("the only one").push(2);
             assert_eq!(*only, [1, 2]);
             assert!(!is_confined(unconfined(|| count(&Shared::new(Tracked(&DROPS))))));
-            assert_eq!(DROPS.load(Ordering::Relaxed), 1, "the unconfined one");
+            assert_eq!(DROPS.load(Ordering::Relaxed), 2, "the unconfined one");
             assert!(Shared::publish(&b));
             assert!(!Shared::publish(&b), "published once");
             b
@@ -608,7 +623,7 @@ mod tests {
             !is_confined(count(&Shared::new(Tracked(&DROPS)))),
             "made outside confined"
         );
-        assert_eq!(DROPS.load(Ordering::Relaxed), 2);
+        assert_eq!(DROPS.load(Ordering::Relaxed), 3);
         let handles: Vec<_> = (0..3)
             .map(|_| {
                 let mine = published.clone();
@@ -621,23 +636,39 @@ mod tests {
             .collect();
         drop(published);
         let kept: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-        assert_eq!(DROPS.load(Ordering::Relaxed), 2, "held by the threads' clones");
+        assert_eq!(DROPS.load(Ordering::Relaxed), 3, "held by the threads' clones");
         drop(kept);
-        assert_eq!(DROPS.load(Ordering::Relaxed), 3);
+        assert_eq!(DROPS.load(Ordering::Relaxed), 4);
     }
 
-    /// Another thread that clones or publishes a confined value panics before it writes the
-    /// count, which its own thread then goes on counting.
+    /// Another thread that clones or publishes a confined value, or changes it as though it
+    /// were the only holder, panics before it writes the count, which its own thread then goes
+    /// on counting; so does one with a mark of its own (a thread that runs confined work too).
     #[test]
     fn another_thread_neither_clones_nor_publishes_a_confined_value() {
+        /// Whether a thread ended in the panic of a foreign use (not some other one).
+        fn foreign<T>(ended: std::thread::Result<T>) -> bool {
+            let Err(payload) = ended else { return false };
+            let message = payload
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+            message.is_some_and(|m| m.contains("confined to one thread"))
+        }
         allow_confinement();
         confined(|| {
             let a = Shared::new(5u8);
             let b = a.clone();
             std::thread::scope(|s| {
                 let clone = || std::mem::forget(a.clone());
-                assert!(s.spawn(clone).join().is_err(), "cloned by another thread");
-                assert!(s.spawn(|| Shared::publish(&a)).join().is_err(), "published by another");
+                assert!(foreign(s.spawn(clone).join()), "cloned by another thread");
+                assert!(foreign(s.spawn(|| Shared::publish(&a)).join()), "published by another");
+                let marked = move || {
+                    let made = confined(|| Shared::new(0u8));
+                    assert!(is_mine(made.counted().count.load(Ordering::Relaxed)), "a mark");
+                    clone()
+                };
+                assert!(foreign(s.spawn(marked).join()), "cloned by a thread with a mark");
             });
             assert_eq!(Shared::strong_count(&a), 2, "the count untouched");
             drop(b);

@@ -471,16 +471,6 @@ impl Items {
     pub fn as_ptr(&self) -> *const () {
         Shared::as_ptr(&self.0).cast()
     }
-
-    /// [`Shared::publish`] of the list and of its listed members (a labelled set builds its
-    /// members shared).
-    fn publish(&self) {
-        if Shared::publish(&self.0) {
-            if let Listing::Listed(members) = &*self.0 {
-                members.iter().for_each(Value::publish);
-            }
-        }
-    }
 }
 
 impl Deref for Items {
@@ -959,37 +949,6 @@ impl Value {
         self.push_members(&mut members).then_some(members)
     }
 
-    /// Makes a value made inside [`crate::dsl::shared::confined`] usable by any thread: its
-    /// containers and functions, and what they hold, down to the parts shared already
-    /// ([`Shared::publish`]).
-    pub fn publish(&self) {
-        match self {
-            Value::Grid(g) => {
-                Shared::publish(g);
-            }
-            Value::Indices(l) => {
-                Shared::publish(l);
-            }
-            Value::Object(c) => {
-                Shared::publish(c);
-            }
-            Value::Tuple(items) | Value::Set(items) => items.publish(),
-            Value::Func(f) => {
-                if Shared::publish(f) {
-                    f.map(Value::publish);
-                }
-            }
-            Value::None
-            | Value::Bool(_)
-            | Value::Int(_)
-            | Value::Pair(..)
-            | Value::Cell(_)
-            | Value::LocPair(..)
-            | Value::CellPair(..)
-            | Value::Ints(_) => {}
-        }
-    }
-
     /// Appends the members of a container in iteration order; `false` (and nothing appended)
     /// for a value that is not one.
     pub fn push_members(&self, out: &mut Vec<Value>) -> bool {
@@ -1269,45 +1228,6 @@ impl Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A value made confined is published with every container and function it holds, so
-    /// that another thread may clone and drop each of them.
-    #[test]
-    fn publishing_a_value_publishes_what_it_holds() {
-        use crate::dsl::registry::PrimId;
-        use crate::dsl::shared::{allow_confinement, confined};
-        allow_confinement();
-        let value = confined(|| {
-            let grid = Value::grid(Grid::new(1, 2, vec![3, 4]));
-            let object = Value::object(vec![Cell { color: 1, i: 0, j: 0 }]);
-            let set = Value::set(vec![object, Value::indices(vec![Loc { i: 1, j: 1 }])]);
-            let f = Value::func(Func::Rbind(Value::prim(PrimId::builtin("add")), grid.clone()));
-            let value = Value::tuple(vec![grid, set, Value::func(Func::Compose(f.clone(), f))]);
-            value.publish();
-            value
-        });
-        fn every_part(v: &Value, out: &mut Vec<Value>) {
-            out.push(v.clone());
-            match v {
-                Value::Tuple(items) | Value::Set(items) => items.iter().for_each(|m| every_part(m, out)),
-                Value::Func(f) => {
-                    f.map(|part| every_part(part, out));
-                }
-                _ => {}
-            }
-        }
-        std::thread::scope(|s| {
-            let parts = s
-                .spawn(|| {
-                    let mut parts = Vec::new();
-                    every_part(&value, &mut parts);
-                    parts.len()
-                })
-                .join()
-                .expect("every part shared");
-            assert_eq!(parts, 12);
-        });
-    }
 
     /// `==` agrees with the canonical order on every pair of values, its fast paths included
     /// (`True == 1` and `(1, 2) == (1, 2)` across representations).
