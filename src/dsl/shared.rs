@@ -270,21 +270,20 @@ impl<T> Shared<T> {
     }
 
     /// Makes a value confined to this thread shared (see [`confined`]), so that any thread may
-    /// hold it; `true` where it was confined (so that the values it holds may be too), `false`
-    /// where it was shared or immortal already. Called by the thread it is confined to (any
-    /// other panics), before the value reaches another.
-    pub fn publish(this: &Shared<T>) -> bool {
+    /// hold it; a shared or immortal one stays as it is. Called by the thread it is confined to
+    /// (any other panics), before the value reaches another. Only this block: a value whose
+    /// block holds others must publish those too.
+    pub fn publish(this: &Shared<T>) {
         let count = &this.counted().count;
         let c = count.load(Ordering::Relaxed);
         if !is_confined(c) {
-            return false;
+            return;
         }
         check_owner(c);
         // No other thread has written the count (one that met it confined panicked first);
         // those that receive the value after this store, by whatever hands it over (a join, a
         // channel, a lock), see it shared.
         count.store(c & CONFINED_COUNT, Ordering::Relaxed);
-        true
     }
 }
 
@@ -614,8 +613,10 @@ mod tests {
             assert_eq!(*only, [1, 2]);
             assert!(!is_confined(unconfined(|| count(&Shared::new(Tracked(&DROPS))))));
             assert_eq!(DROPS.load(Ordering::Relaxed), 2, "the unconfined one");
-            assert!(Shared::publish(&b));
-            assert!(!Shared::publish(&b), "published once");
+            Shared::publish(&b);
+            assert!(!is_confined(count(&b)), "published");
+            Shared::publish(&b);
+            assert_eq!(count(&b), 1, "published again: the same shared count");
             b
         });
         assert!(!is_confined(count(&published)), "shared");
@@ -641,9 +642,9 @@ mod tests {
         assert_eq!(DROPS.load(Ordering::Relaxed), 4);
     }
 
-    /// Another thread that clones or publishes a confined value, or changes it as though it
-    /// were the only holder, panics before it writes the count, which its own thread then goes
-    /// on counting; so does one with a mark of its own (a thread that runs confined work too).
+    /// Another thread that clones or publishes a confined value panics before it writes the
+    /// count, which its own thread then goes on counting; so does one with a mark of its own (a
+    /// thread that runs confined work too).
     #[test]
     fn another_thread_neither_clones_nor_publishes_a_confined_value() {
         /// Whether a thread ended in the panic of a foreign use (not some other one).
