@@ -48,6 +48,7 @@
 
 use std::cell::RefCell;
 use std::mem::ManuallyDrop;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::{Arc, LazyLock};
 
@@ -2086,7 +2087,9 @@ struct CachedKernel {
     func: Shared<Func>,
     /// The arity it was compiled for.
     arity: usize,
-    kernel: Arc<Kernel>,
+    /// Counted without atomic instructions: a kernel never leaves its thread's cache and the
+    /// runs of it that this thread has under way.
+    kernel: Rc<Kernel>,
 }
 
 const CACHED_KERNELS: usize = 32;
@@ -2418,7 +2421,7 @@ fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R 
     if let Some(kernel) = same {
         return run(&kernel);
     }
-    let entry = |kernel: &Arc<Kernel>| CachedKernel {
+    let entry = |kernel: &Rc<Kernel>| CachedKernel {
         hash,
         shape,
         func: func.clone(),
@@ -2437,20 +2440,20 @@ fn with_kernel<R>(f: &Value, arity: usize, run: impl FnOnce(&Kernel) -> R) -> R 
         let cached = &mut k[at];
         // Held by the cache alone (no run of it is under way): the entry becomes the new
         // closure's, its constants replaced in place, and moves to the front as a new one would.
-        if let Some(kernel) = Arc::get_mut(&mut cached.kernel) {
+        if let Some(kernel) = Rc::get_mut(&mut cached.kernel) {
             kernel.rebind(&rebinding);
             cached.hash = hash;
             cached.func = func.clone();
             k[..=at].rotate_right(1);
             return Some(k[0].kernel.clone());
         }
-        let kernel = Arc::new(cached.kernel.rebound(&rebinding));
+        let kernel = Rc::new(cached.kernel.rebound(&rebinding));
         cache_first(&mut k, entry(&kernel));
         Some(kernel)
     });
     // A rebound kernel may be cached as the one it was rebound from was: its errors are the same.
     let kernel = rebound.unwrap_or_else(|| {
-        let kernel = Arc::new(Kernel::compile(f, arity));
+        let kernel = Rc::new(Kernel::compile(f, arity));
         if kernel.cacheable() {
             KERNELS.with(|k| cache_first(&mut k.borrow_mut(), entry(&kernel)));
         }
