@@ -12,9 +12,17 @@ use crate::dsl::points;
 use crate::dsl::shared::{Shared, SharedRef};
 use crate::dsl::value::{Cell, Color, Loc, Value};
 
-/// Converts a Python integer to a patch coordinate or colour (`i32`).
+/// Converts a Python integer to a patch coordinate or colour (`i32`). Inlined, its error built
+/// out of line: it runs once per coordinate of every patch a mirror or a shift moves.
+#[inline]
 pub fn coord(n: i64) -> DslResult<i32> {
-    i32::try_from(n).map_err(|_| DslError::TooLarge(format!("coordinate {n} is out of range").into()))
+    i32::try_from(n).map_err(|_| coord_out_of_range(n))
+}
+
+#[cold]
+#[inline(never)]
+fn coord_out_of_range(n: i64) -> DslError {
+    DslError::TooLarge(format!("coordinate {n} is out of range").into())
 }
 
 /// A member `(i, j)` of an index set as a location, unpacked as `for i, j in patch` does.
