@@ -144,6 +144,7 @@ pub const MAX_POWER: i64 = 990;
 
 impl Func {
     /// The number of arguments the function takes (Python's `__code__.co_argcount`).
+    #[inline]
     pub fn arity(&self) -> usize {
         self.arity_with(|f| match f {
             Value::Func(f) => Some(f.arity()),
@@ -156,6 +157,7 @@ impl<T> Func<T> {
     /// The number of arguments the function takes, given the arity of a part where it is
     /// known to be a function. `rbind(f, x)` / `lbind(f, x)` take the reference's three-way
     /// branch on `f`'s arity.
+    #[inline]
     pub fn arity_with(&self, part_arity: impl FnOnce(&T) -> Option<usize>) -> usize {
         match self {
             Func::Prim(id) => id.spec().arity(),
@@ -449,25 +451,37 @@ pub fn tick() -> DslResult<()> {
 
 /// The function `f` is, if Python could call it with `nargs` arguments; otherwise the
 /// `TypeError` the call raises.
+#[inline]
 pub fn callable(f: &Value, nargs: usize) -> DslResult<&Func> {
     let Value::Func(func) = f else {
-        return Err(DslError::mismatch(
-            "a callable",
-            format_args!("'{}' object is not callable", f.type_name()),
-        ));
+        return Err(not_callable(f));
     };
     if let Func::Foreign(_) = &**func {
         return Ok(func);
     }
     let arity = func.arity();
     if nargs != arity {
-        return Err(DslError::mismatch(
-            // Cut short: a function value may bind large containers.
-            format_args!("{arity} argument(s) for {}", f.repr_cut(80)),
-            format_args!("{nargs} argument(s)"),
-        ));
+        return Err(wrong_count(f, arity, nargs));
     }
     Ok(func)
+}
+
+/// [`callable`]'s error for a value that is not a function (out of line, as the next).
+#[cold]
+#[inline(never)]
+fn not_callable(f: &Value) -> DslError {
+    DslError::mismatch("a callable", format_args!("'{}' object is not callable", f.type_name()))
+}
+
+/// [`callable`]'s error for a function of `arity` arguments given `nargs`.
+#[cold]
+#[inline(never)]
+fn wrong_count(f: &Value, arity: usize, nargs: usize) -> DslError {
+    DslError::mismatch(
+        // Cut short: a function value may bind large containers.
+        format_args!("{arity} argument(s) for {}", f.repr_cut(80)),
+        format_args!("{nargs} argument(s)"),
+    )
 }
 
 /// Calls a function value with arguments, as Python's `f(*args)` would.

@@ -61,11 +61,14 @@ pub const PRIMS: &[PrimSpec] = &[
 
 // ----- walking containers -----------------------------------------------------------------
 
+#[cold]
+#[inline(never)]
 fn not_iterable(v: &Value) -> DslError {
     DslError::type_error("an iterable container", v)
 }
 
 /// `len(c)`, or `TypeError` for a value that is not a container.
+#[inline]
 fn length(c: &Value) -> DslResult<usize> {
     c.len().ok_or_else(|| not_iterable(c))
 }
