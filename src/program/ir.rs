@@ -29,6 +29,7 @@ pub enum ConstKey {
 }
 
 impl ConstKey {
+    #[inline]
     pub fn value(&self) -> Value {
         match *self {
             ConstKey::Bool(b) => Value::Bool(b),

@@ -186,15 +186,25 @@ pub(super) enum Patch<'a> {
 }
 
 impl Patch<'_> {
+    /// The patch an index set or object is, inlined; any other value read out of line.
+    #[inline]
     pub(super) fn of(v: &Value) -> DslResult<Patch<'_>> {
-        Ok(match v {
-            Value::Indices(l) => Patch::Locs(SharedRef::Held(l)),
-            Value::Object(c) => Patch::Cells(SharedRef::Held(c)),
-            _ if v.member(0).and_then(|m| m.member(1)).is_some_and(|x| x.is_tuple()) => match common::cells(v) {
-                Err(DslError::ColorRange(_)) => Patch::AnyCells(common::any_cells(v)?),
-                cells => Patch::Cells(cells?),
-            },
-            _ => Patch::Locs(common::locs(v)?),
+        match v {
+            Value::Indices(l) => Ok(Patch::Locs(SharedRef::Held(l))),
+            Value::Object(c) => Ok(Patch::Cells(SharedRef::Held(c))),
+            _ => Patch::of_members(v),
+        }
+    }
+
+    /// [`Patch::of`] a container of locations or cells that is not an index set or object.
+    #[inline(never)]
+    fn of_members(v: &Value) -> DslResult<Patch<'_>> {
+        if !v.member(0).and_then(|m| m.member(1)).is_some_and(|x| x.is_tuple()) {
+            return Ok(Patch::Locs(common::locs(v)?));
+        }
+        Ok(match common::cells(v) {
+            Err(DslError::ColorRange(_)) => Patch::AnyCells(common::any_cells(v)?),
+            cells => Patch::Cells(cells?),
         })
     }
 
