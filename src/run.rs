@@ -3,6 +3,7 @@
 //! Which solver runs on which task is an `Assignment`, which batt's plans share.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::mem::ManuallyDrop;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -10,6 +11,7 @@ use serde_json::{json, Value as Json};
 use smallvec::SmallVec;
 
 use crate::dsl::shared::{confined, Shared};
+use crate::dsl::value::{as_values, borrowed};
 use crate::dsl::{Grid, GridRef, Value};
 use crate::program::{parse_file, run_guarded_keeping, Invariants, ParseError, Program, RunError};
 use crate::tasks::{grid_json, Example, Input, Task};
@@ -65,6 +67,29 @@ pub fn arguments(program: &Program, task_pairs: &Value, example: &Example) -> Sm
         .iter()
         .map(|p| Input::of(p).unwrap_or(Input::I).value(task_pairs, example))
         .collect()
+}
+
+/// [`arguments`] as copies that take no reference ([`borrowed`]) of `task_pairs` and of an
+/// example's `input` and `expected` values ([`Example::borrowed_values`]), for the runs of
+/// [`run_on_task`].
+///
+/// # Safety
+///
+/// The copies may be read only while `task_pairs`, `input` and `expected` are alive and
+/// unchanged.
+unsafe fn borrowed_arguments(
+    program: &Program,
+    task_pairs: &Value,
+    input: &Value,
+    expected: &Value,
+) -> SmallVec<[ManuallyDrop<Value>; 3]> {
+    let bound = |p: &String| match Input::of(p).unwrap_or(Input::I) {
+        Input::S => task_pairs,
+        Input::I => input,
+        Input::C => expected,
+    };
+    // SAFETY: the caller reads the copies only while the values they copy live.
+    program.params.iter().map(|p| unsafe { borrowed(bound(p)) }).collect()
 }
 
 /// One solver's outcome on its task.
@@ -212,9 +237,12 @@ pub fn run_on_task(program: &Program, task: &Task, limit: Option<Duration>) -> T
         // What reads no input is computed on the first pair that reaches it, for all of them.
         let mut invariants = Invariants::new(program);
         for (k, example) in task.examples().enumerate() {
-            let params = arguments(program, &pairs_value, example);
-            let out = run_guarded_keeping(program, &params, limit, Some(&mut invariants));
-            tally.add(Some(out.as_ref()), &example.expected_value());
+            // SAFETY: the copies are read in this iteration only, while `example` and
+            // `pairs_value` live; nothing changes them.
+            let (input, expected) = unsafe { example.borrowed_values() };
+            let params = unsafe { borrowed_arguments(program, &pairs_value, &input, &expected) };
+            let out = run_guarded_keeping(program, as_values(&params), limit, Some(&mut invariants));
+            tally.add(Some(out.as_ref()), &expected);
             if k >= n_train {
                 let grid = out
                     .as_ref()
