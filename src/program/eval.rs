@@ -8,7 +8,7 @@ use std::mem::{ManuallyDrop, MaybeUninit};
 use std::time::Duration;
 
 use super::ir::{Callee, Operand, Program, Step};
-use crate::dsl::func::{call, guarded, Deadline, Panicked};
+use crate::dsl::func::{call, guarded, Deadline, Panicked, STEPS_PER_READING};
 use crate::dsl::value::{as_values, borrowed};
 use crate::dsl::{DslError, DslResult, Value};
 
@@ -125,7 +125,7 @@ pub fn eval_keeping(
             values.push(v.clone());
             continue;
         }
-        Deadline::check().map_err(fail)?;
+        Deadline::check_reading_clock(k % STEPS_PER_READING == 0).map_err(fail)?;
         let result = match step.args.len() {
             n if n <= INLINE_ARGS => call_step(step, params, values.as_slice(), &mut [NO_VALUE; INLINE_ARGS][..n]),
             n => call_step(step, params, values.as_slice(), &mut vec![NO_VALUE; n]),
