@@ -447,6 +447,7 @@ impl Kernel {
     }
 
     /// How node `k`'s values are laid out (see [`Kernel::eval`]).
+    #[inline]
     fn shape(&self, k: usize, kept: Option<&Kept>) -> Shape {
         let node = &self.nodes[k];
         match kept.and_then(|s| s.period) {
@@ -682,7 +683,7 @@ impl Column {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn get<'a>(&'a self, args: &[&'a [Value]], i: usize) -> &'a Value {
         match self {
             Column::Arg(k) => &args[*k][i],

@@ -157,7 +157,7 @@ impl<T> Func<T> {
     /// The number of arguments the function takes, given the arity of a part where it is
     /// known to be a function. `rbind(f, x)` / `lbind(f, x)` take the reference's three-way
     /// branch on `f`'s arity.
-    #[inline]
+    #[inline(always)]
     pub fn arity_with(&self, part_arity: impl FnOnce(&T) -> Option<usize>) -> usize {
         match self {
             Func::Prim(id) => id.spec().arity(),

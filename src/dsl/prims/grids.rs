@@ -317,14 +317,21 @@ fn loc(i: i64, j: i64) -> DslResult<Loc> {
 }
 
 /// A count of members to build, checked against [`MAX_MEMBERS`] (negative counts build nothing).
+#[inline]
 pub(super) fn capped(n: i128) -> DslResult<usize> {
     match usize::try_from(n.max(0)) {
         Ok(n) if n <= MAX_MEMBERS => {
             memory::room_for(n * MEMBER_BYTES, || format!("a container of {n} members"))?;
             Ok(n)
         }
-        _ => Err(DslError::TooLarge(format!("{n} members").into())),
+        _ => Err(too_many_members(n)),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn too_many_members(n: i128) -> DslError {
+    DslError::TooLarge(format!("{n} members").into())
 }
 
 /// A grid's cell count, checked against [`MAX_GRID_CELLS`], or against a search's size budget

@@ -63,7 +63,17 @@ pub(super) fn pair_of(p: Value, q: Value) -> Value {
 
 /// Python's `x < y`: numbers by value, tuples lexicographically, frozensets by proper
 /// inclusion; any other mix raises `TypeError`. (`x > y` is `y < x` for all of these.)
+#[inline]
 pub(super) fn py_lt(x: &Value, y: &Value) -> DslResult<bool> {
+    match (x, y) {
+        (Value::Int(a), Value::Int(b)) => Ok(a < b),
+        _ => py_lt_any(x, y),
+    }
+}
+
+/// [`py_lt`] of any other values.
+#[inline(never)]
+fn py_lt_any(x: &Value, y: &Value) -> DslResult<bool> {
     if let (Some(a), Some(b)) = (number(x), number(y)) {
         return Ok(a < b);
     }
