@@ -311,7 +311,7 @@ impl Clone for Value {
     /// Takes the reference the copy will own, then copies the value as three words. The derived
     /// clone rebuilt each variant field by field on the stack, and the copy out of it waited on
     /// those narrower stores (perf: the hottest instruction of the interpreter's step loop).
-    #[inline]
+    #[inline(always)]
     fn clone(&self) -> Value {
         match self {
             Value::Ints(a) => mem::forget(Arc::clone(a)),

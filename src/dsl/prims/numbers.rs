@@ -235,7 +235,7 @@ fn item(v: &Value, k: usize) -> DslResult<Value> {
 /// The reference's four-way dispatch of `add`, `subtract`, `multiply` and `divide`: two
 /// integers, two tuples member-wise, an integer with each member of a tuple, or each member
 /// of `a` with `b`.
-#[inline]
+#[inline(always)]
 fn numerical(op: Op, a: &Value, b: &Value) -> DslResult<Value> {
     // The common shapes first, without building member values, inlined into the column
     // engine's loops over `add` and `subtract`.
