@@ -83,11 +83,7 @@ unsafe fn borrowed_arguments(
     input: &Value,
     expected: &Value,
 ) -> SmallVec<[ManuallyDrop<Value>; 3]> {
-    let bound = |p: &String| match Input::of(p).unwrap_or(Input::I) {
-        Input::S => task_pairs,
-        Input::I => input,
-        Input::C => expected,
-    };
+    let bound = |p: &String| Input::of(p).unwrap_or(Input::I).pick(task_pairs, input, expected);
     // SAFETY: the caller reads the copies only while the values they copy live.
     program.params.iter().map(|p| unsafe { borrowed(bound(p)) }).collect()
 }

@@ -77,10 +77,17 @@ impl Input {
     /// Its value for one example of a task whose training pairs are `pairs`
     /// ([`Task::train_pairs_value`]).
     pub fn value(self, pairs: &Value, example: &Example) -> Value {
+        // SAFETY: the copies are read (cloned) at once, while `example` lives.
+        let (input, expected) = unsafe { example.borrowed_values() };
+        self.pick(pairs, &input, &expected).clone()
+    }
+
+    /// Which of the training pairs, an example's input and its expected output it binds to.
+    pub fn pick<T>(self, pairs: T, input: T, expected: T) -> T {
         match self {
-            Input::S => pairs.clone(),
-            Input::I => example.input_value(),
-            Input::C => example.expected_value(),
+            Input::S => pairs,
+            Input::I => input,
+            Input::C => expected,
         }
     }
 }
