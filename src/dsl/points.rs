@@ -59,6 +59,90 @@ pub fn sort_dedup<P: Point>(points: &mut Vec<P>) {
     }
 }
 
+/// A mirror of a patch (see [`sort_mirrored`]): which way it turns the patch's points, each
+/// cell keeping its colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mirror {
+    /// The rows reversed (`hmirror`).
+    Rows,
+    /// The columns reversed (`vmirror`).
+    Columns,
+    /// Rows and columns swapped (`dmirror`).
+    Diagonal,
+    /// Rows and columns swapped and both reversed (`cmirror`).
+    Counterdiagonal,
+}
+
+/// Rows a colour's points may span for [`sort_mirrored`]'s counting sort: a patch of a grid
+/// spans at most 30; one spread wider is compared.
+const MIRROR_ROWS: usize = 64;
+
+/// Sorts `image`, the points of a sorted, unique patch moved one by one (in the patch's order)
+/// by a mirror of kind `mirror`, as [`sort_dedup`] would, in time linear in the points: a
+/// mirror is one to one and keeps the first coordinate (the colour), so the image's order is
+/// the patch's read another way. The rows reversed, each colour's rows come in reverse
+/// order; the columns reversed, each row's points do; swapped, the points come by column, then
+/// row (reversed in both for the counterdiagonal), and a counting sort by row puts them in
+/// order. Compared with `sort`, this takes no branch that the data decides but at the ends of
+/// rows.
+pub fn sort_mirrored<P: Point>(image: &mut Vec<P>, mirror: Mirror) {
+    let same_color = |a: &P, b: &P| a.coords()[0] == b.coords()[0];
+    let same_row = |a: &P, b: &P| a.coords()[..2] == b.coords()[..2];
+    match mirror {
+        Mirror::Rows => {
+            for color in image.chunk_by_mut(same_color) {
+                color.reverse();
+                color.chunk_by_mut(same_row).for_each(<[P]>::reverse);
+            }
+        }
+        Mirror::Columns => image.chunk_by_mut(same_row).for_each(<[P]>::reverse),
+        Mirror::Diagonal | Mirror::Counterdiagonal => {
+            if mirror == Mirror::Counterdiagonal {
+                image.chunk_by_mut(same_color).for_each(<[P]>::reverse);
+            }
+            // Each colour's points, from `image`, into its place in `sorted`, where a copy of
+            // them is until then.
+            let mut sorted = image.clone();
+            let mut at = 0;
+            for color in image.chunk_by(same_color) {
+                let out = &mut sorted[at..at + color.len()];
+                at += color.len();
+                if !counted_by_row(color, out) {
+                    out.sort_unstable();
+                }
+            }
+            *image = sorted;
+        }
+    }
+}
+
+/// Writes `points` (all of one colour) into `out` (as long) stably sorted by row: false, with
+/// `out` untouched, where they span over [`MIRROR_ROWS`] rows.
+fn counted_by_row<P: Point>(points: &[P], out: &mut [P]) -> bool {
+    let (mut lo, mut hi) = (i32::MAX, i32::MIN);
+    for p in points {
+        (lo, hi) = (lo.min(p.coords()[1]), hi.max(p.coords()[1]));
+    }
+    let rows = (i64::from(hi) - i64::from(lo) + 1) as usize;
+    if rows > MIRROR_ROWS {
+        return false;
+    }
+    // Each row's first place in `out`, then the next free one.
+    let mut at = [0u32; MIRROR_ROWS + 1];
+    for p in points {
+        at[(p.coords()[1] - lo) as usize + 1] += 1;
+    }
+    for r in 0..rows {
+        at[r + 1] += at[r];
+    }
+    for &p in points {
+        let slot = &mut at[(p.coords()[1] - lo) as usize];
+        out[*slot as usize] = p;
+        *slot += 1;
+    }
+    true
+}
+
 /// The bounding box of `points` (not empty): its lowest corner and its extent along each
 /// coordinate.
 fn bounds<P: Point>(points: &[P]) -> ([i32; 3], [u64; 3]) {
@@ -634,6 +718,45 @@ mod tests {
             for (top, bottom, left, right) in rects {
                 let inside = points.iter().filter(|p| (top..=bottom).contains(&p.i) && (left..=right).contains(&p.j)).count();
                 prop_assert_eq!(bitmap.count_in_rect((top, bottom, left, right)), inside);
+            }
+        }
+
+        /// Each mirror's image of a sorted patch (cells of a few colours, or locations) in the
+        /// order of [`sort_dedup`]: patches of a grid, spread over more rows than the counting
+        /// sort takes, and far apart.
+        #[test]
+        fn mirrored_patches_as_sort_dedup(
+            points in prop::collection::vec((0i32..4, -5i32..35, -40i32..40), 0..200),
+            rows in prop_oneof![Just(30i32), Just(100)],
+            far in prop::option::of((0i32..4, -1_000_000i32..1_000_000, -1_000_000i32..1_000_000)),
+        ) {
+            let mut cells: Vec<Cell> = points.into_iter().map(|(c, i, j)| cell((c, i.rem_euclid(rows), j))).collect();
+            cells.extend(far.map(cell));
+            let cells = reference(cells);
+            let locs = reference(cells.iter().map(|c| Loc { i: c.i, j: c.j }).collect::<Vec<_>>());
+            let (top, bottom) = (cells.iter().map(|c| c.i).min().unwrap_or(0), cells.iter().map(|c| c.i).max().unwrap_or(0));
+            let (left, right) = (cells.iter().map(|c| c.j).min().unwrap_or(0), cells.iter().map(|c| c.j).max().unwrap_or(0));
+            let f = |mirror: Mirror, i: i32, j: i32| match mirror {
+                Mirror::Rows => (top + bottom - i, j),
+                Mirror::Columns => (i, left + right - j),
+                Mirror::Diagonal => (j - left + top, i - top + left),
+                Mirror::Counterdiagonal => (top + right - j, left + bottom - i),
+            };
+            for mirror in [Mirror::Rows, Mirror::Columns, Mirror::Diagonal, Mirror::Counterdiagonal] {
+                let mut image: Vec<Cell> = cells.iter().map(|c| {
+                    let (i, j) = f(mirror, c.i, c.j);
+                    Cell { color: c.color, i, j }
+                }).collect();
+                let want = reference(image.clone());
+                sort_mirrored(&mut image, mirror);
+                prop_assert_eq!(image, want, "{:?} of cells", mirror);
+                let mut image: Vec<Loc> = locs.iter().map(|l| {
+                    let (i, j) = f(mirror, l.i, l.j);
+                    Loc { i, j }
+                }).collect();
+                let want = reference(image.clone());
+                sort_mirrored(&mut image, mirror);
+                prop_assert_eq!(image, want, "{:?} of locations", mirror);
             }
         }
 

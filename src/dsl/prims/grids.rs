@@ -18,6 +18,7 @@ use crate::bail;
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::exact::try_collect;
 use crate::dsl::memory;
+use crate::dsl::points::{self, Mirror};
 use crate::dsl::registry::{PrimSpec, Ty};
 use crate::dsl::shared::{Shared, SharedRef};
 use crate::dsl::value::{Cell, Color, Grid, GridRef, GridView, Loc, Value};
@@ -219,13 +220,32 @@ impl Patch<'_> {
 
     /// The patch with every location moved by `f`; cells keep their colour.
     pub(super) fn map(&self, f: impl Fn(i64, i64) -> (i64, i64)) -> DslResult<Value> {
+        self.moved(f, None)
+    }
+
+    /// [`Patch::map`] of `f`, a mirror of kind `mirror`: its members are put in order without
+    /// comparisons ([`points::sort_mirrored`]).
+    fn mirrored(&self, mirror: Mirror, f: impl Fn(i64, i64) -> (i64, i64)) -> DslResult<Value> {
+        self.moved(f, Some(mirror))
+    }
+
+    /// The patch with every location moved by `f`, `mirror` where `f` is one; the first error
+    /// (a coordinate out of range) in the patch's order.
+    fn moved(&self, f: impl Fn(i64, i64) -> (i64, i64), mirror: Option<Mirror>) -> DslResult<Value> {
         match self {
             Patch::Locs(l) => {
                 let moved = l.iter().map(|l| {
                     let (i, j) = f(l.i.into(), l.j.into());
                     loc(i, j)
                 });
-                Ok(Value::indices(try_collect(moved)?))
+                let mut moved = try_collect(moved)?;
+                Ok(match mirror {
+                    Some(mirror) => {
+                        points::sort_mirrored(&mut moved, mirror);
+                        Value::indices_sorted(moved)
+                    }
+                    None => Value::indices(moved),
+                })
             }
             Patch::Cells(c) => {
                 let moved = c.iter().map(|c| {
@@ -237,7 +257,14 @@ impl Patch<'_> {
                         j: l.j,
                     })
                 });
-                Ok(Value::object(try_collect(moved)?))
+                let mut moved = try_collect(moved)?;
+                Ok(match mirror {
+                    Some(mirror) => {
+                        points::sort_mirrored(&mut moved, mirror);
+                        Value::object_sorted(moved)
+                    }
+                    None => Value::object(moved),
+                })
             }
             Patch::AnyCells(c) => {
                 let moved = c.iter().map(|(color, l)| {
@@ -447,7 +474,7 @@ fn hmirror(a: &[Value]) -> DslResult<Value> {
     let p = Patch::of(&a[0])?;
     let b = p.bounds().ok_or_else(corner_of_empty)?;
     let d = b.top + b.bottom;
-    p.map(|i, j| (d - i, j))
+    p.mirrored(Mirror::Rows, |i, j| (d - i, j))
 }
 
 fn vmirror(a: &[Value]) -> DslResult<Value> {
@@ -461,7 +488,7 @@ fn vmirror(a: &[Value]) -> DslResult<Value> {
             let p = Patch::of(piece)?;
             let b = p.bounds().ok_or_else(corner_of_empty)?;
             let d = b.left + b.right;
-            p.map(|i, j| (i, d - j))
+            p.mirrored(Mirror::Columns, |i, j| (i, d - j))
         }
     }
 }
@@ -474,7 +501,7 @@ fn dmirror(a: &[Value]) -> DslResult<Value> {
     let b = p
         .bounds()
         .ok_or_else(|| DslError::Value("not enough values to unpack (expected 2, got 0)".into()))?;
-    p.map(|i, j| (j - b.left + b.top, i - b.top + b.left))
+    p.mirrored(Mirror::Diagonal, |i, j| (j - b.left + b.top, i - b.top + b.left))
 }
 
 fn cmirror(a: &[Value]) -> DslResult<Value> {
@@ -484,7 +511,9 @@ fn cmirror(a: &[Value]) -> DslResult<Value> {
     // The reference's vmirror(dmirror(vmirror(piece))), composed.
     let p = Patch::of(&a[0])?;
     let b = p.bounds().ok_or_else(corner_of_empty)?;
-    p.map(|i, j| (b.top + b.right - j, b.left + b.bottom - i))
+    p.mirrored(Mirror::Counterdiagonal, |i, j| {
+        (b.top + b.right - j, b.left + b.bottom - i)
+    })
 }
 
 // ----- painting ------------------------------------------------------------------------------
