@@ -239,13 +239,8 @@ impl Patch<'_> {
                     loc(i, j)
                 });
                 let mut moved = try_collect(moved)?;
-                Ok(match mirror {
-                    Some(mirror) => {
-                        points::sort_mirrored(&mut moved, mirror);
-                        Value::indices_sorted(moved)
-                    }
-                    None => Value::indices(moved),
-                })
+                put_in_order(&mut moved, mirror);
+                Ok(Value::indices_sorted(moved))
             }
             Patch::Cells(c) => {
                 let moved = c.iter().map(|c| {
@@ -258,13 +253,8 @@ impl Patch<'_> {
                     })
                 });
                 let mut moved = try_collect(moved)?;
-                Ok(match mirror {
-                    Some(mirror) => {
-                        points::sort_mirrored(&mut moved, mirror);
-                        Value::object_sorted(moved)
-                    }
-                    None => Value::object(moved),
-                })
+                put_in_order(&mut moved, mirror);
+                Ok(Value::object_sorted(moved))
             }
             Patch::AnyCells(c) => {
                 let moved = c.iter().map(|(color, l)| {
@@ -274,6 +264,15 @@ impl Patch<'_> {
                 Ok(Value::set(try_collect(moved)?))
             }
         }
+    }
+}
+
+/// A patch's points moved one by one (in the patch's order) put in canonical order: as the
+/// mirror that moved them reorders them, or sorted.
+fn put_in_order<P: points::Point>(moved: &mut Vec<P>, mirror: Option<Mirror>) {
+    match mirror {
+        Some(mirror) => points::sort_mirrored(moved, mirror),
+        None => points::sort_dedup(moved),
     }
 }
 
