@@ -287,7 +287,8 @@ pub(super) struct Bounds {
 }
 
 impl Bounds {
-    fn of(mut points: impl Iterator<Item = (i32, i32)>) -> Option<Bounds> {
+    /// The box of points in any order, `None` for none.
+    pub(super) fn of(mut points: impl Iterator<Item = (i32, i32)>) -> Option<Bounds> {
         let (i, j) = points.next()?;
         let mut b = Bounds {
             top: i.into(),
@@ -305,12 +306,36 @@ impl Bounds {
         Some(b)
     }
 
+    /// The box of locations sorted by row, then column (an index set's): the rows are the
+    /// first's and the last's, and only the columns are scanned.
     pub(super) fn of_locs(locs: &[Loc]) -> Option<Bounds> {
-        Bounds::of(locs.iter().map(|l| (l.i, l.j)))
+        let (first, last) = (locs.first()?, locs.last()?);
+        Some(Bounds::of_rows_and_columns((first.i, last.i), locs.iter().map(|l| l.j)))
     }
 
+    /// The box of cells sorted by colour, row and column (an object's): where the first and
+    /// the last are of one colour, so are all, and the rows are sorted as an index set's.
     pub(super) fn of_cells(cells: &[Cell]) -> Option<Bounds> {
-        Bounds::of(cells.iter().map(|c| (c.i, c.j)))
+        let (first, last) = (cells.first()?, cells.last()?);
+        if first.color != last.color {
+            return Bounds::of(cells.iter().map(|c| (c.i, c.j)));
+        }
+        Some(Bounds::of_rows_and_columns(
+            (first.i, last.i),
+            cells.iter().map(|c| c.j),
+        ))
+    }
+
+    /// The box from rows `top..=bottom` and the lowest and highest of `columns` (not empty).
+    fn of_rows_and_columns((top, bottom): (i32, i32), mut columns: impl Iterator<Item = i32>) -> Bounds {
+        let first = columns.next().unwrap_or_default();
+        let (left, right) = columns.fold((first, first), |(lo, hi), j| (lo.min(j), hi.max(j)));
+        Bounds {
+            top: top.into(),
+            bottom: bottom.into(),
+            left: left.into(),
+            right: right.into(),
+        }
     }
 
     pub(super) fn height(&self) -> i64 {
@@ -1836,6 +1861,33 @@ mod tests {
         let mut locs: Vec<Loc> = locs.collect::<Option<_>>()?;
         locs.sort();
         Some(locs)
+    }
+
+    proptest::proptest! {
+        /// The box of an index set's or an object's sorted members, read off the ends where
+        /// they are sorted by row, is the box of the same points in any order: one colour and
+        /// several, coordinates at the ends of `i32`.
+        #[test]
+        fn sorted_members_have_the_box_of_their_points(
+            points in proptest::collection::vec((0i32..3, -3i32..3, -3i32..3), 1..40),
+            far in proptest::bool::ANY,
+            one_color in proptest::bool::ANY,
+        ) {
+            let scale = if far { i32::MAX / 3 } else { 1 };
+            let mut cells: Vec<Cell> = points
+                .into_iter()
+                .map(|(color, i, j)| Cell { color: if one_color { 0 } else { color }, i: i * scale, j: j * scale })
+                .collect();
+            cells.sort();
+            cells.dedup();
+            let mut locs: Vec<Loc> = cells.iter().map(|c| Loc { i: c.i, j: c.j }).collect();
+            locs.sort();
+            locs.dedup();
+            let any_order = |b: Bounds| (b.top, b.bottom, b.left, b.right);
+            let want = Bounds::of(cells.iter().map(|c| (c.i, c.j))).map(any_order);
+            proptest::prop_assert_eq!(Bounds::of_cells(&cells).map(any_order), want);
+            proptest::prop_assert_eq!(Bounds::of_locs(&locs).map(any_order), want);
+        }
     }
 
     proptest::proptest! {

@@ -456,7 +456,7 @@ fn patch_bounds(p: &Value) -> DslResult<Option<Bounds>> {
         // An object's cells in place, without a list of their locations.
         Value::Object(c) => Bounds::of_cells(c),
         // Bounds are the same in any order (an index set's locations are borrowed).
-        _ => Bounds::of_locs(&common::locs_in_any_order(p)?),
+        _ => Bounds::of(common::locs_in_any_order(p)?.iter().map(|l| (l.i, l.j))),
     })
 }
 
