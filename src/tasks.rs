@@ -77,9 +77,9 @@ impl Input {
     /// Its value for one example of a task whose training pairs are `pairs`
     /// ([`Task::train_pairs_value`]).
     pub fn value(self, pairs: &Value, example: &Example) -> Value {
-        // SAFETY: the copies are read (cloned) at once, while `example` lives.
-        let (input, expected) = unsafe { example.borrowed_values() };
-        self.pick(pairs, &input, &expected).clone()
+        // Called once per program and test input (`solve`): the two values not picked cost a
+        // reference each, where borrowed copies would need an unsafe block.
+        self.pick(pairs.clone(), example.input_value(), example.expected_value())
     }
 
     /// Which of the training pairs, an example's input and its expected output it binds to.
