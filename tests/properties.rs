@@ -24,7 +24,7 @@ fn flags() -> impl Strategy<Value = (bool, bool, bool)> {
 
 fn locs_of(v: &Value) -> Vec<Loc> {
     match p("toindices", vec![v.clone()]) {
-        Value::Indices(l) => l.as_ref().clone(),
+        Value::Indices(l) => l.to_vec(),
         other if other.len() == Some(0) => Vec::new(),
         other => panic!("toindices gave {other}"),
     }

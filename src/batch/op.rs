@@ -272,13 +272,13 @@ impl Sample {
             .into_iter()
             .flatten()
             .filter_map(|o| match o {
-                Value::Object(cells) => Some(cells.as_slice().to_vec()),
+                Value::Object(cells) => Some(cells.to_vec()),
                 _ => None,
             })
             .max_by_key(Vec::len)
             .unwrap_or_default();
         let patch = match patches::ofcolor_of(view, color.into()) {
-            Value::Indices(locs) => locs.as_slice().to_vec(),
+            Value::Indices(locs) => locs.to_vec(),
             _ => Vec::new(),
         };
         Sample {
@@ -475,7 +475,7 @@ pub static OFCOLOR: Op = Op {
             unpack: |lanes, taken, _, _, out| {
                 par_unpack(&lanes.grids, taken, |v, range| {
                     let rows = out[range].chunks_exact(v.w);
-                    let locs = rows
+                    let locs: Vec<Loc> = rows
                         .enumerate()
                         .flat_map(|(i, row)| {
                             let at = move |(j, _)| Loc {
@@ -696,7 +696,7 @@ pub static PAINT: Op = Op {
     param: variant,
     lane: |args, k| match args[1].get(k) {
         Value::Object(cells) => Some(Lane {
-            cells: Some(cells.as_slice()),
+            cells: Some(&cells[..]),
             ..grid_lane(args, k)?
         }),
         _ => None,

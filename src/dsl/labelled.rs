@@ -327,7 +327,7 @@ impl Labelled {
                 if colors.is_some() {
                     cells.sort_unstable();
                 }
-                Value::Object(Shared::new(cells))
+                Value::Object(Shared::from(cells))
             })
             .collect()
     }

@@ -65,8 +65,8 @@ pub(super) fn identity(v: &Value) -> Option<u64> {
         }
         Value::Ints(x) => (7, Some(x.as_ptr() as u64)),
         Value::Grid(x) => (8, Some(Shared::as_ptr(x) as u64)),
-        Value::Indices(x) => (9, Some(Shared::as_ptr(x) as u64)),
-        Value::Object(x) => (10, Some(Shared::as_ptr(x) as u64)),
+        Value::Indices(x) => (9, Some(Shared::as_ptr(x).cast::<u8>() as u64)),
+        Value::Object(x) => (10, Some(Shared::as_ptr(x).cast::<u8>() as u64)),
         Value::Tuple(x) => (11, Some(x.as_ptr() as u64)),
         Value::Set(x) => (12, Some(x.as_ptr() as u64)),
         Value::Func(x) => (13, Some(Shared::as_ptr(x) as *const u8 as u64)),

@@ -8,6 +8,7 @@
 //! comparison sort costs `n log n` comparisons. Points spread thinly over a large box (a patch
 //! shifted far away beside one at the origin) take the comparison sort.
 
+use super::shared::{Shared, SliceBuilder};
 use super::value::{Cell, Loc};
 
 /// A point whose natural order is the lexicographic order of its (up to three) coordinates.
@@ -235,19 +236,19 @@ fn by_bitmap<P: Point>(points: &mut Vec<P>) -> bool {
 /// patches wrote and read back several times the points it keeps, and one of lines shot past
 /// the grid (a box wider than 64 columns) concatenated them, then scanned them for their order
 /// and their box again before it set their bits.
-pub fn union_of_sorted<P: Point>(parts: &[&[P]], total: usize) -> Vec<P> {
+pub fn union_of_sorted<P: Point>(parts: &[&[P]], total: usize) -> Shared<[P]> {
     if total == 0 {
-        return Vec::new();
+        return Shared::from_slice(&[]);
     }
     let (lo, span) = bounds_of_sorted_parts(parts);
     match Bitmap::of_parts(parts, total, lo, span) {
-        Some(bitmap) => bitmap.to_vec(),
+        Some(bitmap) => bitmap.to_shared(),
         // Spread too thinly for a bitmap: compared.
         None => {
             let mut all = parts.concat();
             all.sort_unstable();
             all.dedup();
-            all
+            all.into()
         }
     }
 }
@@ -259,7 +260,7 @@ pub fn union_of_sorted<P: Point>(parts: &[&[P]], total: usize) -> Vec<P> {
 /// line's word is or-ed into the union's bitmap at the copy's place. `None` where the patch or
 /// the offsets are empty, the patch is over 64 columns wide, a moved coordinate leaves `i32`
 /// (`shift` then makes members of another kind), or the union's box is over [`cell_budget`].
-pub fn union_of_moved<P: Point>(patch: &[P], offsets: &[Loc]) -> Option<Vec<P>> {
+pub fn union_of_moved<P: Point>(patch: &[P], offsets: &[Loc]) -> Option<Shared<[P]>> {
     let (Some(first), Some(last), false) = (offsets.first(), offsets.last(), patch.is_empty()) else {
         return None;
     };
@@ -316,7 +317,7 @@ pub fn union_of_moved<P: Point>(patch: &[P], offsets: &[Loc]) -> Option<Vec<P>> 
         per_line: per_line as usize,
         words,
     });
-    Some(union.to_vec())
+    Some(union.to_shared())
 }
 
 /// The distinct points of some lists as bits, for reading them back in order: a word per line
@@ -358,19 +359,18 @@ impl Bitmap {
         }
     }
 
-    /// The points set, in order.
-    fn to_vec<P: Point>(&self) -> Vec<P> {
-        let n = self.count();
-        let mut out = Vec::with_capacity(n);
-        let room = &mut out.spare_capacity_mut()[..n];
+    /// The points set, in order, written where the value will hold them.
+    fn to_shared<P: Point>(&self) -> Shared<[P]> {
+        let mut out = SliceBuilder::new(self.count());
+        let room = out.room();
         let mut written = 0;
         self.each_point(|p| {
             room[written].write(p);
             written += 1;
         });
-        // SAFETY: the first `written` elements were written just now (there are `n` points).
-        unsafe { out.set_len(written) };
-        out
+        // SAFETY: the first `written` places of the room were written just now.
+        unsafe { out.set_written(written) };
+        out.finish()
     }
 
     /// Replaces `points`, those the bitmap was made of, by the points set, in order: written
@@ -808,11 +808,11 @@ mod tests {
                 .collect();
             let slices: Vec<&[Cell]> = parts.iter().map(Vec::as_slice).collect();
             let total = slices.iter().map(|s| s.len()).sum();
-            prop_assert_eq!(union_of_sorted(&slices, total), reference(parts.concat()));
+            prop_assert_eq!(&union_of_sorted(&slices, total)[..], &reference(parts.concat())[..]);
             let locs: Vec<Vec<Loc>> = parts.iter().map(|p| reference(p.iter().map(|c| Loc { i: c.i, j: c.j }).collect())).collect();
             let slices: Vec<&[Loc]> = locs.iter().map(Vec::as_slice).collect();
             let total = slices.iter().map(|s| s.len()).sum();
-            prop_assert_eq!(union_of_sorted(&slices, total), reference(locs.concat()));
+            prop_assert_eq!(&union_of_sorted(&slices, total)[..], &reference(locs.concat())[..]);
         }
     }
 

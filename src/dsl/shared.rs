@@ -37,7 +37,7 @@ use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 
 /// A thread-safe reference-counted pointer to a `T`, as `std::sync::Arc<T>` without weak
 /// references (see the module's doc).
-pub struct Shared<T> {
+pub struct Shared<T: ?Sized> {
     ptr: NonNull<Counted<T>>,
     /// The pointer owns a `Counted<T>`, as `Arc` does (its auto traits and drop check).
     owns: PhantomData<Counted<T>>,
@@ -47,7 +47,7 @@ pub struct Shared<T> {
 /// count comes first whatever `T` is, so that the compiler merges the arms of a value's clone
 /// and drop that count the references of its several kinds of block into one.
 #[repr(C)]
-struct Counted<T> {
+struct Counted<T: ?Sized> {
     count: AtomicUsize,
     value: T,
 }
@@ -56,9 +56,9 @@ struct Counted<T> {
 // `T: Sync`), and whichever holder drops the last reference drops the value on its own thread
 // (which needs `T: Send`). A shared count is only changed atomically, but by the last holder;
 // a confined one only by its own thread (any other panics before it writes it).
-unsafe impl<T: Send + Sync> Send for Shared<T> {}
+unsafe impl<T: Send + Sync + ?Sized> Send for Shared<T> {}
 // SAFETY: see `Send`; `&Shared<T>` gives only `&T` and clones.
-unsafe impl<T: Send + Sync> Sync for Shared<T> {}
+unsafe impl<T: Send + Sync + ?Sized> Sync for Shared<T> {}
 
 /// A block's count word takes one of three forms:
 ///
@@ -218,7 +218,9 @@ impl<T> Shared<T> {
         shared.counted().count.store(IMMORTAL, Ordering::Relaxed);
         shared
     }
+}
 
+impl<T: ?Sized> Shared<T> {
     fn counted(&self) -> &Counted<T> {
         // SAFETY: the block lives while a reference to it does, and `self` is one.
         unsafe { self.ptr.as_ref() }
@@ -226,7 +228,7 @@ impl<T> Shared<T> {
 
     /// Whether two pointers point at the same value.
     pub fn ptr_eq(a: &Shared<T>, b: &Shared<T>) -> bool {
-        a.ptr == b.ptr
+        a.ptr.cast::<u8>() == b.ptr.cast::<u8>()
     }
 
     /// The address of the value, for identity (as `Arc::as_ptr`).
@@ -287,7 +289,221 @@ impl<T> Shared<T> {
     }
 }
 
-impl<T> Clone for Shared<T> {
+/// A slice's elements in the block that holds its count ([`Shared<[T]>`]): one allocation per
+/// value, where `Shared<Vec<T>>` takes two (the count's block and the vector's), and a read of
+/// an element one load fewer. The length lives in the pointer.
+impl<T: Copy> Shared<[T]> {
+    /// The elements of `items`, copied into a block of their own.
+    pub fn from_slice(items: &[T]) -> Shared<[T]> {
+        let mut out = SliceBuilder::new(items.len());
+        out.extend_from_slice(items);
+        out.finish()
+    }
+
+    /// [`Shared::immortal`] for a slice.
+    pub fn immortal_slice(items: &[T]) -> Shared<[T]> {
+        let shared = Shared::from_slice(items);
+        shared.counted().count.store(IMMORTAL, Ordering::Relaxed);
+        shared
+    }
+
+    /// The elements that `items` gives, at most `room` of them (any more are left unread),
+    /// written in place, in a block shrunk to them where there are fewer.
+    #[inline]
+    pub fn from_iter_at_most(room: usize, items: impl IntoIterator<Item = T>) -> Shared<[T]> {
+        let mut out = SliceBuilder::new(room);
+        let mut written = 0;
+        for (place, item) in out.room().iter_mut().zip(items) {
+            place.write(item);
+            written += 1;
+        }
+        // SAFETY: the first `written` places of the room were written just now.
+        unsafe { out.set_written(written) };
+        out.finish()
+    }
+}
+
+impl<T: Copy> From<Vec<T>> for Shared<[T]> {
+    fn from(items: Vec<T>) -> Shared<[T]> {
+        Shared::from_slice(&items)
+    }
+}
+
+impl<T: Copy> From<&[T]> for Shared<[T]> {
+    fn from(items: &[T]) -> Shared<[T]> {
+        Shared::from_slice(items)
+    }
+}
+
+/// A [`Shared<[T]>`] being written in the block it will live in, with room for a number of
+/// elements given in advance: written one after another, or into the room at once
+/// ([`SliceBuilder::room`], as `Vec::spare_capacity_mut`). [`SliceBuilder::finish`] gives
+/// the slice of the elements written, the block shrunk to them where fewer were. Dropped before
+/// that, it frees the block.
+pub struct SliceBuilder<T: Copy> {
+    block: NonNull<u8>,
+    room: usize,
+    written: usize,
+    elements: PhantomData<T>,
+}
+
+impl<T: Copy> SliceBuilder<T> {
+    /// The layout of a block of `len` elements: the count, then the elements, as
+    /// `Counted<[T]>` lays them out (which is what a drop frees).
+    fn layout(len: usize) -> std::alloc::Layout {
+        let elements = std::alloc::Layout::array::<T>(len).expect("a slice that fits the address space");
+        let (layout, _) =
+            (std::alloc::Layout::new::<AtomicUsize>().extend(elements)).expect("a slice that fits the address space");
+        layout.pad_to_align()
+    }
+
+    /// Room for `room` elements, none written.
+    pub fn new(room: usize) -> SliceBuilder<T> {
+        let layout = Self::layout(room);
+        // SAFETY: the layout is never of size 0 (it holds the count).
+        let block = unsafe { std::alloc::alloc(layout) };
+        let Some(block) = NonNull::new(block) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        SliceBuilder {
+            block,
+            room,
+            written: 0,
+            elements: PhantomData,
+        }
+    }
+
+    /// The first element's place in the block.
+    #[inline]
+    fn elements(&self) -> *mut T {
+        let offset = std::mem::offset_of!(Counted<[T; 0]>, value);
+        // SAFETY: `Counted<[T]>`'s elements start where those of an empty array would.
+        unsafe { self.block.as_ptr().add(offset).cast::<T>() }
+    }
+
+    /// Writes the next element.
+    #[inline]
+    pub fn push(&mut self, item: T) {
+        if self.written == self.room {
+            overfull();
+        }
+        // SAFETY: `written < room`: the place lies in the block and was not written.
+        unsafe { self.elements().add(self.written).write(item) };
+        self.written += 1;
+    }
+
+    /// Writes the elements of `items` next.
+    #[inline]
+    pub fn extend_from_slice(&mut self, items: &[T]) {
+        if items.len() > self.room - self.written {
+            overfull();
+        }
+        // SAFETY: the places `written..written + items.len()` lie in the block (checked just
+        // now) and were not written; the two blocks are distinct.
+        unsafe { std::ptr::copy_nonoverlapping(items.as_ptr(), self.elements().add(self.written), items.len()) };
+        self.written += items.len();
+    }
+
+    /// Writes `n` elements next, the `k`-th of them `item(k)`.
+    #[inline]
+    pub fn extend_with(&mut self, n: usize, mut item: impl FnMut(usize) -> T) {
+        if n > self.room - self.written {
+            overfull();
+        }
+        let at = self.elements().wrapping_add(self.written);
+        for k in 0..n {
+            // SAFETY: the places `written..written + n` lie in the block (checked above) and
+            // were not written.
+            unsafe { at.add(k).write(item(k)) };
+        }
+        self.written += n;
+    }
+
+    /// The places not written yet, to write from the first on, then count with
+    /// [`SliceBuilder::set_written`].
+    #[inline]
+    pub fn room(&mut self) -> &mut [std::mem::MaybeUninit<T>] {
+        // SAFETY: the places `written..room` lie in the block, which the builder owns.
+        unsafe { std::slice::from_raw_parts_mut(self.elements().add(self.written).cast(), self.room - self.written) }
+    }
+
+    /// Counts the first `n` places of [`SliceBuilder::room`] as written.
+    ///
+    /// # Safety
+    ///
+    /// Those places were written.
+    #[inline]
+    pub unsafe fn set_written(&mut self, n: usize) {
+        debug_assert!(n <= self.room - self.written);
+        self.written += n;
+    }
+
+    /// Shrinks the block to the elements written.
+    #[inline(never)]
+    fn shrink(&mut self) {
+        let (from, to) = (Self::layout(self.room), Self::layout(self.written));
+        if from.size() != to.size() {
+            // SAFETY: the block was allocated with `from`; `to` has its alignment and a size
+            // that is not zero.
+            let block = unsafe { std::alloc::realloc(self.block.as_ptr(), from, to.size()) };
+            match NonNull::new(block) {
+                Some(block) => self.block = block,
+                None => std::alloc::handle_alloc_error(to),
+            }
+        }
+        self.room = self.written;
+    }
+
+    /// The elements written so far.
+    pub fn written(&self) -> &[T] {
+        // SAFETY: the first `written` places were written; the builder owns the block.
+        unsafe { std::slice::from_raw_parts(self.elements().cast_const(), self.written) }
+    }
+
+    /// The elements written so far, to change in place.
+    pub fn written_mut(&mut self) -> &mut [T] {
+        // SAFETY: as `written`, borrowed mutably.
+        unsafe { std::slice::from_raw_parts_mut(self.elements(), self.written) }
+    }
+
+    /// The slice of the elements written, in a block shrunk to them where the room was larger.
+    #[inline]
+    pub fn finish(self) -> Shared<[T]> {
+        let mut this = std::mem::ManuallyDrop::new(self);
+        if this.written < this.room {
+            this.shrink();
+        }
+        // SAFETY: the block has `Counted<[T]>`'s layout for `written` elements, all written;
+        // the count is written now, and the builder, forgotten, no longer frees the block.
+        unsafe {
+            this.block
+                .cast::<AtomicUsize>()
+                .as_ptr()
+                .write(AtomicUsize::new(NEW_COUNT.with(Cell::get)));
+            let counted =
+                std::ptr::slice_from_raw_parts_mut(this.block.as_ptr().cast::<T>(), this.written) as *mut Counted<[T]>;
+            Shared {
+                ptr: NonNull::new_unchecked(counted),
+                owns: PhantomData,
+            }
+        }
+    }
+}
+
+impl<T: Copy> Drop for SliceBuilder<T> {
+    fn drop(&mut self) {
+        // SAFETY: the block was allocated with this layout and never handed out.
+        unsafe { std::alloc::dealloc(self.block.as_ptr(), Self::layout(self.room)) }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn overfull() -> ! {
+    panic!("more elements written than a slice was made for");
+}
+
+impl<T: ?Sized> Clone for Shared<T> {
     #[inline]
     fn clone(&self) -> Shared<T> {
         // Relaxed, as `Arc`'s: a new reference is made from an existing one, which keeps the
@@ -308,7 +524,7 @@ impl<T> Clone for Shared<T> {
     }
 }
 
-impl<T> Drop for Shared<T> {
+impl<T: ?Sized> Drop for Shared<T> {
     #[inline]
     fn drop(&mut self) {
         let count = &self.counted().count;
@@ -321,16 +537,33 @@ impl<T> Drop for Shared<T> {
         // orders the others' uses before it; an immortal value's is left alone.
         let seen = count.load(Ordering::Acquire);
         let references = mine(seen);
-        if references <= CONFINED_COUNT {
-            if references != 1 {
-                count.store(seen - 1, Ordering::Relaxed);
-                return;
-            }
-        } else if seen != 1 && !release_shared(count, seen) {
+        if references > CONFINED_COUNT {
+            // SAFETY: this reference is dropped, and not used after.
+            return unsafe { drop_unconfined(self.ptr, seen) };
+        }
+        if references != 1 {
+            count.store(seen - 1, Ordering::Relaxed);
             return;
         }
         // SAFETY: the last reference is this one (see above).
         unsafe { free(self.ptr) }
+    }
+}
+
+/// [`Shared::drop`] of a reference to `block` whose count is not confined to this thread
+/// (`seen`, as read): out of line, so that the drop inlined ends in calls alone, and needs
+/// no value kept across one (a slice's length was, for every kind of value that a drop of
+/// `Value` may meet).
+///
+/// # Safety
+///
+/// As [`free`]'s, but that other references may be left: the caller's is given up.
+#[inline(never)]
+unsafe fn drop_unconfined<T: ?Sized>(block: NonNull<Counted<T>>, seen: usize) {
+    // SAFETY: the caller's reference keeps the block alive until it is given up here.
+    if seen == 1 || release_shared(unsafe { &block.as_ref().count }, seen) {
+        // SAFETY: the last reference was the caller's.
+        unsafe { free(block) }
     }
 }
 
@@ -374,12 +607,12 @@ fn release_shared(count: &AtomicUsize, seen: usize) -> bool {
 ///
 /// `block` came from `Box::leak` in [`Shared::new`], and no reference to it is left.
 #[inline(never)]
-unsafe fn free<T>(block: NonNull<Counted<T>>) {
+unsafe fn free<T: ?Sized>(block: NonNull<Counted<T>>) {
     // SAFETY: see the function's contract.
     unsafe { drop(Box::from_raw(block.as_ptr())) }
 }
 
-impl<T> Deref for Shared<T> {
+impl<T: ?Sized> Deref for Shared<T> {
     type Target = T;
 
     #[inline]
@@ -388,7 +621,7 @@ impl<T> Deref for Shared<T> {
     }
 }
 
-impl<T> AsRef<T> for Shared<T> {
+impl<T: ?Sized> AsRef<T> for Shared<T> {
     fn as_ref(&self) -> &T {
         self
     }
@@ -406,39 +639,39 @@ impl<T: Default> Default for Shared<T> {
     }
 }
 
-impl<T: PartialEq> PartialEq for Shared<T> {
+impl<T: PartialEq + ?Sized> PartialEq for Shared<T> {
     fn eq(&self, other: &Shared<T>) -> bool {
         **self == **other
     }
 }
 
-impl<T: Eq> Eq for Shared<T> {}
+impl<T: Eq + ?Sized> Eq for Shared<T> {}
 
-impl<T: PartialOrd> PartialOrd for Shared<T> {
+impl<T: PartialOrd + ?Sized> PartialOrd for Shared<T> {
     fn partial_cmp(&self, other: &Shared<T>) -> Option<std::cmp::Ordering> {
         (**self).partial_cmp(&**other)
     }
 }
 
-impl<T: Ord> Ord for Shared<T> {
+impl<T: Ord + ?Sized> Ord for Shared<T> {
     fn cmp(&self, other: &Shared<T>) -> std::cmp::Ordering {
         (**self).cmp(&**other)
     }
 }
 
-impl<T: Hash> Hash for Shared<T> {
+impl<T: Hash + ?Sized> Hash for Shared<T> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         (**self).hash(state)
     }
 }
 
-impl<T: fmt::Debug> fmt::Debug for Shared<T> {
+impl<T: fmt::Debug + ?Sized> fmt::Debug for Shared<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
     }
 }
 
-impl<T: fmt::Display> fmt::Display for Shared<T> {
+impl<T: fmt::Display + ?Sized> fmt::Display for Shared<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&**self, f)
     }
@@ -468,6 +701,35 @@ impl<T> Deref for SharedRef<'_, T> {
         match self {
             SharedRef::Held(v) => v,
             SharedRef::Built(v) => v,
+        }
+    }
+}
+
+/// A slice read from a value that holds one as a [`Shared<[T]>`], borrowed, or one built for
+/// the reading (the locations of an object, the cells of a tuple), which becomes a value of its
+/// own only where [`SliceRef::into_shared`] asks for one.
+pub enum SliceRef<'a, T: Copy> {
+    Held(&'a Shared<[T]>),
+    Built(Vec<T>),
+}
+
+impl<T: Copy> SliceRef<'_, T> {
+    /// The slice as a reference of its own.
+    pub fn into_shared(self) -> Shared<[T]> {
+        match self {
+            SliceRef::Held(v) => v.clone(),
+            SliceRef::Built(v) => v.into(),
+        }
+    }
+}
+
+impl<T: Copy> Deref for SliceRef<'_, T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        match self {
+            SliceRef::Held(v) => v,
+            SliceRef::Built(v) => v,
         }
     }
 }
@@ -681,5 +943,95 @@ mod tests {
     fn shared_values_cross_threads_as_arcs_do() {
         fn send_sync<T: Send + Sync>() {}
         send_sync::<Shared<Vec<u8>>>();
+        send_sync::<Shared<[u8]>>();
+    }
+
+    /// A slice's block has the layout its drop frees (`Counted<[T]>`'s for its length), for
+    /// elements of several sizes and alignments.
+    #[test]
+    fn a_slice_block_has_the_layout_its_drop_frees() {
+        fn check<T: Copy + Default>() {
+            for len in [0, 1, 2, 3, 7, 64] {
+                let slice = Shared::from_iter_at_most(len, std::iter::repeat_n(T::default(), len));
+                assert_eq!(
+                    std::mem::size_of_val(slice.counted()),
+                    SliceBuilder::<T>::layout(len).size()
+                );
+                assert_eq!(
+                    std::mem::align_of_val(slice.counted()),
+                    SliceBuilder::<T>::layout(len).align()
+                );
+            }
+        }
+        check::<u8>();
+        check::<u16>();
+        check::<[i32; 3]>();
+        check::<u64>();
+        check::<u128>();
+    }
+
+    #[test]
+    fn a_built_slice_holds_what_was_written_in_order() {
+        let items: Vec<i32> = (0..40).collect();
+        assert_eq!(&Shared::from_slice(&items)[..], &items[..]);
+        assert_eq!(&Shared::<[i32]>::from(items.clone())[..], &items[..]);
+        assert_eq!(&Shared::from_iter_at_most(40, items.iter().copied())[..], &items[..]);
+        assert_eq!(&Shared::from_iter_at_most(30, items.iter().copied())[..], &items[..30]);
+        assert_eq!(&Shared::from_iter_at_most(50, items.iter().copied())[..], &items[..]);
+        let mut b = SliceBuilder::new(40);
+        b.push(0);
+        b.extend_from_slice(&items[1..10]);
+        b.extend_with(10, |k| 10 + k as i32);
+        let room = b.room();
+        for (k, place) in room[..20].iter_mut().enumerate() {
+            place.write(20 + k as i32);
+        }
+        // SAFETY: the first 20 places of the room were written just now.
+        unsafe { b.set_written(20) };
+        b.written_mut().reverse();
+        b.written_mut().reverse();
+        assert_eq!(b.written(), &items[..]);
+        let built = b.finish();
+        assert_eq!(&built[..], &items[..]);
+        let clone = built.clone();
+        assert!(Shared::ptr_eq(&built, &clone));
+        assert_eq!(Shared::strong_count(&built), 2);
+    }
+
+    /// Fewer elements than the room: the slice holds those written, in a block of their
+    /// layout (which its drop frees).
+    #[test]
+    fn a_slice_finished_short_holds_what_was_written() {
+        for (room, written) in [(10, 0), (10, 3), (100, 99), (1000, 1)] {
+            let mut b = SliceBuilder::new(room);
+            (0..written).for_each(|k| b.push(k as u16));
+            let slice = b.finish();
+            assert_eq!(slice.len(), written);
+            assert!(slice.iter().enumerate().all(|(k, &x)| x == k as u16));
+            assert_eq!(
+                std::mem::size_of_val(slice.counted()),
+                SliceBuilder::<u16>::layout(written).size()
+            );
+        }
+        // Dropped unfinished: freed, nothing else happens.
+        let mut b = SliceBuilder::new(5);
+        b.push(1u8);
+        drop(b);
+    }
+
+    #[test]
+    #[should_panic(expected = "more elements written")]
+    fn writing_past_a_slices_room_panics() {
+        let mut b = SliceBuilder::new(2);
+        b.extend_from_slice(&[1u8, 2, 3]);
+    }
+
+    #[test]
+    fn an_immortal_slice_keeps_its_count() {
+        let empty: Shared<[u32]> = Shared::immortal_slice(&[]);
+        let clone = empty.clone();
+        drop(clone);
+        assert!(empty.is_empty());
+        assert!(Shared::strong_count(&empty) >= IMMORTAL);
     }
 }

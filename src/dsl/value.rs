@@ -239,9 +239,9 @@ pub enum Value {
     Ints(Arc<[Color]>),
     Grid(Shared<Grid>),
     /// A frozenset of locations, sorted and without duplicates.
-    Indices(Shared<Vec<Loc>>),
+    Indices(Shared<[Loc]>),
     /// A frozenset of cells, sorted and without duplicates.
-    Object(Shared<Vec<Cell>>),
+    Object(Shared<[Cell]>),
     /// Any other tuple.
     Tuple(Items),
     /// Any other frozenset, sorted in canonical order and without duplicates.
@@ -545,25 +545,27 @@ impl Value {
     /// over their bounding box where it is small; see [`points`]).
     pub fn indices(mut locs: Vec<Loc>) -> Value {
         points::sort_dedup(&mut locs);
-        Value::Indices(Shared::new(locs))
+        Value::Indices(Shared::from(locs))
     }
 
     /// An index set from locations already sorted and unique.
-    pub fn indices_sorted(locs: Vec<Loc>) -> Value {
+    pub fn indices_sorted(locs: impl Into<Shared<[Loc]>>) -> Value {
+        let locs = locs.into();
         debug_assert!(locs.windows(2).all(|w| w[0] < w[1]));
-        Value::Indices(Shared::new(locs))
+        Value::Indices(locs)
     }
 
     /// An object from cells in any order (sorted and deduplicated here, as [`Value::indices`]).
     pub fn object(mut cells: Vec<Cell>) -> Value {
         points::sort_dedup(&mut cells);
-        Value::Object(Shared::new(cells))
+        Value::Object(Shared::from(cells))
     }
 
     /// An object from cells already sorted and unique.
-    pub fn object_sorted(cells: Vec<Cell>) -> Value {
+    pub fn object_sorted(cells: impl Into<Shared<[Cell]>>) -> Value {
+        let cells = cells.into();
         debug_assert!(cells.windows(2).all(|w| w[0] < w[1]));
-        Value::Object(Shared::new(cells))
+        Value::Object(cells)
     }
 
     /// A tuple of integers, in the most compact representation its length allows.
@@ -640,14 +642,14 @@ impl Value {
         // as slices, the empty ones set aside (the first stays).
         fn locs_of(v: &Value) -> Option<&[Loc]> {
             match v {
-                Value::Indices(l) => Some(l.as_slice()),
+                Value::Indices(l) => Some(&l[..]),
                 Value::Set(s) if s.is_empty() => Some(&[]),
                 _ => None,
             }
         }
         fn cells_of(v: &Value) -> Option<&[Cell]> {
             match v {
-                Value::Object(c) => Some(c.as_slice()),
+                Value::Object(c) => Some(&c[..]),
                 Value::Set(s) if s.is_empty() => Some(&[]),
                 _ => None,
             }
@@ -726,10 +728,10 @@ impl Value {
             return Value::empty_set();
         }
         if let Some(locs) = collect_some(items.iter().map(Value::as_loc_exact)) {
-            return Value::Indices(Shared::new(locs));
+            return Value::Indices(Shared::from(locs));
         }
         if let Some(cells) = collect_some(items.iter().map(Value::as_cell_exact)) {
-            return Value::Object(Shared::new(cells));
+            return Value::Object(Shared::from(cells));
         }
         Value::Set(Items::new(items))
     }
@@ -743,14 +745,14 @@ impl Value {
 
     /// The locations of an empty index set, shared as [`Value::empty_set`]: no allocation per
     /// empty patch (`recolor(c, connect(a, b))` of points on no common line makes one per pair).
-    pub fn no_locs() -> Shared<Vec<Loc>> {
-        static EMPTY: LazyLock<Shared<Vec<Loc>>> = LazyLock::new(|| Shared::immortal(Vec::new()));
+    pub fn no_locs() -> Shared<[Loc]> {
+        static EMPTY: LazyLock<Shared<[Loc]>> = LazyLock::new(|| Shared::immortal_slice(&[]));
         EMPTY.clone()
     }
 
     /// The cells of an empty object, shared as [`Value::empty_set`].
-    pub fn no_cells() -> Shared<Vec<Cell>> {
-        static EMPTY: LazyLock<Shared<Vec<Cell>>> = LazyLock::new(|| Shared::immortal(Vec::new()));
+    pub fn no_cells() -> Shared<[Cell]> {
+        static EMPTY: LazyLock<Shared<[Cell]>> = LazyLock::new(|| Shared::immortal_slice(&[]));
         EMPTY.clone()
     }
 
@@ -1290,7 +1292,7 @@ mod tests {
     /// `clear_values` empties the vector and releases exactly the allocations its values held.
     #[test]
     fn clearing_values_releases_what_they_hold_and_nothing_else() {
-        let held = Shared::new(vec![Loc { i: 1, j: 2 }]);
+        let held: Shared<[Loc]> = Shared::from(vec![Loc { i: 1, j: 2 }]);
         let mut values = vec![
             Value::Int(4),
             Value::Indices(held.clone()),
@@ -1387,7 +1389,7 @@ mod tests {
     fn sets_pick_compact_variants_and_sort() {
         let s = Value::set(vec![Value::Pair(2, 0), Value::Pair(0, 5), Value::Pair(2, 0)]);
         match &s {
-            Value::Indices(l) => assert_eq!(l.as_slice(), &[Loc { i: 0, j: 5 }, Loc { i: 2, j: 0 }]),
+            Value::Indices(l) => assert_eq!(&l[..], &[Loc { i: 0, j: 5 }, Loc { i: 2, j: 0 }]),
             other => panic!("expected indices, got {other}"),
         }
         let o = Value::set(vec![Value::cell(Cell { color: 3, i: 0, j: 1 })]);

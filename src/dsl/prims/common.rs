@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::points;
-use crate::dsl::shared::{Shared, SharedRef};
+use crate::dsl::shared::SliceRef;
 use crate::dsl::value::{Cell, Color, Loc, Value};
 
 /// Converts a Python integer to a patch coordinate or colour (`i32`). Inlined, its error built
@@ -96,16 +96,16 @@ pub fn any_cells_in_order(obj: &Value) -> DslResult<Vec<(Value, Loc)>> {
 }
 
 /// The locations of a patch, sorted and unique: the reference's `toindices`.
-pub fn locs(patch: &Value) -> DslResult<SharedRef<'_, Vec<Loc>>> {
+pub fn locs(patch: &Value) -> DslResult<SliceRef<'_, Loc>> {
     if let Value::Indices(l) = patch {
-        return Ok(SharedRef::Held(l));
+        return Ok(SliceRef::Held(l));
     }
     let mut l = locs_in_any_order(patch)?.into_owned();
     if l.is_empty() {
-        return Ok(SharedRef::Built(Value::no_locs()));
+        return Ok(SliceRef::Built(Vec::new()));
     }
     points::sort_dedup(&mut l);
-    Ok(SharedRef::Built(Shared::new(l)))
+    Ok(SliceRef::Built(l))
 }
 
 /// The locations of a patch in the order its members come, repeats kept (an index set's are
@@ -170,19 +170,19 @@ pub fn holds_cells(first: Option<&Value>) -> DslResult<Option<bool>> {
 
 /// The cells of an object, sorted and unique; [`DslError::ColorRange`] for a colour no [`Cell`]
 /// holds.
-pub fn cells(obj: &Value) -> DslResult<SharedRef<'_, Vec<Cell>>> {
+pub fn cells(obj: &Value) -> DslResult<SliceRef<'_, Cell>> {
     match obj {
-        Value::Object(c) => Ok(SharedRef::Held(c)),
+        Value::Object(c) => Ok(SliceRef::Held(c)),
         _ if obj.is_tuple() || obj.is_set() => {
             let members = obj.members().unwrap_or_default();
             let mut c = member_cells(&members)?;
             if c.is_empty() {
-                return Ok(SharedRef::Built(Value::no_cells()));
+                return Ok(SliceRef::Built(Vec::new()));
             }
             points::sort_dedup(&mut c);
-            Ok(SharedRef::Built(Shared::new(c)))
+            Ok(SliceRef::Built(c))
         }
-        other if other.is_empty() => Ok(SharedRef::Built(Value::no_cells())),
+        other if other.is_empty() => Ok(SliceRef::Built(Vec::new())),
         _ => Err(DslError::type_error("an object", obj)),
     }
 }
@@ -528,11 +528,8 @@ mod tests {
         // ((1, 2), (3, 4)) is a tuple of locations in Python, whatever its representation.
         let grid = Value::grid(Grid::new(2, 2, vec![1, 2, 3, 4]));
         let tuple = Value::tuple(vec![Value::Pair(1, 2), Value::Pair(3, 4)]);
-        assert_eq!(**locs(&grid).unwrap(), **locs(&tuple).unwrap());
-        assert_eq!(
-            locs(&grid).unwrap().as_slice(),
-            &[Loc { i: 1, j: 2 }, Loc { i: 3, j: 4 }]
-        );
+        assert_eq!(*locs(&grid).unwrap(), *locs(&tuple).unwrap());
+        assert_eq!(&locs(&grid).unwrap()[..], &[Loc { i: 1, j: 2 }, Loc { i: 3, j: 4 }]);
         assert!(cells(&grid).is_err(), "rows of ints are not cells");
     }
 

@@ -20,7 +20,7 @@ use crate::dsl::func::{call1, holds_foreign, Func};
 use crate::dsl::labelled::ObjectMeta;
 use crate::dsl::points::{self, moved, BoxBitmap, Placed, Point};
 use crate::dsl::registry::PrimSpec;
-use crate::dsl::shared::Shared;
+use crate::dsl::shared::{Shared, SliceBuilder};
 use crate::dsl::value::{push_value, Cell, Color, Grid, Loc, SmallCell, Value};
 use crate::prim;
 
@@ -151,9 +151,23 @@ fn filter_kind<D>(c: &Value, members: &[Value], decisions: &[D], keep: impl Fn(&
         }
         out
     }
+    /// Points in room for all, the block shrunk to those kept: each written in the next
+    /// place, which only a kept one takes (no branch that the decisions decide).
+    fn masked_points<T: Copy, D>(items: &[T], decisions: &[D], keep: &impl Fn(&D) -> bool) -> Shared<[T]> {
+        let mut out = SliceBuilder::new(items.len());
+        let room = out.room();
+        let mut kept = 0;
+        for (&x, d) in items.iter().zip(decisions) {
+            room[kept].write(x);
+            kept += usize::from(keep(d));
+        }
+        // SAFETY: the first `kept` places of the room were written just now.
+        unsafe { out.set_written(kept) };
+        out.finish()
+    }
     match c {
-        Value::Indices(l) => Value::Indices(Shared::new(masked(l, decisions, &keep))),
-        Value::Object(cells) => Value::Object(Shared::new(masked(cells, decisions, &keep))),
+        Value::Indices(l) => Value::Indices(masked_points(l, decisions, &keep)),
+        Value::Object(cells) => Value::Object(masked_points(cells, decisions, &keep)),
         Value::Grid(g) => {
             let rows: Vec<usize> = (0..g.h).filter(|&r| keep(&decisions[r])).collect();
             let cells = rows.iter().flat_map(|&r| g.row(r).iter().copied()).collect();
@@ -476,8 +490,8 @@ pub(super) struct MovedTests {
 /// while it is held.
 pub(super) fn members_address(set: &Value) -> Option<usize> {
     match set {
-        Value::Indices(x) => Some(Shared::as_ptr(x) as usize),
-        Value::Object(x) => Some(Shared::as_ptr(x) as usize),
+        Value::Indices(x) => Some(Shared::as_ptr(x).cast::<u8>() as usize),
+        Value::Object(x) => Some(Shared::as_ptr(x).cast::<u8>() as usize),
         _ => None,
     }
 }
@@ -557,8 +571,8 @@ pub(super) fn points_range<P: Point>(points: &[P]) -> (i32, i32) {
 /// their members in canonical order otherwise.
 pub(super) fn set_algebra(op: SetOp, a: &Value, b: &Value) -> Value {
     match (a, b) {
-        (Value::Indices(x), Value::Indices(y)) => Value::Indices(Shared::new(points_op(op, (a, x), (b, y)))),
-        (Value::Object(x), Value::Object(y)) => Value::Object(Shared::new(points_op(op, (a, x), (b, y)))),
+        (Value::Indices(x), Value::Indices(y)) => Value::Indices(Shared::from(points_op(op, (a, x), (b, y)))),
+        (Value::Object(x), Value::Object(y)) => Value::Object(Shared::from(points_op(op, (a, x), (b, y)))),
         (Value::Set(x), Value::Set(y)) => Value::set_sorted(merge_sorted(op, x, y)),
         _ => {
             let (x, y) = (a.members().unwrap_or_default(), b.members().unwrap_or_default());
@@ -842,9 +856,13 @@ fn gather<'a, T: Copy + Ord + 'a>(
 
 /// The sorted, deduplicated union of `slices` (each sorted and unique), `total` points in all:
 /// their concatenation where it is in order already ([`gather`]).
-fn union_of<T: Point>((slices, in_order): (SmallVec<[&[T]; 8]>, bool), total: usize) -> Vec<T> {
+fn union_of<T: Point>((slices, in_order): (SmallVec<[&[T]; 8]>, bool), total: usize) -> Shared<[T]> {
     match in_order {
-        true => slices.concat(),
+        true => {
+            let mut all = SliceBuilder::new(total);
+            slices.iter().for_each(|s| all.extend_from_slice(s));
+            all.finish()
+        }
         false => points::union_of_sorted(&slices, total),
     }
 }
@@ -855,14 +873,14 @@ fn union_of<T: Point>((slices, in_order): (SmallVec<[&[T]; 8]>, bool), total: us
 /// `None` for other parts. `total` is their length in all.
 fn merge_point_sets(parts: &[Value], total: usize) -> Option<Value> {
     let cells = gather(parts, |p| match p {
-        Value::Object(c) => Some(c.as_slice()),
+        Value::Object(c) => Some(&c[..]),
         _ => None,
     });
     if let Some(cells) = cells {
         return Some(Value::object_sorted(union_of(cells, total)));
     }
     let locs = gather(parts, |p| match p {
-        Value::Indices(l) => Some(l.as_slice()),
+        Value::Indices(l) => Some(&l[..]),
         _ => None,
     });
     match locs {
@@ -1184,10 +1202,10 @@ fn initset(a: &[Value]) -> DslResult<Value> {
     // One member, nothing to sort: a location or a cell is held unboxed, as `Value::set`
     // holds them, without the list of members in between.
     if let Some(loc) = a[0].as_loc_exact() {
-        return Ok(Value::indices_sorted(vec![loc]));
+        return Ok(Value::indices_sorted(Shared::from_slice(&[loc])));
     }
     if let Value::Cell(cell) = a[0] {
-        return Ok(Value::object_sorted(vec![cell]));
+        return Ok(Value::object_sorted(Shared::from_slice(&[cell])));
     }
     Ok(Value::set(vec![a[0].clone()]))
 }
@@ -1285,7 +1303,7 @@ fn point_edited(c: &Value, value: &Value, adding: bool) -> Option<Value> {
 
 /// A sorted set of points with `x` added in its place (`adding`) or taken out: the set itself
 /// where that changes nothing, else one copy.
-fn edited<T: Ord + Copy>(set: &Shared<Vec<T>>, x: T, adding: bool) -> Shared<Vec<T>> {
+fn edited<T: Ord + Copy>(set: &Shared<[T]>, x: T, adding: bool) -> Shared<[T]> {
     let (at, present) = match set.binary_search(&x) {
         Ok(at) => (at, true),
         Err(at) => (at, false),
@@ -1293,15 +1311,13 @@ fn edited<T: Ord + Copy>(set: &Shared<Vec<T>>, x: T, adding: bool) -> Shared<Vec
     if present == adding {
         return set.clone();
     }
-    let mut out = Vec::with_capacity(if adding { set.len() + 1 } else { set.len() - 1 });
-    out.extend_from_slice(&set[..at]);
-    if adding {
-        out.push(x);
-        out.extend_from_slice(&set[at..]);
-    } else {
-        out.extend_from_slice(&set[at + 1..]);
-    }
-    Shared::new(out)
+    let (before, after) = match adding {
+        true => (&set[..at], &set[at..]),
+        false => (&set[..at], &set[at + 1..]),
+    };
+    let added = adding.then_some(x);
+    let len = before.len() + usize::from(adding) + after.len();
+    Shared::from_iter_at_most(len, before.iter().copied().chain(added).chain(after.iter().copied()))
 }
 
 fn remove(a: &[Value]) -> DslResult<Value> {
@@ -1779,8 +1795,8 @@ mod tests {
             let check = |a: &Value, b: &Value| -> Result<(), proptest::test_runner::TestCaseError> {
                 for op in [SetOp::Union, SetOp::Intersection, SetOp::Difference] {
                     let want = match (a, b) {
-                        (Value::Indices(x), Value::Indices(y)) => Value::Indices(Shared::new(merge_walk(op, x, y))),
-                        (Value::Object(x), Value::Object(y)) => Value::Object(Shared::new(merge_walk(op, x, y))),
+                        (Value::Indices(x), Value::Indices(y)) => Value::Indices(Shared::from(merge_walk(op, x, y))),
+                        (Value::Object(x), Value::Object(y)) => Value::Object(Shared::from(merge_walk(op, x, y))),
                         _ => unreachable!("both index sets or both objects"),
                     };
                     proptest::prop_assert_eq!(set_algebra(op, a, b), want);

@@ -20,7 +20,7 @@ use crate::dsl::exact::try_collect;
 use crate::dsl::memory;
 use crate::dsl::points::{self, Mirror};
 use crate::dsl::registry::{PrimSpec, Ty};
-use crate::dsl::shared::{Shared, SharedRef};
+use crate::dsl::shared::{Shared, SliceRef};
 use crate::dsl::value::{Cell, Color, Grid, GridRef, GridView, Loc, Value};
 use crate::prim;
 
@@ -180,8 +180,8 @@ fn factor(v: &Value) -> DslResult<usize> {
 /// A patch as the reference walks it: cells `(value, (i, j))` when its first member's second
 /// item is a tuple, locations `(i, j)` otherwise. All are sorted and unique (set semantics).
 pub(super) enum Patch<'a> {
-    Locs(SharedRef<'a, Vec<Loc>>),
-    Cells(SharedRef<'a, Vec<Cell>>),
+    Locs(SliceRef<'a, Loc>),
+    Cells(SliceRef<'a, Cell>),
     /// Cells with a colour no [`Cell`] holds (`None`, say): the simple path of `Cells`.
     AnyCells(Vec<(Value, Loc)>),
 }
@@ -191,8 +191,8 @@ impl Patch<'_> {
     #[inline]
     pub(super) fn of(v: &Value) -> DslResult<Patch<'_>> {
         match v {
-            Value::Indices(l) => Ok(Patch::Locs(SharedRef::Held(l))),
-            Value::Object(c) => Ok(Patch::Cells(SharedRef::Held(c))),
+            Value::Indices(l) => Ok(Patch::Locs(SliceRef::Held(l))),
+            Value::Object(c) => Ok(Patch::Cells(SliceRef::Held(c))),
             _ => Patch::of_members(v),
         }
     }
@@ -626,12 +626,12 @@ fn fast_color(v: &Value) -> DslResult<i64> {
 
 /// The cells of an object in the reference's iteration order: a tuple's own order (duplicates
 /// kept), a set's canonical order.
-fn cells_in_order(obj: &Value) -> DslResult<SharedRef<'_, Vec<Cell>>> {
+fn cells_in_order(obj: &Value) -> DslResult<SliceRef<'_, Cell>> {
     match obj {
-        Value::Tuple(items) => Ok(SharedRef::Built(Shared::new(common::member_cells(items)?))),
-        Value::Ints(_) | Value::LocPair(..) | Value::CellPair(..) => Ok(SharedRef::Built(Shared::new(
-            common::member_cells(&obj.members().unwrap_or_default())?,
-        ))),
+        Value::Tuple(items) => Ok(SliceRef::Built(common::member_cells(items)?)),
+        Value::Ints(_) | Value::LocPair(..) | Value::CellPair(..) => Ok(SliceRef::Built(common::member_cells(
+            &obj.members().unwrap_or_default(),
+        )?)),
         _ => common::cells(obj),
     }
 }
@@ -1348,7 +1348,7 @@ fn ranked_occurrence_args<'o>(grid: &Value, obj: &'o Value, refused: DslError) -
     let cells = rows.iter().flatten().map(|v| ranks.rank(v)).collect();
     let ranked = match patch {
         Patch::Locs(l) => Patch::Locs(l),
-        _ => Patch::Cells(SharedRef::Built(Shared::new(ranks.cells(&any_cells)))),
+        _ => Patch::Cells(SliceRef::Built(ranks.cells(&any_cells))),
     };
     Ok((Shared::new(Grid::new(rows.len(), w, cells)), ranked))
 }
@@ -1590,7 +1590,7 @@ fn line(a: (i128, i128), b: (i128, i128)) -> DslResult<Value> {
             i: (i + k * di) as i32,
             j: (j + k * dj) as i32,
         };
-        return Ok(Value::indices_sorted((0..n as i64).map(point).collect()));
+        return Ok(Value::Indices(Shared::from_iter_at_most(n, (0..n as i64).map(point))));
     }
     // Otherwise point by point, to raise at the first one out of range.
     let wide =
@@ -1709,7 +1709,7 @@ fn shoot_fast(a: &[Value]) -> DslResult<Value> {
 
 /// The 30 locations of a frontier: `along(k)` for `k` in `0..30`.
 fn frontier(along: impl Fn(i32) -> Loc) -> Value {
-    Value::indices_sorted((0..30).map(along).collect())
+    Value::indices_sorted(Shared::from_iter_at_most(30, (0..30).map(along)))
 }
 
 fn vfrontier(a: &[Value]) -> DslResult<Value> {
@@ -1787,7 +1787,7 @@ fn period(obj: &Value, vertical: bool) -> DslResult<Value> {
     let cells = match patch {
         Patch::Cells(cells) => cells,
         // Only whether two colours are equal matters: their ranks do.
-        Patch::AnyCells(c) => SharedRef::Built(Shared::new(common::Ranks::of(c.iter().map(|(v, _)| v)).cells(&c))),
+        Patch::AnyCells(c) => SliceRef::Built(common::Ranks::of(c.iter().map(|(v, _)| v)).cells(&c)),
         Patch::Locs(_) => return Err(DslError::type_error("an object (cells (value, (i, j)))", obj)),
     };
     // Along the axis: (cross coordinate, coordinate) of a cell.

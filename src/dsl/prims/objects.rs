@@ -20,7 +20,7 @@ use std::cell::RefCell;
 
 use crate::dsl::error::DslResult;
 use crate::dsl::registry::PrimSpec;
-use crate::dsl::shared::Shared;
+use crate::dsl::shared::{Shared, SliceBuilder};
 use crate::dsl::value::{Cell, Color, Grid, GridView, Items, Value};
 use crate::{bail, prim};
 
@@ -133,6 +133,8 @@ struct Labels {
     /// The roots, listed ascending by [`Labels::flatten`] (a wide colour's sort may reorder
     /// them).
     order: Vec<u32>,
+    /// Per component, in the output's order: its size.
+    sizes: Vec<u32>,
 }
 
 thread_local! {
@@ -333,7 +335,7 @@ impl Labels {
 
     /// Pass 2: the components, in row-major order within each (see [`canonical`]).
     #[inline(never)]
-    fn components(&mut self, g: GridView<'_>, univalued: bool) -> Vec<Vec<Cell>> {
+    fn components(&mut self, g: GridView<'_>, univalued: bool) -> Vec<SliceBuilder<Cell>> {
         let Labels {
             runs,
             rows,
@@ -342,6 +344,7 @@ impl Labels {
             color,
             rank,
             order,
+            sizes,
             ..
         } = self;
         // Only the roots' ranks are read.
@@ -353,28 +356,29 @@ impl Labels {
                 rank[root as usize] = n as u32;
             }
         }
-        let mut comps = vec![Vec::new(); order.len()];
+        // Each component's cells are written where its value will hold them.
+        sizes.clear();
+        sizes.resize(order.len(), 0);
         for &root in order.iter() {
-            comps[rank[root as usize] as usize] = Vec::with_capacity(size[root as usize] as usize);
+            sizes[rank[root as usize] as usize] = size[root as usize];
         }
+        let mut comps: Vec<SliceBuilder<Cell>> = sizes.iter().map(|&n| SliceBuilder::new(n as usize)).collect();
         for i in 0..g.h {
             let row = g.row(i);
             for run in &runs[rows[i]..rows[i + 1]] {
-                let comp: &mut Vec<Cell> = &mut comps[rank[parent[run.label as usize] as usize] as usize];
+                let comp = &mut comps[rank[parent[run.label as usize] as usize] as usize];
                 let (start, end) = (run.start as usize, run.end as usize);
-                let cells = start as i32..end as i32;
-                // Exact-length iterators: `extend` writes without growth checks. A run of one
-                // colour needs no reading of the grid.
+                let cell = |color, j: usize| Cell {
+                    color,
+                    i: i as i32,
+                    j: j as i32,
+                };
+                // A run of one colour needs no reading of the grid.
                 if univalued {
-                    let color = run.color;
-                    comp.extend(cells.map(|j| Cell { color, i: i as i32, j }));
+                    comp.extend_with(end - start, |k| cell(run.color, start + k));
                 } else {
-                    comp.extend(
-                        row[start..end]
-                            .iter()
-                            .zip(cells)
-                            .map(|(&color, j)| Cell { color, i: i as i32, j }),
-                    );
+                    let colors = &row[start..end];
+                    comp.extend_with(colors.len(), |k| cell(colors[k], start + k));
                 }
             }
         }
@@ -422,15 +426,15 @@ fn rank_by_color(color: &[Color], roots: &mut [u32], rank: &mut [u32]) {
 /// cells are sorted already; a many-coloured one is sorted here, and such objects are then
 /// ordered by their first cell, which decides the canonical order because two objects never
 /// share a cell.
-fn canonical(mut comps: Vec<Vec<Cell>>, univalued: bool) -> Value {
+fn canonical(mut comps: Vec<SliceBuilder<Cell>>, univalued: bool) -> Value {
     if !univalued {
         let mut scratch = Vec::new();
         for c in &mut comps {
-            sort_row_major_by_color(c, &mut scratch);
+            sort_row_major_by_color(c.written_mut(), &mut scratch);
         }
-        comps.sort_unstable_by_key(|c| c.first().copied());
+        comps.sort_unstable_by_key(|c| c.written().first().copied());
     }
-    objects_value(comps)
+    objects_value(comps.into_iter().map(SliceBuilder::finish))
 }
 
 /// Cells in row-major order sorted by (colour, row, column): where the colours span at most
@@ -470,10 +474,8 @@ fn sort_row_major_by_color(cells: &mut [Cell], scratch: &mut Vec<Cell>) {
 }
 
 /// Objects already in canonical order as an Objects value.
-fn objects_value(comps: Vec<Vec<Cell>>) -> Value {
-    Value::Set(Items::new(
-        comps.into_iter().map(|c| Value::Object(Shared::new(c))).collect(),
-    ))
+fn objects_value(comps: impl Iterator<Item = Shared<[Cell]>>) -> Value {
+    Value::Set(Items::new(comps.map(Value::Object).collect()))
 }
 
 /// The reference's `objects(grid, univalued, diagonal, without_bg)`.
@@ -538,12 +540,8 @@ fn objects_with(g: GridView<'_>, univalued: bool, diagonal: bool, bg: Option<Col
     }
     if !univalued && bg.is_none() {
         // Every cell connects to its neighbours: the whole grid is one object.
-        let comps = if g.cells.is_empty() {
-            Vec::new()
-        } else {
-            vec![sorted_cells(g)]
-        };
-        return Ok(objects_value(comps));
+        let whole = (!g.cells.is_empty()).then(|| Shared::from(sorted_cells(g)));
+        return Ok(objects_value(whole.into_iter()));
     }
     let comps = LABELS.with_borrow_mut(|labels| {
         if univalued {
@@ -577,8 +575,7 @@ fn color_classes(g: &Grid, skip: Option<Color>) -> Value {
     let comps = cells
         .chunk_by(|a, b| a.color == b.color)
         .filter(|c| c.first().map(|c| c.color) != skip)
-        .map(<[Cell]>::to_vec)
-        .collect();
+        .map(Shared::from_slice);
     objects_value(comps)
 }
 

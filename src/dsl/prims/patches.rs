@@ -17,7 +17,7 @@ use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::exact::try_collect;
 use crate::dsl::memory;
 use crate::dsl::registry::PrimSpec;
-use crate::dsl::shared::Shared;
+use crate::dsl::shared::{Shared, SliceBuilder};
 use crate::dsl::value::{Cell, Color, Grid, GridView, Loc, Value};
 use crate::{bail, prim};
 
@@ -386,7 +386,7 @@ fn ofcolor_fast(a: &[Value]) -> DslResult<Value> {
 pub fn ofcolor_of(g: GridView<'_>, value: i64) -> Value {
     // No cell holds a colour past `Color`.
     let Ok(value) = Color::try_from(value) else {
-        return Value::indices_sorted(Vec::new());
+        return Value::Indices(Value::no_locs());
     };
     let at = |i: usize, j: usize| Loc {
         i: i as i32,
@@ -396,7 +396,7 @@ pub fn ofcolor_of(g: GridView<'_>, value: i64) -> Value {
         // A mask of each row's cells of the colour, their locations read from it by bit scans:
         // no branch per cell that the data decides.
         let masks: SmallVec<[u64; 32]> = (0..g.h).map(|i| common::of_color(g.row(i), value)).collect();
-        let mut locs = Vec::with_capacity(masks.iter().map(|m| m.count_ones() as usize).sum());
+        let mut locs = SliceBuilder::new(masks.iter().map(|m| m.count_ones() as usize).sum());
         for (i, &mask) in masks.iter().enumerate() {
             let mut bits = mask;
             while bits != 0 {
@@ -404,11 +404,11 @@ pub fn ofcolor_of(g: GridView<'_>, value: i64) -> Value {
                 bits &= bits - 1;
             }
         }
-        return Value::indices_sorted(locs);
+        return Value::indices_sorted(locs.finish());
     }
     // Counted first (a pass the compiler vectorises), so that the locations are gathered in
     // room made once.
-    let mut locs = Vec::with_capacity(g.cells.iter().filter(|&&c| c == value).count());
+    let mut locs = SliceBuilder::new(g.cells.iter().filter(|&&c| c == value).count());
     for i in 0..g.h {
         for (j, &c) in g.row(i).iter().enumerate() {
             if c == value {
@@ -416,7 +416,7 @@ pub fn ofcolor_of(g: GridView<'_>, value: i64) -> Value {
             }
         }
     }
-    Value::indices_sorted(locs)
+    Value::indices_sorted(locs.finish())
 }
 
 fn asobject(a: &[Value]) -> DslResult<Value> {
@@ -426,7 +426,7 @@ fn asobject(a: &[Value]) -> DslResult<Value> {
 fn asobject_fast(a: &[Value]) -> DslResult<Value> {
     rows::on_grid(
         &a[0],
-        |g| Ok(Value::Object(Shared::new(sorted_cells(g.view())))),
+        |g| Ok(Value::Object(Shared::from(sorted_cells(g.view())))),
         rows::asobject,
     )
 }
@@ -699,8 +699,8 @@ fn recolor_fast(a: &[Value]) -> DslResult<Value> {
     if locs.is_empty() {
         return Ok(Value::Object(Value::no_cells()));
     }
-    let cells = locs.iter().map(|l| Cell { color, i: l.i, j: l.j }).collect();
-    Ok(Value::Object(Shared::new(cells)))
+    let cells = locs.iter().map(|l| Cell { color, i: l.i, j: l.j });
+    Ok(Value::Object(Shared::from_iter_at_most(locs.len(), cells)))
 }
 
 /// `shift(patch, (di, dj))` of a non-empty patch. A translation keeps the canonical order.
@@ -731,22 +731,20 @@ fn translated(patch: &Patch, di: i32, dj: i32) -> Option<Value> {
         r
     };
     let value = match patch {
-        Patch::Locs(l) if !l.is_empty() => Value::Indices(Shared::new(
-            l.iter()
-                .map(|l| Loc {
-                    i: add(l.i, di),
-                    j: add(l.j, dj),
-                })
-                .collect(),
+        Patch::Locs(l) if !l.is_empty() => Value::Indices(Shared::from_iter_at_most(
+            l.len(),
+            l.iter().map(|l| Loc {
+                i: add(l.i, di),
+                j: add(l.j, dj),
+            }),
         )),
-        Patch::Cells(c) if !c.is_empty() => Value::Object(Shared::new(
-            c.iter()
-                .map(|c| Cell {
-                    color: c.color,
-                    i: add(c.i, di),
-                    j: add(c.j, dj),
-                })
-                .collect(),
+        Patch::Cells(c) if !c.is_empty() => Value::Object(Shared::from_iter_at_most(
+            c.len(),
+            c.iter().map(|c| Cell {
+                color: c.color,
+                i: add(c.i, di),
+                j: add(c.j, dj),
+            }),
         )),
         _ => return None,
     };

@@ -12,7 +12,7 @@
 
 use crate::dsl::error::{DslError, DslResult};
 use crate::dsl::memory;
-use crate::dsl::shared::{Shared, SharedRef};
+use crate::dsl::shared::{Shared, SliceRef};
 use crate::dsl::value::{Grid, Loc, Value};
 
 use super::common::{coord, extreme_color, py_slice, tally, MAX_MEMBERS, MEMBER_BYTES};
@@ -271,7 +271,7 @@ pub fn trim(rows: &Rows) -> Value {
 
 /// `cover`: `fill(grid, mostcolor(grid), toindices(patch))`, the patch's locations read after
 /// the background.
-pub fn cover<'p>(rows: &Rows, locs: impl FnOnce() -> DslResult<SharedRef<'p, Vec<Loc>>>) -> DslResult<Value> {
+pub fn cover<'p>(rows: &Rows, locs: impl FnOnce() -> DslResult<SliceRef<'p, Loc>>) -> DslResult<Value> {
     let Some(bg) = extreme_color(&color_counts(rows), true) else {
         crate::bail!(Value, "max() arg is an empty sequence");
     };
@@ -326,7 +326,7 @@ pub fn partition(rows: &Rows, foreground: bool) -> DslResult<Value> {
 
 /// `toobject`: `h, w = len(grid), len(grid[0])`, then `(grid[i][j], (i, j))` for each location
 /// of the patch inside `h` by `w`; Python's `IndexError` where row `i` is shorter than the first.
-pub fn toobject<'p>(rows: &Rows, locs: impl FnOnce() -> DslResult<SharedRef<'p, Vec<Loc>>>) -> DslResult<Value> {
+pub fn toobject<'p>(rows: &Rows, locs: impl FnOnce() -> DslResult<SliceRef<'p, Loc>>) -> DslResult<Value> {
     let out_of_range = || DslError::Index("tuple index out of range".into());
     let (h, w) = (rows.len() as i64, rows.first().ok_or_else(out_of_range)?.len() as i64);
     let mut members = Vec::new();
@@ -538,7 +538,7 @@ mod tests {
             prop_assert_eq!(p("hupscale", vec![v.clone(), Value::Int(dims.1)]).unwrap(), scaled(&rows, 1, f));
             prop_assert_eq!(p("upscale", vec![v.clone(), Value::Int(dims.1)]).unwrap(), scaled(&rows, f, f));
             prop_assert_eq!(p("trim", vec![v.clone()]).unwrap(), trim(&rows));
-            let locs = || Ok(SharedRef::Built(Shared::new(spots.iter().map(|&(i, j)| Loc { i: i as i32, j: j as i32 }).collect::<Vec<_>>())));
+            let locs = || Ok(SliceRef::Built(spots.iter().map(|&(i, j)| Loc { i: i as i32, j: j as i32 }).collect()));
             let covered = p("cover", vec![v.clone(), Value::indices(locs().unwrap().to_vec())]);
             prop_assert_eq!(covered, cover(&rows, locs));
             prop_assert_eq!(p("partition", vec![v.clone()]), partition(&rows, false));
