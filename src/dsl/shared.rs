@@ -2,6 +2,10 @@
 //! sets and closures in: `std::sync::Arc`'s thread-safe sharing, without the atomic
 //! instructions it spends on a value that is dropped by its only holder.
 //!
+//! A point set is a slice in the block of its count (`Shared<[T]>`, built by
+//! [`SliceBuilder`]): one allocation per value, and a read of a point one load fewer than
+//! through a vector of its own.
+//!
 //! Most values are built by one step, read by the next and dropped unshared. `Arc` decrements
 //! its count with a locked instruction on every drop, and when that was the last reference
 //! decrements its weak count with another, before it frees the block: two full memory
@@ -551,9 +555,9 @@ impl<T: ?Sized> Drop for Shared<T> {
 }
 
 /// [`Shared::drop`] of a reference to `block` whose count is not confined to this thread
-/// (`seen`, as read): out of line, so that the drop inlined ends in calls alone, and needs
-/// no value kept across one (a slice's length was, for every kind of value that a drop of
-/// `Value` may meet).
+/// (`seen`, as read): out of line, so that the drop inlined ends in calls alone and keeps no
+/// value across one. With a slice's length kept across the release of a shared count, the
+/// drop of a `Value` saved a register on every path, whatever its kind.
 ///
 /// # Safety
 ///
