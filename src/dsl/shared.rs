@@ -333,12 +333,6 @@ impl<T: Copy> From<Vec<T>> for Shared<[T]> {
     }
 }
 
-impl<T: Copy> From<&[T]> for Shared<[T]> {
-    fn from(items: &[T]) -> Shared<[T]> {
-        Shared::from_slice(items)
-    }
-}
-
 /// A [`Shared<[T]>`] being written in the block it will live in, with room for a number of
 /// elements given in advance: written one after another, or into the room at once
 /// ([`SliceBuilder::room`], as `Vec::spare_capacity_mut`). [`SliceBuilder::finish`] gives

@@ -1311,10 +1311,8 @@ fn edited<T: Ord + Copy>(set: &Shared<[T]>, x: T, adding: bool) -> Shared<[T]> {
     if present == adding {
         return set.clone();
     }
-    let (before, after) = match adding {
-        true => (&set[..at], &set[at..]),
-        false => (&set[..at], &set[at + 1..]),
-    };
+    // Removing, `x` is at `at`.
+    let (before, after) = (&set[..at], &set[at + usize::from(!adding)..]);
     let added = adding.then_some(x);
     let len = before.len() + usize::from(adding) + after.len();
     Shared::from_iter_at_most(len, before.iter().copied().chain(added).chain(after.iter().copied()))

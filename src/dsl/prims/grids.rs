@@ -1590,7 +1590,10 @@ fn line(a: (i128, i128), b: (i128, i128)) -> DslResult<Value> {
             i: (i + k * di) as i32,
             j: (j + k * dj) as i32,
         };
-        return Ok(Value::Indices(Shared::from_iter_at_most(n, (0..n as i64).map(point))));
+        return Ok(Value::indices_sorted(Shared::from_iter_at_most(
+            n,
+            (0..n as i64).map(point),
+        )));
     }
     // Otherwise point by point, to raise at the first one out of range.
     let wide =
