@@ -516,7 +516,7 @@ impl Kernel {
                     }),
                     None => {
                         let imp = id.spec().imp;
-                        per_element(args, values_read, columns, rows, |_, a| imp(a))
+                        per_element::<0>(args, values_read, columns, rows, |_, a| imp(a))
                     }
                 };
                 (Column::Values(out), failure)
@@ -534,7 +534,7 @@ impl Kernel {
                 (Column::Values(out), failure)
             }
             Node::Without { op, args } => {
-                let (out, failure) = per_element(args, values_read, columns, rows, |_, a| op.run(a));
+                let (out, failure) = per_element::<0>(args, values_read, columns, rows, |_, a| op.run(a));
                 (Column::Values(out), failure)
             }
             // Never reached: nothing reads a moved node and it cannot raise, so it does
@@ -542,7 +542,8 @@ impl Kernel {
             Node::Moved => (Column::Values(Vec::new()), None),
             Node::Call { function, args } => {
                 let f = &values_read[*function as usize];
-                let (out, failure) = per_element(args, values_read, columns, rows, |i, a| call(f.get(columns, i), a));
+                let (out, failure) =
+                    per_element::<0>(args, values_read, columns, rows, |i, a| call(f.get(columns, i), a));
                 (Column::Values(out), failure)
             }
             Node::Nested(nested) => {
@@ -696,8 +697,10 @@ impl Column {
 }
 
 /// Runs `op` on the arguments of each of `rows` (with the row): the values, and the first row
-/// that raised.
-fn per_element(
+/// that raised. With `ARITY` above 0 there are that many arguments, and only the loops for as
+/// many are compiled: a primitive of one argument inlined into all seven loops was 16 KB of
+/// code, for two of them ever run.
+fn per_element<const ARITY: usize>(
     args: &[NodeId],
     values: &[Column],
     columns: &[&[Value]],
@@ -707,8 +710,11 @@ fn per_element(
     if rows.count == 0 {
         return (Vec::new(), None);
     }
+    debug_assert!(ARITY == 0 || args.len() == ARITY);
+    let arity = if ARITY == 0 { args.len() } else { ARITY };
     let cols: SmallVec<[&Column; 4]> = args.iter().map(|&a| &values[a as usize]).collect();
-    if let [column] = cols[..] {
+    if arity == 1 {
+        let column = cols[0];
         // One argument: the element is passed in place, without a copy; read straight from
         // the slice where the rows are consecutive elements of one.
         return match column.as_slice(columns).filter(|_| rows.stride == 1) {
@@ -742,7 +748,7 @@ fn per_element(
     // every access, which was a tenth of the work of a row.
     let (buffer, varying, cols) = (&mut buffer[..], &varying[..], &cols[..]);
     if let Some(slices) = slices {
-        if let (&[a, b], 2) = (&slices[..], cols.len()) {
+        if let (&[a, b], 2) = (&slices[..], arity) {
             // Two arguments, both varying: each row's pair is copied onto the stack from the
             // two slices, cut to the rows first so that no read is checked (most primitives
             // a function applies take two arguments).
@@ -768,7 +774,8 @@ fn per_element(
             (k, op(k, as_values(buffer)))
         });
     }
-    if let &[a, b] = cols {
+    if arity == 2 {
+        let (a, b) = (cols[0], cols[1]);
         // Two arguments read by readers: each row's pair is copied onto the stack.
         let (mut a, mut b) = (
             Reader::new(a, columns, rows.stride),
@@ -897,9 +904,28 @@ impl WithPrim for PerElement<'_> {
     type Out = (Vec<Value>, Option<(usize, DslError)>);
 
     #[inline(never)]
-    fn run(self, imp: impl Fn(&[Value]) -> DslResult<Value>) -> Self::Out {
-        per_element(self.args, self.values, self.columns, self.rows, |_, a| imp(a))
+    fn run<const ARITY: usize>(self, imp: impl Fn(&[Value]) -> DslResult<Value>) -> Self::Out {
+        // A node's arguments are as many as its primitive takes (the compiler raises
+        // otherwise); were they not, the loop for any number runs.
+        if ARITY != 0 && self.args.len() != ARITY {
+            return per_element_dyn(self.args, self.values, self.columns, self.rows, &imp);
+        }
+        per_element::<ARITY>(self.args, self.values, self.columns, self.rows, |_, a| imp(a))
     }
+}
+
+/// [`per_element`] for any number of arguments, of a function called through a reference: one
+/// copy of the loops for every caller.
+#[cold]
+#[inline(never)]
+fn per_element_dyn(
+    args: &[NodeId],
+    values: &[Column],
+    columns: &[&[Value]],
+    rows: Rows,
+    imp: &dyn Fn(&[Value]) -> DslResult<Value>,
+) -> (Vec<Value>, Option<(usize, DslError)>) {
+    per_element::<0>(args, values, columns, rows, |_, a| imp(a))
 }
 
 /// Below this many rows a chain ([`Steps`]) runs its primitives row by row: its unboxed
@@ -919,7 +945,7 @@ fn run_steps(
 ) -> (Vec<Value>, Option<(usize, DslError)>) {
     let lanes = (rows.count >= UNBOXED_FROM_ROWS).then(|| unboxed_steps(steps, args, values, columns, rows));
     let Some((boxed, off)) = lanes.flatten().map(Typed::boxed) else {
-        return per_element(args, values, columns, rows, |_, a| steps.composed(a));
+        return per_element::<0>(args, values, columns, rows, |_, a| steps.composed(a));
     };
     // The rows marked run through the primitives, in order; the clock is read as `each_row`
     // reads it, after every `CLOCK_ROWS` rows, past the deadline the last of them failing.
@@ -2501,6 +2527,91 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A cheap primitive's loops compiled for its arity give what the primitive gives row by
+    /// row on the values `Column::get` reads (values, and the first row that raised with its
+    /// error), for arguments of every layout, strides and row counts; and so do the loops for
+    /// any number of arguments, which a node with more arguments than its primitive takes.
+    #[test]
+    fn loops_compiled_for_an_arity_give_the_loops_for_any() {
+        let mixed = |n: i64| -> Vec<Value> {
+            let odd = |k: i64| {
+                if k % 7 == 3 {
+                    Value::empty_set()
+                } else {
+                    Value::Int(k - 5)
+                }
+            };
+            (0..n).map(odd).collect()
+        };
+        let arg = mixed(30);
+        let args: Vec<&[Value]> = vec![&arg];
+        // Every layout a column takes: an argument, computed values, a constant, tiled and
+        // blocked columns of several lengths.
+        let layout = |k: usize| match k {
+            0 => Column::Arg(0),
+            1 => Column::Values(mixed(30).into_iter().rev().collect()),
+            2 => Column::Const(Value::Int(4)),
+            k if k % 2 == 1 => Column::Tiled(mixed(k as i64 / 2), k / 2),
+            k => Column::Blocked(mixed(30usize.div_ceil(k / 2) as i64), k / 2),
+        };
+        let layouts = 10;
+        let outcome = |(values, failure): (Vec<Value>, Option<(usize, DslError)>)| {
+            (values, failure.map(|(row, e)| (row, e.to_string())))
+        };
+        // The simple path: each row's arguments read with `get`, the primitive called on them.
+        let row_by_row = |imp: fn(&[Value]) -> DslResult<Value>, nodes: &[NodeId], values: &[Column], rows: Rows| {
+            let mut out = Vec::new();
+            for i in (0..rows.count).map(|k| k * rows.stride) {
+                let row: Vec<Value> = nodes
+                    .iter()
+                    .map(|&n| values[n as usize].get(&args, i).clone())
+                    .collect();
+                match imp(&row) {
+                    Ok(v) => out.push(v),
+                    Err(e) => return (out, Some((i, e))),
+                }
+            }
+            (out, None)
+        };
+        for cheap in [Cheap::Increment, Cheap::Add, Cheap::Greater] {
+            let imp = PrimId::of(cheap.name()).expect("registered").spec().imp;
+            let nodes: &[NodeId] = if cheap.arity() == 1 { &[0] } else { &[0, 1] };
+            for (a, b) in (0..layouts).flat_map(|a| (0..layouts).map(move |b| (a, b))) {
+                let values = [layout(a), layout(b)];
+                for (count, stride) in [(1, 1), (30, 1), (10, 3), (4, 7)] {
+                    let rows = || Rows { count, stride };
+                    let work = PerElement {
+                        args: nodes,
+                        values: &values,
+                        columns: &args,
+                        rows: rows(),
+                    };
+                    let expected = outcome(row_by_row(imp, nodes, &values, rows()));
+                    let any = per_element::<0>(nodes, &values, &args, rows(), |_, x| imp(x));
+                    assert_eq!(
+                        outcome(cheap.with(work)),
+                        expected,
+                        "{} over {count} rows",
+                        cheap.name()
+                    );
+                    assert_eq!(outcome(any), expected, "{} over {count} rows, any arity", cheap.name());
+                }
+            }
+        }
+        // `increment` given two arguments: the loop for any number, which passes both.
+        let values = [Column::Arg(0), Column::Const(Value::Int(1))];
+        let rows = Rows { count: 30, stride: 1 };
+        let work = PerElement {
+            args: &[0, 1],
+            values: &values,
+            columns: &args,
+            rows,
+        };
+        let increment = PrimId::of("increment").expect("registered").spec().imp;
+        let expected = row_by_row(increment, &[0, 1], &values, Rows { count: 30, stride: 1 });
+        assert_eq!(outcome(Cheap::Increment.with(work)), outcome(expected));
     }
 
     /// Past its deadline, a function over a column stops where the clock is first read, after

@@ -14,11 +14,13 @@ use crate::dsl::value::Value;
 /// Something to run with a primitive's implementation as a statically known function.
 pub trait WithPrim {
     type Out;
-    fn run(self, imp: impl Fn(&[Value]) -> DslResult<Value>) -> Self::Out;
+    /// `imp` is called with `ARITY` arguments each time, or with any number where `ARITY` is 0:
+    /// a loop compiled for one arity leaves out the paths of the others.
+    fn run<const ARITY: usize>(self, imp: impl Fn(&[Value]) -> DslResult<Value>) -> Self::Out;
 }
 
 macro_rules! cheap {
-    ($($variant:ident => $family:ident::$f:ident),* $(,)?) => {
+    ($($variant:ident => $family:ident::$f:ident / $arity:literal),* $(,)?) => {
         /// A cheap primitive, by name.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum Cheap { $($variant),* }
@@ -31,45 +33,50 @@ macro_rules! cheap {
                 match self { $(Cheap::$variant => stringify!($f)),* }
             }
 
+            /// The number of arguments the primitive takes.
+            pub fn arity(self) -> usize {
+                match self { $(Cheap::$variant => $arity),* }
+            }
+
             /// `work` run with this primitive's implementation.
             #[inline]
             pub fn with<W: WithPrim>(self, work: W) -> W::Out {
-                match self { $(Cheap::$variant => work.run($family::$f)),* }
+                match self { $(Cheap::$variant => work.run::<$arity>($family::$f)),* }
             }
         }
     };
 }
 
 cheap! {
-    First => containers::first,
-    Last => containers::last,
-    Size => containers::size,
-    Maximum => containers::maximum,
-    Minimum => containers::minimum,
-    Contained => containers::contained,
-    Astuple => numbers::astuple,
-    Add => numbers::add,
-    Subtract => numbers::subtract,
-    Multiply => numbers::multiply,
-    Equality => numbers::equality,
-    Greater => numbers::greater,
-    Even => numbers::even,
-    Sign => numbers::sign,
-    Invert => numbers::invert,
-    Increment => numbers::increment,
-    Decrement => numbers::decrement,
-    Double => numbers::double,
-    Halve => numbers::halve,
-    Toivec => numbers::toivec,
-    Tojvec => numbers::tojvec,
-    Flip => numbers::flip,
-    Both => numbers::both,
-    Either => numbers::either,
-    Positive => numbers::positive,
-    Crement => numbers::crement,
-    Index => grids::index,
-    Center => grids::center,
-    Color => patches::color,
+    First => containers::first / 1,
+    Last => containers::last / 1,
+    Size => containers::size / 1,
+    Maximum => containers::maximum / 1,
+    Minimum => containers::minimum / 1,
+    Contained => containers::contained / 2,
+    Astuple => numbers::astuple / 2,
+    Add => numbers::add / 2,
+    Subtract => numbers::subtract / 2,
+    Multiply => numbers::multiply / 2,
+    Equality => numbers::equality / 2,
+    Greater => numbers::greater / 2,
+    Even => numbers::even / 1,
+    Sign => numbers::sign / 1,
+    Invert => numbers::invert / 1,
+    Increment => numbers::increment / 1,
+    Decrement => numbers::decrement / 1,
+    Double => numbers::double / 1,
+    Halve => numbers::halve / 1,
+    Toivec => numbers::toivec / 1,
+    Tojvec => numbers::tojvec / 1,
+    Flip => numbers::flip / 1,
+    Both => numbers::both / 2,
+    Either => numbers::either / 2,
+    Positive => numbers::positive / 1,
+    Crement => numbers::crement / 1,
+    Index => grids::index / 2,
+    Center => grids::center / 1,
+    Color => patches::color / 1,
 }
 
 static BY_ID: LazyLock<Vec<Option<Cheap>>> = LazyLock::new(|| {
@@ -98,7 +105,7 @@ mod tests {
 
     impl WithPrim for Call<'_> {
         type Out = DslResult<Value>;
-        fn run(self, imp: impl Fn(&[Value]) -> DslResult<Value>) -> DslResult<Value> {
+        fn run<const ARITY: usize>(self, imp: impl Fn(&[Value]) -> DslResult<Value>) -> DslResult<Value> {
             imp(self.0)
         }
     }
@@ -124,6 +131,7 @@ mod tests {
         for &cheap in Cheap::ALL {
             let spec = PrimId::of(cheap.name()).expect("registered").spec();
             assert_eq!(Cheap::of(PrimId::of(cheap.name()).unwrap()), Some(cheap));
+            assert_eq!(cheap.arity(), spec.arity(), "{}'s arity", cheap.name());
             let mut compared = 0;
             let mut args = vec![Value::None; spec.arity()];
             let combinations = samples.len().pow(spec.arity() as u32);

@@ -302,9 +302,9 @@ impl Fused {
             // are built once.
             Composition::SetOp { tested: true, .. } => {
                 let rows = RefCell::new(TestsOfRows::Nothing);
-                work.run(move |a| self.tested_row(&mut rows.borrow_mut(), a))
+                work.run::<0>(move |a| self.tested_row(&mut rows.borrow_mut(), a))
             }
-            Composition::PicksEqual(a, b) => work.run(move |args| match args {
+            Composition::PicksEqual(a, b) => work.run::<1>(move |args| match args {
                 [x] => match picks_equal(x, a, b) {
                     Some(equal) => Ok(Value::Bool(equal)),
                     None => self.composed(args),
@@ -312,16 +312,16 @@ impl Fused {
                 _ => self.composed(args),
             }),
             Composition::Pick(Projection { inner_last, outer_last }) => match (inner_last, outer_last) {
-                (false, false) => work.run(move |a| picks(a, pick_twice::<false, false>)),
-                (false, true) => work.run(move |a| picks(a, pick_twice::<false, true>)),
-                (true, false) => work.run(move |a| picks(a, pick_twice::<true, false>)),
-                (true, true) => work.run(move |a| picks(a, pick_twice::<true, true>)),
+                (false, false) => work.run::<1>(move |a| picks(a, pick_twice::<false, false>)),
+                (false, true) => work.run::<1>(move |a| picks(a, pick_twice::<false, true>)),
+                (true, false) => work.run::<1>(move |a| picks(a, pick_twice::<true, false>)),
+                (true, true) => work.run::<1>(move |a| picks(a, pick_twice::<true, true>)),
             },
             Composition::SetOp { .. }
             | Composition::ColorAt
             | Composition::ColorAround { .. }
             | Composition::BoxPart { .. }
-            | Composition::Steps(_) => work.run(move |a| self.run(a)),
+            | Composition::Steps(_) => work.run::<0>(move |a| self.run(a)),
         }
     }
 
@@ -435,7 +435,7 @@ struct Row<'a>(&'a [Value]);
 impl WithPrim for Row<'_> {
     type Out = DslResult<Value>;
 
-    fn run(self, imp: impl Fn(&[Value]) -> DslResult<Value>) -> DslResult<Value> {
+    fn run<const ARITY: usize>(self, imp: impl Fn(&[Value]) -> DslResult<Value>) -> DslResult<Value> {
         imp(self.0)
     }
 }
@@ -1047,7 +1047,7 @@ mod tests {
     impl WithPrim for EachRow<'_> {
         type Out = Vec<Option<Value>>;
 
-        fn run(self, imp: impl Fn(&[Value]) -> DslResult<Value>) -> Self::Out {
+        fn run<const ARITY: usize>(self, imp: impl Fn(&[Value]) -> DslResult<Value>) -> Self::Out {
             self.0.iter().map(|row| imp(row).ok()).collect()
         }
     }
