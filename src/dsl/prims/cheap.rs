@@ -19,6 +19,8 @@ pub trait WithPrim {
     fn run<const ARITY: usize>(self, imp: impl Fn(&[Value]) -> DslResult<Value>) -> Self::Out;
 }
 
+/// `Variant => family::function / arity`: each primitive with its number of arguments, which its
+/// loops are compiled for (checked against the registry by the test below).
 macro_rules! cheap {
     ($($variant:ident => $family:ident::$f:ident / $arity:literal),* $(,)?) => {
         /// A cheap primitive, by name.
