@@ -745,15 +745,15 @@ impl Value {
 
     /// The locations of an empty index set, shared as [`Value::empty_set`]: no allocation per
     /// empty patch (`recolor(c, connect(a, b))` of points on no common line makes one per pair).
-    pub fn no_locs() -> Shared<[Loc]> {
+    pub fn no_locs() -> &'static Shared<[Loc]> {
         static EMPTY: LazyLock<Shared<[Loc]>> = LazyLock::new(|| Shared::immortal_slice(&[]));
-        EMPTY.clone()
+        &EMPTY
     }
 
     /// The cells of an empty object, shared as [`Value::empty_set`].
-    pub fn no_cells() -> Shared<[Cell]> {
+    pub fn no_cells() -> &'static Shared<[Cell]> {
         static EMPTY: LazyLock<Shared<[Cell]>> = LazyLock::new(|| Shared::immortal_slice(&[]));
-        EMPTY.clone()
+        &EMPTY
     }
 
     pub fn empty_tuple() -> Value {

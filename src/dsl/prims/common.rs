@@ -102,7 +102,7 @@ pub fn locs(patch: &Value) -> DslResult<SliceRef<'_, Loc>> {
     }
     let mut l = locs_in_any_order(patch)?.into_owned();
     if l.is_empty() {
-        return Ok(SliceRef::Built(Vec::new()));
+        return Ok(SliceRef::Held(Value::no_locs()));
     }
     points::sort_dedup(&mut l);
     Ok(SliceRef::Built(l))
@@ -177,12 +177,12 @@ pub fn cells(obj: &Value) -> DslResult<SliceRef<'_, Cell>> {
             let members = obj.members().unwrap_or_default();
             let mut c = member_cells(&members)?;
             if c.is_empty() {
-                return Ok(SliceRef::Built(Vec::new()));
+                return Ok(SliceRef::Held(Value::no_cells()));
             }
             points::sort_dedup(&mut c);
             Ok(SliceRef::Built(c))
         }
-        other if other.is_empty() => Ok(SliceRef::Built(Vec::new())),
+        other if other.is_empty() => Ok(SliceRef::Held(Value::no_cells())),
         _ => Err(DslError::type_error("an object", obj)),
     }
 }

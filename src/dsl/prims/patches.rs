@@ -386,7 +386,7 @@ fn ofcolor_fast(a: &[Value]) -> DslResult<Value> {
 pub fn ofcolor_of(g: GridView<'_>, value: i64) -> Value {
     // No cell holds a colour past `Color`.
     let Ok(value) = Color::try_from(value) else {
-        return Value::Indices(Value::no_locs());
+        return Value::Indices(Value::no_locs().clone());
     };
     let at = |i: usize, j: usize| Loc {
         i: i as i32,
@@ -697,7 +697,7 @@ fn recolor_fast(a: &[Value]) -> DslResult<Value> {
         ));
     };
     if locs.is_empty() {
-        return Ok(Value::Object(Value::no_cells()));
+        return Ok(Value::Object(Value::no_cells().clone()));
     }
     let cells = locs.iter().map(|l| Cell { color, i: l.i, j: l.j });
     Ok(Value::Object(Shared::from_iter_at_most(locs.len(), cells)))
