@@ -987,6 +987,7 @@ mod tests {
         // SAFETY: the first 20 places of the room were written just now.
         unsafe { b.set_written(20) };
         b.written_mut().reverse();
+        assert!(b.written().iter().rev().eq(&items));
         b.written_mut().reverse();
         assert_eq!(b.written(), &items[..]);
         let built = b.finish();
