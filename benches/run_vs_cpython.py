@@ -19,6 +19,7 @@ way to compare builds on a machine whose speed moves. The builds' order within a
 reversed every other round (give an even --rounds): the build timed second in every round of
 one set came out 15 % slower even on tasks where the builds did not differ. Prints, per build,
 the totals with and without a64e4611 (whose `occurrences` dominates CPython's total), the
+ratio of that total in each round on its own (how far it moves with the machine), the
 median ratio per task, the median over the tasks where CPython takes >= 0.3 ms, the ratio by
 CPython-time bucket, and the slowest ratios.
 """
@@ -127,21 +128,31 @@ def main() -> None:
         for task_id, seconds in times.items():
             best[task_id] = min(best.get(task_id, float("inf")), seconds)
 
+    # Each round's times as well, for the spread of the ratio from round to round.
+    by_round: dict = {"cpython": [], "cpython_cold": [], **{b: [] for b in builds}}
+
+    def timed(side, best: dict, times: dict) -> None:
+        by_round[side].append(times)
+        keep_best(best, times)
+
     for r in range(max(args.rounds, 1)):
-        keep_best(cpython, time_reference(ref, tasks, args.repeat))
+        timed("cpython", cpython, time_reference(ref, tasks, args.repeat))
         if args.cold:
-            keep_best(cpython_cold, time_reference_cold(ref, tasks, args.repeat))
+            timed("cpython_cold", cpython_cold, time_reference_cold(ref, tasks, args.repeat))
         # Every other round the other way round: a build's place in a round showed once.
         for b in builds if r % 2 == 0 else builds[::-1]:
-            keep_best(ours[b], time_cli(b, ref / "solvers.py", tasks, args.repeat, args.cold))
+            timed(b, ours[b], time_cli(b, ref / "solvers.py", tasks, args.repeat, args.cold))
     for b in builds:
         if len(builds) > 1:
             print(f"== {b}")
         if args.cold:
             print("-- against CPython cold (each task once per fresh process, as arcbatch):")
             report(cpython_cold, ours[b], args)
+            report_rounds(by_round["cpython_cold"], by_round[b])
             print(f"-- against CPython warm (best of {args.repeat} in a row in one process):")
         report(cpython, ours[b], args)
+        if not args.cold:
+            report_rounds(by_round["cpython"], by_round[b])
     if args.json:
         # One build: its seconds as "arcbatch"; several: under their paths.
         name = (lambda b: "arcbatch") if len(builds) == 1 else str
@@ -149,6 +160,19 @@ def main() -> None:
         cold = (lambda t: {"cpython_cold": cpython_cold[t]}) if args.cold else (lambda t: {})
         rows = {t: {"cpython": cpython[t], **cold(t), **{name(b): ours[b][t] for b in builds}} for t in common}
         args.json.write_text(json.dumps(rows, indent=1))
+
+
+def report_rounds(cpython_rounds: list, our_rounds: list) -> None:
+    """The total without a64e4611 of each round on its own (CPython's of that round against the
+    build's): how far the ratio moves with the machine within one run."""
+    if len(our_rounds) < 2:
+        return
+    ratios = []
+    for py, ours in zip(cpython_rounds, our_rounds):
+        common = [t for t in set(py) & set(ours) if t != "a64e4611"]
+        ratios.append(sum(py[t] for t in common) / max(sum(ours[t] for t in common), 1e-9))
+    print(f"total without a64e4611, round by round: {min(ratios):.1f}x to {max(ratios):.1f}x "
+          f"({', '.join(f'{r:.1f}' for r in ratios)})")
 
 
 def report(cpython: dict, ours: dict, args) -> None:
