@@ -166,15 +166,21 @@ def main() -> None:
         args.json.write_text(json.dumps(rows, indent=1))
 
 
+def totals(cpython: dict, ours: dict, heavy: bool) -> tuple:
+    """CPython's and the build's seconds summed over the tasks both timed, with or without HEAVY."""
+    common = [t for t in set(cpython) & set(ours) if heavy or t != HEAVY]
+    return sum(cpython[t] for t in common), sum(ours[t] for t in common)
+
+
 def report_rounds(cpython_rounds: list, our_rounds: list) -> None:
     """The total without HEAVY of each round on its own (CPython's of that round against the
     build's): how far the ratio moves with the machine within one run."""
     if len(our_rounds) < 2:
         return
     ratios = []
-    for py, ours in zip(cpython_rounds, our_rounds):
-        common = [t for t in set(py) & set(ours) if t != HEAVY]
-        ratios.append(sum(py[t] for t in common) / max(sum(ours[t] for t in common), 1e-9))
+    for py_round, our_round in zip(cpython_rounds, our_rounds):
+        py, rs = totals(py_round, our_round, False)
+        ratios.append(py / max(rs, 1e-9))
     print(f"total without {HEAVY}, round by round: {min(ratios):.1f}x to {max(ratios):.1f}x "
           f"({', '.join(f'{r:.1f}' for r in ratios)})")
 
@@ -184,12 +190,8 @@ def report(cpython: dict, ours: dict, args) -> None:
     common = sorted(set(cpython) & set(ours))
     ratio = {t: cpython[t] / max(ours[t], 1e-7) for t in common}
 
-    def total(ids):
-        return sum(cpython[t] for t in ids), sum(ours[t] for t in ids)
-
-    py_all, rs_all = total(common)
-    rest = [t for t in common if t != HEAVY]
-    py_rest, rs_rest = total(rest)
+    py_all, rs_all = totals(cpython, ours, True)
+    py_rest, rs_rest = totals(cpython, ours, False)
     mode = "arcbatch one process per run, cold" if args.cold else "runs in a row in one process, both sides"
     rounds = f", over {args.rounds} alternated rounds" if args.rounds > 1 else ""
     print(f"tasks timed: {len(common)} (best of {args.repeat} each side{rounds}; {mode})")

@@ -2581,15 +2581,15 @@ mod tests {
             for (a, b) in (0..layouts).flat_map(|a| (0..layouts).map(move |b| (a, b))) {
                 let values = [layout(a), layout(b)];
                 for (count, stride) in [(1, 1), (30, 1), (10, 3), (4, 7)] {
-                    let rows = || Rows { count, stride };
+                    let rows = Rows { count, stride };
                     let work = PerElement {
                         args: nodes,
                         values: &values,
                         columns: &args,
-                        rows: rows(),
+                        rows,
                     };
-                    let expected = outcome(row_by_row(imp, nodes, &values, rows()));
-                    let any = per_element::<0>(nodes, &values, &args, rows(), |_, x| imp(x));
+                    let expected = outcome(row_by_row(imp, nodes, &values, rows));
+                    let any = per_element::<0>(nodes, &values, &args, rows, |_, x| imp(x));
                     assert_eq!(
                         outcome(cheap.with(work)),
                         expected,
@@ -2610,7 +2610,7 @@ mod tests {
             rows,
         };
         let increment = PrimId::of("increment").expect("registered").spec().imp;
-        let expected = row_by_row(increment, &[0, 1], &values, Rows { count: 30, stride: 1 });
+        let expected = row_by_row(increment, &[0, 1], &values, rows);
         assert_eq!(outcome(Cheap::Increment.with(work)), outcome(expected));
     }
 
